@@ -1,0 +1,2 @@
+# contrib/: scripts for users and developers (installers, benchmarks, flows).
+EXTRA_DIST += contrib/install-deps.sh

@@ -1,0 +1,37 @@
+/* The ptconv command line: one subcommand per verb, each in cmd_<verb>.c. */
+#ifndef PTC_CLI_CLI_H
+#define PTC_CLI_CLI_H
+
+#include <stdint.h>
+
+/* Exit statuses (documented in ptconv(1)). */
+enum ptc_exit {
+	PTC_EXIT_OK = 0,	/* done, the output is exact */
+	PTC_EXIT_GAPS = 1,	/* done, but the output has gaps (failure only with --strict) */
+	PTC_EXIT_USAGE = 2,	/* bad command line */
+	PTC_EXIT_INPUT = 3,	/* unusable input (not perf.data, unreadable, no trace) */
+	PTC_EXIT_OUTPUT = 4,	/* the output could not be written */
+};
+
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* Options shared by every conversion pipeline (Intel PT, ARM SPE, ...). */
+struct ptc_convert_options {
+	const char *input;		/* perf.data path, "-" for standard input */
+	const char *formats;		/* comma-separated -f list, NULL for the default */
+	const char *outdir;		/* -o, default INPUT.ptconv */
+	const char *symfs;		/* --symfs */
+	const char *buildid_dir;	/* --buildid-dir, default ~/.debug */
+	const char *comm;		/* --comm filter */
+	long pid, tid;			/* --pid/--tid filters, -1 for none */
+	uint64_t time_start, time_end;	/* --time, 0/UINT64_MAX for none */
+	int jobs;			/* -j */
+	int per_cpu;			/* --per-cpu */
+	int strict, quiet, force;
+};
+
+/* Print "ptconv: " and the message to stderr. */
+void ptc_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

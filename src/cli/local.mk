@@ -1,0 +1,4 @@
+# The ptconv program: a thin front end over libptconv.a.
+bin_PROGRAMS += src/ptconv
+src_ptconv_SOURCES = src/cli/ptconv.c src/cli/cli.h \
+	src/cli/cmd_info.c src/cli/cmd_convert.c

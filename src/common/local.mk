@@ -1,0 +1,2 @@
+# Shared basics: error codes, byte loads.
+libptconv_a_SOURCES += src/common/error.c src/common/error.h src/common/bytes.h

@@ -1,0 +1,90 @@
+/* Branch events: what every decoder produces and every writer consumes.
+ *
+ * Decoders (Intel PT walker, libipt engine, ...) turn trace packets into a
+ * per-thread stream of executed branches and explicit gaps.  Writers see only
+ * this stream (plus read access to code bytes, for formats that list every
+ * instruction) and never perf.data or packets.
+ */
+#ifndef PTC_COMMON_TRACE_EVENT_H
+#define PTC_COMMON_TRACE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Branch kinds.  0..5 are the cbp-experiments type numbers on purpose. */
+enum ptc_branch_kind {
+	PTC_BR_JMP = 0,		/* direct unconditional jump */
+	PTC_BR_JMP_IND = 1,	/* indirect jump */
+	PTC_BR_CALL = 2,	/* direct call */
+	PTC_BR_CALL_IND = 3,	/* indirect call */
+	PTC_BR_RET = 4,		/* near return */
+	PTC_BR_COND = 5,	/* conditional direct jump (jcc, jrcxz, loop) */
+	PTC_BR_FAR = 6,		/* syscall, sysenter, int n, iret, far jmp/call/ret: leaves or enters user mode */
+	PTC_BR_KIND_NR
+};
+
+struct ptc_branch {
+	uint64_t ip;		/* address of the branch instruction */
+	uint64_t target;	/* taken target (also for a not-taken conditional); 0 when unknown (far) */
+	uint64_t time;		/* perf time (ns) of the last timing packet, 0 when none */
+	uint32_t insns;		/* instructions since the previous branch event's target, this branch included */
+	uint8_t kind;		/* enum ptc_branch_kind */
+	uint8_t taken;		/* 1 taken, 0 not taken */
+	uint8_t length;		/* instruction length in bytes */
+	uint8_t flags;		/* enum ptc_branch_flags */
+};
+
+enum ptc_branch_flags {
+	PTC_BRF_AFTER_GAP = 1 << 0,	/* first branch after a gap: insns counts from the resume IP */
+};
+
+/* Why the trace stops being exact for a while. */
+enum ptc_gap_cause {
+	PTC_GAP_OVERFLOW,	/* OVF: the hardware dropped packets */
+	PTC_GAP_AUX_LOST,	/* AUX TRUNCATED/PARTIAL/COLLISION, missing AUXTRACE bytes */
+	PTC_GAP_RECORDS_LOST,	/* PERF_RECORD_LOST: sideband missing */
+	PTC_GAP_NO_IMAGE,	/* code in no known image */
+	PTC_GAP_BUILD_ID,	/* image found but its build-id differs */
+	PTC_GAP_DECODE,		/* packets that contradict the code (e.g. TNT where no conditional) */
+	PTC_GAP_DISABLED,	/* tracing disabled then enabled at an unrelated IP (not a syscall/interrupt) */
+	PTC_GAP_CAUSE_NR
+};
+
+struct ptc_gap {
+	uint8_t cause;		/* enum ptc_gap_cause */
+	uint64_t aux_offset;	/* byte offset in the AUX stream where decoding stopped */
+	uint64_t resume_offset;	/* byte offset where it resumed, UINT64_MAX if never */
+	uint64_t time;
+	uint64_t ip;		/* last known IP, 0 if none */
+	uint64_t resume_ip;	/* IP where it resumed, 0 if never */
+	uint64_t lost_branches;	/* estimate, UINT64_MAX when unknown */
+	uint64_t lost_bytes;	/* trace bytes skipped */
+	const char *detail;	/* human text, may be NULL; valid during the callback */
+};
+
+/* The thread a stream belongs to. */
+struct ptc_thread_info {
+	uint32_t pid, tid;
+	const char *comm;
+	int cpu;		/* -1 for per-thread streams */
+};
+
+/* Code bytes for writers that list every instruction (ChampSim, CBP2025,
+ * xtrace): read up to n bytes at ip; returns bytes read, 0 if unmapped. */
+struct ptc_code_reader {
+	size_t (*read)(void *ctx, uint64_t ip, uint8_t *buf, size_t n);
+	void *ctx;
+};
+
+/* A consumer of one thread's event stream.  Branches come in batches for
+ * speed; every callback returns 0 or a negative ptc error code, which stops
+ * decoding of that stream. */
+struct ptc_sink {
+	int (*begin)(void *ctx, const struct ptc_thread_info *thread);
+	int (*branches)(void *ctx, const struct ptc_branch *b, size_t n);
+	int (*gap)(void *ctx, const struct ptc_gap *gap);
+	int (*end)(void *ctx);
+	void *ctx;
+};
+
+#endif

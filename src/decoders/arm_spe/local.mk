@@ -1,0 +1,1 @@
+# Build fragment for src/decoders/arm_spe (see Makefile.am).

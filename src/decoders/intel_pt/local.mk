@@ -1,0 +1,1 @@
+# Build fragment for src/decoders/intel_pt (see Makefile.am).

@@ -1,0 +1,1 @@
+# Build fragment for src/images (see Makefile.am).

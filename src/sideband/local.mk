@@ -1,0 +1,1 @@
+# Build fragment for src/sideband (see Makefile.am).

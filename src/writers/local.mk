@@ -1,0 +1,1 @@
+# Build fragment for src/writers (see Makefile.am).

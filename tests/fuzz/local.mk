@@ -1,0 +1,1 @@
+# Build fragment for tests/fuzz (see Makefile.am).

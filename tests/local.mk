@@ -1,0 +1,7 @@
+# Test-suite plumbing; each stage registers its own tests in its local.mk.
+EXTRA_DIST += tests/lib/check.h tests/lib/common.sh
+TEST_EXTENSIONS = .sh
+SH_LOG_COMPILER = $(SHELL)
+check_PROGRAMS += tests/unit/test_error
+tests_unit_test_error_SOURCES = tests/unit/test_error.c
+TESTS += tests/unit/test_error

@@ -1,0 +1,1 @@
+# Build fragment for tests/ptgen (see Makefile.am).
