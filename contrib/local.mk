@@ -1,2 +1,3 @@
 # contrib/: scripts for users and developers (installers, benchmarks, flows).
 EXTRA_DIST += contrib/install-deps.sh
+EXTRA_DIST += contrib/fuzz.sh

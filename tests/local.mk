@@ -1,5 +1,5 @@
 # Test-suite plumbing; each stage registers its own tests in its local.mk.
-EXTRA_DIST += tests/lib/check.h tests/lib/common.sh
+EXTRA_DIST += tests/lib/check.h tests/lib/common.sh tests/fuzz/standalone_main.c tests/ptgen/ground-truth.md
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
 check_PROGRAMS += tests/unit/test_error

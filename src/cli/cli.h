@@ -15,6 +15,9 @@ enum ptc_exit {
 
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_slice(int argc, char **argv);
 
 /* Options shared by every conversion pipeline (Intel PT, ARM SPE, ...). */
 struct ptc_convert_options {
@@ -30,6 +33,11 @@ struct ptc_convert_options {
 	int per_cpu;			/* --per-cpu */
 	int strict, quiet, force;
 };
+
+struct ptc_perf_reader;
+/* The ARM SPE pipeline (src/cli/convert_spe.c): called by cmd_convert when
+ * the recording's AUXTRACE_INFO says arm_spe; returns an enum ptc_exit. */
+int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_reader *r);
 
 /* Print "ptconv: " and the message to stderr. */
 void ptc_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,2 +1,3 @@
 # Shared basics: error codes, byte loads.
 libptconv_a_SOURCES += src/common/error.c src/common/error.h src/common/bytes.h
+noinst_HEADERS += src/common/trace_event.h

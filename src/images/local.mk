@@ -1,1 +1,1 @@
-# Build fragment for src/images (see Makefile.am).
+noinst_HEADERS += src/images/image.h

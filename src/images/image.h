@@ -1,0 +1,97 @@
+/* Executable images and their branch tables.
+ *
+ * An image is one ELF file (or a raw code dump such as the vDSO) as the
+ * decoders see it: its code bytes and a table of every branch instruction in
+ * its executable segments, sorted by address, built once with Zydis.  All
+ * addresses here are the image's own (ELF virtual addresses, or dump-relative
+ * plus its nominal base); a process maps an image at run-time address
+ * vaddr + bias, and the caller (the address-space model) applies the bias.
+ *
+ * The table is laid out for the control-flow walker's inner loop: from a
+ * branch, the next branch and the exact number of instructions up to it are
+ * one array access away, for both the fall-through and the direct target.
+ */
+#ifndef PTC_IMAGES_IMAGE_H
+#define PTC_IMAGES_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PTC_NO_BRANCH UINT32_MAX
+
+struct ptc_tbranch {
+	uint64_t ip;		/* address of the branch instruction */
+	uint64_t target;	/* direct target; 0 for indirect jumps/calls, returns, far */
+	uint32_t target_next;	/* index of the first branch at or after target, or PTC_NO_BRANCH
+				 * (target outside this image's code, or not an instruction boundary) */
+	uint32_t target_insns;	/* instructions from target up to and including branch target_next */
+	uint32_t fall_insns;	/* instructions from ip + length up to and including branch [i + 1];
+				 * 0 when the fall-through does not reach branch [i + 1] by straight-line code */
+	uint8_t kind;		/* enum ptc_branch_kind (common/trace_event.h) */
+	uint8_t length;		/* instruction bytes */
+	uint16_t flags;		/* reserved, 0 */
+};
+
+struct ptc_image;
+
+/* Load an ELF file and build its branch table.  When build_id is not NULL
+ * the file's NT_GNU_BUILD_ID note must match it (else -ptc_err_mismatch).
+ * err receives "PATH: reason" on failure. */
+int ptc_image_load_elf(struct ptc_image **out, const char *path,
+		       const uint8_t *build_id, size_t build_id_size,
+		       char *err, size_t errlen);
+
+/* An image from raw code bytes (vDSO dump, --image PATH:ADDR for raw input)
+ * placed at base; the bytes are copied. */
+int ptc_image_from_bytes(struct ptc_image **out, const char *name,
+			 const uint8_t *bytes, size_t size, uint64_t base,
+			 char *err, size_t errlen);
+
+void ptc_image_free(struct ptc_image *img);
+
+const char *ptc_image_name(const struct ptc_image *img);
+/* The build-id read from the file, NULL/0 when it has none. */
+const uint8_t *ptc_image_build_id(const struct ptc_image *img, size_t *size);
+
+/* The branch table, sorted by ip. */
+const struct ptc_tbranch *ptc_image_branches(const struct ptc_image *img, size_t *count);
+
+/* For an arbitrary address inside the image's code: the index of the first
+ * branch at or after addr and the instructions from addr up to and including
+ * it.  -ptc_err_not_found when addr is outside the code, -ptc_err_decode when
+ * addr is not an instruction boundary reachable by straight-line decoding. */
+int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
+			  uint32_t *index, uint32_t *insns);
+
+/* Copy up to n code bytes at addr; returns the bytes copied (0 outside). */
+size_t ptc_image_read(const struct ptc_image *img, uint64_t addr, uint8_t *buf, size_t n);
+
+/* How a file maps: the executable PT_LOAD segments' file offsets and
+ * addresses, so that a mapping (start, pgoff) gives the bias.  Returns 0 and
+ * the bias for a mapping whose file offset range covers an executable segment,
+ * -ptc_err_not_found otherwise. */
+int ptc_image_bias(const struct ptc_image *img, uint64_t map_start,
+		   uint64_t map_pgoff, int64_t *bias);
+
+/* Finding the file behind a mapping, the way perf does: the path itself
+ * under --symfs, then perf's build-id cache (DIR/.build-id/xx/yyyy..., and
+ * DIR/[vdso]/BUILDID/vdso for the vDSO).  Loaded images are shared. */
+struct ptc_image_cache;
+
+struct ptc_image_cache_options {
+	const char *symfs;		/* NULL: none */
+	const char *buildid_dir;	/* NULL: $HOME/.debug */
+	int force;			/* use an image even if its build-id differs */
+};
+
+int ptc_image_cache_new(struct ptc_image_cache **out, const struct ptc_image_cache_options *opt);
+void ptc_image_cache_free(struct ptc_image_cache *c);
+
+/* Look up (and load once) the image for a mapped file.  build_id may be NULL.
+ * Returns 0 with *img set, or a negative code with a message in err naming
+ * the file and the build-id (the caller reports each missing image once). */
+int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
+			const uint8_t *build_id, size_t build_id_size,
+			const struct ptc_image **img, char *err, size_t errlen);
+
+#endif

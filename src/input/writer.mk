@@ -1,0 +1,1 @@
+# Build fragment (see Makefile.am).
