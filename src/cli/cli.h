@@ -15,6 +15,7 @@ enum ptc_exit {
 
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_packets(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_slice(int argc, char **argv);

@@ -16,6 +16,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "convert", cmd_convert, "turn a recording into branch traces (the default)" },
 	{ "info", cmd_info, "show what a recording holds" },
+	{ "packets", cmd_packets, "count or list the trace packets of a recording" },
 	{ "dump", cmd_dump, "print a trace file written by ptconv" },
 	{ "stats", cmd_stats, "branch mix and hottest branches of a trace" },
 	{ "slice", cmd_slice, "cut a trace to an instruction range" },

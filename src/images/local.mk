@@ -1,1 +1,1 @@
-noinst_HEADERS += src/images/image.h
+noinst_HEADERS += src/images/image.h src/images/locate.h
