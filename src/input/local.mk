@@ -23,3 +23,5 @@ EXTRA_DIST += tests/reader_fuzz_seeds.sh
 check_PROGRAMS += tests/unit/test_perf_reader
 tests_unit_test_perf_reader_SOURCES = tests/unit/test_perf_reader.c
 TESTS += tests/unit/test_perf_reader
+TESTS += tests/info_perf_oracle.sh
+EXTRA_DIST += tests/info_perf_oracle.sh
