@@ -44,34 +44,6 @@ static size_t trim_id(const uint8_t *id, size_t size)
 	return size;
 }
 
-static void id_hex(const uint8_t *id, size_t size, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < size; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-	out[2 * size] = 0;
-}
-
-/* Private stand-in for ptc_locate_image (src/images/locate.c, developed on
- * another branch): the path under --symfs, then the path itself.  Build-id
- * checks happen when the candidate is loaded. */
-static int locate(const struct ptc_image_cache *c, const char *filename,
-		  char *path, size_t pathlen)
-{
-	struct stat st;
-
-	if (c->symfs) {
-		snprintf(path, pathlen, "%s/%s", c->symfs, filename);
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-			return PTC_LOCATE_FOUND;
-	}
-	snprintf(path, pathlen, "%s", filename);
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		return PTC_LOCATE_FOUND;
-	return PTC_LOCATE_MISSING;
-}
-
 int ptc_image_cache_new(struct ptc_image_cache **out, const struct ptc_image_cache_options *opt)
 {
 	struct ptc_image_cache *c;
@@ -143,6 +115,39 @@ static struct ptc_image *find_loaded(struct ptc_image_cache *c, const char *path
 	return NULL;
 }
 
+/* perf (since 4.x) keeps DIR/.build-id/xx/yyyy as a symlink to a
+ * directory holding the file as "elf"; ptc_locate_image (locate.c) looks
+ * for a file at the link itself.  Until it learns the directory layout,
+ * try it here.  Returns 1 with path set when that file has the id. */
+static int perf_cache_dir_elf(const struct ptc_image_cache *c, const char *hex,
+			      char *path, size_t pathlen)
+{
+	const char *dir = c->buildid_dir, *home = getenv("HOME");
+	uint8_t have[20], want[20];
+	char h[41];
+	size_t n = strlen(hex) / 2, i;
+	struct stat st;
+	int got;
+
+	if (!dir && !home)
+		return 0;
+	if (dir)
+		snprintf(path, pathlen, "%s/.build-id/%.2s/%s/elf", dir, hex, hex + 2);
+	else
+		snprintf(path, pathlen, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	got = ptc_read_build_id(path, have);
+	if (got <= 0)
+		return 0;
+	for (i = 0; i < n && i < 20; i++) {
+		memcpy(h, hex + 2 * i, 2);
+		h[2] = 0;
+		want[i] = (uint8_t)strtoul(h, NULL, 16);
+	}
+	return trim_id(have, (size_t)got) == n && !memcmp(have, want, n);
+}
+
 static int reply(const struct cache_entry *e, const struct ptc_image **img,
 		 char *err, size_t errlen)
 {
@@ -183,20 +188,35 @@ int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
 	e->filename = strdup(filename);
 	if (!e->filename)
 		return -ptc_err_nomem;
-	memcpy(e->build_id, build_id, idsz);
+	if (idsz)
+		memcpy(e->build_id, build_id, idsz);
 	e->build_id_size = idsz;
 	c->n++;
 
-	id_hex(e->build_id, idsz, hex);
+	ptc_build_id_hex(e->build_id, idsz, hex);
 	msg[0] = 0;
-	where = locate(c, filename, path, sizeof(path));
+	{
+		struct ptc_locate_options lo = { c->symfs, c->buildid_dir };
+
+		where = ptc_locate_image(&lo, filename, build_id,
+					 build_id_size > 20 ? 20 : build_id_size, path, sizeof(path));
+	}
+	if (where == PTC_LOCATE_MISSING && idsz && perf_cache_dir_elf(c, hex, path, sizeof(path)))
+		where = PTC_LOCATE_FOUND;
+	if (where == PTC_LOCATE_MISMATCH && idsz) {
+		/* ptc_locate_image compares ids byte for byte; perf pads short
+		 * (e.g. 16-byte) ids with zeros, which the loader's check allows. */
+		uint8_t have[20];
+		int n = ptc_read_build_id(path, have);
+
+		if (n > 0 && trim_id(have, (size_t)n) == idsz && !memcmp(have, e->build_id, idsz))
+			where = PTC_LOCATE_FOUND;
+	}
 	if (where == PTC_LOCATE_MISSING || where < 0) {
 		rc = where < 0 ? where : -ptc_err_not_found;
-		snprintf(msg, sizeof(msg), "%s (build-id %s): image not found%s%s", filename,
-			 idsz ? hex : "none", c->symfs ? " (symfs " : "",
-			 c->symfs ? c->symfs : "");
-		if (c->symfs)
-			strncat(msg, ")", sizeof(msg) - strlen(msg) - 1);
+		snprintf(msg, sizeof(msg), "%s (build-id %s): image not found (looked in %s%s"
+			 "the recorded path)", filename, idsz ? hex : "none",
+			 idsz ? "the build-id cache, " : "", c->symfs ? "--symfs, " : "");
 		goto done;
 	}
 	if (!realpath(path, real))
@@ -214,7 +234,7 @@ int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
 	}
 	rc = ptc_image_load_elf(&e->img, real, idsz ? e->build_id : NULL, idsz, msg, sizeof(msg));
 	if (rc == -ptc_err_mismatch && c->opt.force) {
-		/* --force: the user vouches for the file; say so once anyway. */
+		/* --force: the user vouches for the file. */
 		rc = ptc_image_load_elf(&e->img, real, NULL, 0, msg, sizeof(msg));
 		if (rc == 0)
 			e->owner = 1;

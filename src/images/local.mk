@@ -7,3 +7,5 @@ tests_unit_test_image_SOURCES = tests/unit/test_image.c
 TESTS += tests/unit/test_image
 TESTS += tests/images_objdump.sh
 EXTRA_DIST += tests/images_objdump.sh
+TESTS += tests/images_cache.sh
+EXTRA_DIST += tests/images_cache.sh

@@ -8,6 +8,7 @@
  *   test_image                   unit checks (no arguments)
  *   test_image --objdump FILE..  compare each ELF file's table with objdump -d
  *   test_image --bench FILE..    print table build speed and size
+ *   test_image --cache-get DIR FILE HEXID [force]   one image cache lookup
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -771,8 +772,42 @@ static int bench(int argc, char **argv)
 	return 0;
 }
 
+/* --cache-get BUILDID_DIR FILENAME HEXID [force]: look one image up the
+ * way the decoders do; print "ok PATH" or "error NAME: MESSAGE". */
+static int cache_get(int argc, char **argv)
+{
+	struct ptc_image_cache_options opt = { 0 };
+	struct ptc_image_cache *c;
+	const struct ptc_image *img;
+	uint8_t id[20];
+	size_t n = 0;
+	char err[8192] = "";
+	int rc;
+
+	if (argc < 3)
+		return 2;
+	opt.buildid_dir = argv[0];
+	opt.force = argc > 3 && !strcmp(argv[3], "force");
+	for (n = 0; n < 20 && argv[2][2 * n] && argv[2][2 * n + 1]; n++) {
+		char h[3] = { argv[2][2 * n], argv[2][2 * n + 1], 0 };
+
+		id[n] = (uint8_t)strtoul(h, NULL, 16);
+	}
+	if (ptc_image_cache_new(&c, &opt) < 0)
+		return 2;
+	rc = ptc_image_cache_get(c, argv[1], id, n, &img, err, sizeof(err));
+	if (rc == 0)
+		printf("ok %s\n", ptc_image_name(img));
+	else
+		printf("error %s: %s\n", ptc_errstr(rc), err);
+	ptc_image_cache_free(c);
+	return rc == 0 ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--cache-get"))
+		return cache_get(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--bench"))
 		return bench(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--objdump")) {
