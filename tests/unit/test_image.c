@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct od_insn {
 	uint64_t target;	/* direct target, 0 if none */
 	uint8_t len;
 	int8_t kind;		/* enum ptc_branch_kind, -1 not a branch, -2 (bad) */
+	uint8_t lock;		/* has a lock prefix */
 	/* filled by straight_line(): */
 	uint32_t next_br;	/* index (in the listing) of the first branch at or after */
 	uint32_t cnt;		/* instructions up to it, 0 when straight-line code ends first */
@@ -126,6 +128,8 @@ static int od_parse_line(char *line, struct od_insn *in)
 		p += strcspn(p, " ");
 		if (*p)
 			*p++ = 0;
+		if (!strcmp(tok, "lock"))
+			in->lock = 1;
 		if (!is_prefix(tok) || !*p)
 			break;
 	}
@@ -140,7 +144,7 @@ static int od_parse_line(char *line, struct od_insn *in)
 
 /* Read objdump's listing of a file; raw_base != 0 means raw x86-64 bytes
  * placed at raw_base. */
-static int od_read(const char *file, uint64_t raw_base, struct od_list *l)
+static int od_read(const char *file, uint64_t raw_base, const char *extra, struct od_list *l)
 {
 	const char *od = getenv("OBJDUMP");
 	char cmd[4096], line[8192];
@@ -150,10 +154,10 @@ static int od_read(const char *file, uint64_t raw_base, struct od_list *l)
 		od = "objdump";
 	if (raw_base)
 		snprintf(cmd, sizeof(cmd),
-			 "%s -D -z -w -b binary -m i386:x86-64 --adjust-vma=0x%" PRIx64 " '%s'",
-			 od, raw_base, file);
+			 "%s -D -z -w -b binary -m i386:x86-64 --adjust-vma=0x%" PRIx64 " %s '%s'",
+			 od, raw_base, extra, file);
 	else
-		snprintf(cmd, sizeof(cmd), "%s -d -z -w '%s'", od, file);
+		snprintf(cmd, sizeof(cmd), "%s -d -z -w %s '%s'", od, extra, file);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -229,6 +233,79 @@ static const char *kind_name(int k)
 		}                                                              \
 	} while (0)
 
+/* Addresses inside instructions (a jump into the middle of one): objdump
+ * disassembles from there (--start-address) until its listing re-joins an
+ * instruction start of the full listing; the next branch and count must be
+ * what that path gives, or a decode error when it meets a branch first (not
+ * in the table) or undecodable bytes.  Returns the samples checked. */
+static size_t check_mid_instruction(const struct ptc_image *img, const char *file,
+				    uint64_t raw_base, const struct od_list *l, size_t samples,
+				    int *diffs)
+{
+	const struct ptc_tbranch *br;
+	size_t nbr, k, done = 0;
+	int shown = *diffs;
+
+	br = ptc_image_branches(img, &nbr);
+	for (k = 0; k < samples && l->n; k++) {
+		size_t i = (k + 1) * l->n / (samples + 1), m;
+		struct od_list sub = { 0 };
+		char extra[128];
+		uint64_t x, want_ip = 0;
+		uint32_t count = 0, idx = 0, n = 0;
+		int want_rc = 1, rc;
+
+		while (i < l->n && (l->v[i].len < 2 || l->v[i].kind == -2))
+			i++;
+		if (i >= l->n)
+			break;
+		x = l->v[i].addr + 1;
+		snprintf(extra, sizeof(extra), "--start-address=0x%" PRIx64 " --stop-address=0x%" PRIx64,
+			 x, x + 512);
+		if (od_read(file, raw_base, extra, &sub) < 0) {
+			free(sub.v);
+			continue;
+		}
+		for (m = 0; m < sub.n; m++) {
+			const struct od_insn *e = &sub.v[m], *orig;
+
+			if (m == 0 && e->addr != x)
+				break;	/* objdump did not start where asked */
+			orig = od_find(l, e->addr);
+			if (orig && e->addr != x) {
+				want_rc = orig->cnt ? 0 : -ptc_err_decode;
+				if (orig->cnt) {
+					want_ip = l->v[orig->next_br].addr;
+					count += orig->cnt;
+				}
+				break;
+			}
+			/* objdump accepts lock on any instruction; the CPU (and
+			 * Zydis) raise #UD for most: no common ground. */
+			if (e->lock)
+				break;
+			if (e->kind == -2 || e->kind >= 0) {
+				want_rc = -ptc_err_decode;
+				break;
+			}
+			count++;
+			if (m + 1 < sub.n && sub.v[m + 1].addr != e->addr + e->len)
+				break;	/* a gap in the listing: no opinion */
+		}
+		free(sub.v);
+		if (want_rc == 1)
+			continue;	/* the window ended before the paths re-joined */
+		rc = ptc_image_next_branch(img, x, &idx, &n);
+		if (rc != want_rc || (rc == 0 && (idx >= nbr || br[idx].ip != want_ip || n != count)))
+			DIFF("%s: from 0x%" PRIx64 " (inside an instruction): rc %d, 0x%" PRIx64
+			     " after %u insns; objdump: rc %d, 0x%" PRIx64 " after %u", file, x, rc,
+			     rc == 0 && idx < nbr ? br[idx].ip : 0, n, want_rc, want_ip, count);
+		done++;
+	}
+	*diffs = shown;
+	return done;
+}
+
 /* Every branch objdump lists is in the table with the same kind, length
  * and target, nothing else is; every instruction start objdump lists gets
  * the same next branch and instruction count. */
@@ -236,10 +313,10 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 {
 	struct od_list l = { 0 };
 	const struct ptc_tbranch *br;
-	size_t nbr, i, j = 0, nod = 0, bad = 0, counted = 0;
+	size_t nbr, i, j = 0, nod = 0, bad = 0, counted = 0, mid;
 	int shown = 0;
 
-	if (od_read(file, raw_base, &l) < 0) {
+	if (od_read(file, raw_base, "", &l) < 0) {
 		CHECK(0, "objdump failed on %s", file);
 		free(l.v);
 		return;
@@ -327,9 +404,10 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 			     " next branch", file, br[i].ip, br[i].fall_insns);
 		}
 	}
+	mid = check_mid_instruction(img, file, raw_base, &l, 12, &shown);
 	CHECK(shown == 0, "%s: %d differences from objdump", file, shown);
-	printf("%s: %zu instructions, %zu branches, %zu (bad), %zu counts checked against objdump\n",
-	       file, l.n, nod, bad, counted);
+	printf("%s: %zu instructions, %zu branches, %zu (bad), %zu counts checked against objdump,"
+	       " %zu mid-instruction addresses\n", file, l.n, nod, bad, counted, mid);
 	free(l.v);
 }
 
@@ -651,6 +729,61 @@ static void test_errors_and_cache(void)
 	ptc_image_cache_free(c);
 }
 
+/* The vDSO of this process, dumped from memory as perf does: an ELF image
+ * given as bytes.  The loader tells where it is mapped (dl_iterate_phdr's
+ * linux-vdso.so.1 entry), objdump disassembles the dump. */
+static void test_vdso(void)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), start = 0, end = 0;
+	char line[512], err[512], path[] = "/tmp/ptc-test-vdso.XXXXXX";
+	struct ptc_image *img;
+	const struct loaded *o = NULL;
+	int64_t bias;
+	FILE *maps;
+	int i, rc, fd;
+
+	if (!base) {
+		fprintf(stderr, "note: no vDSO in this process\n");
+		return;
+	}
+	maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			start = a;
+			end = b;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	CHECK(start == base, "[vdso] at 0x%" PRIx64 ", AT_SYSINFO_EHDR 0x%" PRIx64, start, base);
+	if (start != base)
+		return;
+	for (i = 0; i < nobjs; i++)
+		if (strstr(objs[i].name, "vdso"))
+			o = &objs[i];
+	rc = ptc_image_from_bytes(&img, "[vdso]", (const uint8_t *)(uintptr_t)start,
+				  (size_t)(end - start), start, err, sizeof(err));
+	CHECK(rc == 0, "vdso: %s", err);
+	if (rc)
+		return;
+	rc = ptc_image_bias(img, start, 0, &bias);
+	CHECK(rc == 0, "vdso bias rc %d", rc);
+	if (o)
+		CHECK((uint64_t)bias == o->addr, "vdso bias 0x%" PRIx64 ", loader 0x%" PRIx64,
+		      (uint64_t)bias, o->addr);
+	fd = mkstemp(path);
+	if (fd >= 0) {
+		if (write(fd, (const void *)(uintptr_t)start, (size_t)(end - start)) ==
+		    (ssize_t)(end - start) && system("objdump --version >/dev/null 2>&1") == 0)
+			compare_with_objdump(img, path, 0);
+		close(fd);
+		unlink(path);
+	}
+	ptc_image_free(img);
+}
+
 /* Truncated and corrupted copies of this program: an error, never a crash
  * (the sanitizer build turns any bad access into a failure). */
 static void test_corrupt(void)
@@ -831,6 +964,7 @@ int main(int argc, char **argv)
 	test_raw_code();
 	test_bias_and_build_id();
 	test_errors_and_cache();
+	test_vdso();
 	test_corrupt();
 	return check_result();
 }
