@@ -878,7 +878,9 @@ static int bench(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		struct ptc_image_stats st;
 		struct ptc_image *img;
-		double best = 1e9;
+		const struct ptc_tbranch *br;
+		double best = 1e9, t;
+		size_t nbr, j, found = 0, lookups = 0;
 		char err[512];
 
 		for (k = 0; k < 3; k++) {
@@ -892,15 +894,37 @@ static int bench(int argc, char **argv)
 			if (t0 < best)
 				best = t0;
 			ptc_image_stats(img, &st);
-			ptc_image_free(img);
+			if (k < 2)
+				ptc_image_free(img);
 		}
+		/* What the walker does for an indirect branch or a resume IP:
+		 * next branch and count from the fall-through of every branch
+		 * (as after a return) and from every direct target. */
+		br = ptc_image_branches(img, &nbr);
+		t = now();
+		for (k = 0; k < 5; k++)
+			for (j = 0; j < nbr; j++) {
+				uint32_t idx, n;
+
+				found += ptc_image_next_branch(img, br[j].ip + br[j].length, &idx, &n) == 0;
+				lookups++;
+				if (br[j].target) {
+					found += ptc_image_next_branch(img, br[j].target, &idx, &n) == 0;
+					lookups++;
+				}
+			}
+		t = now() - t;
+		ptc_image_free(img);
 		printf("%s: %.2f MB code, %" PRIu64 " insns, %" PRIu64 " branches, %" PRIu64
-		       " bad bytes; build %.1f ms (%.0f MB/s); table %.1f KiB = %.1f bytes/branch"
-		       " (%.1f with the boundary index)\n",
+		       " bad bytes\n  build %.1f ms (%.1f MB/s)\n"
+		       "  memory %.1f KiB: %.1f bytes/branch (32 in the table, the rest is the"
+		       " boundary index), %.2f bytes/code byte\n"
+		       "  next_branch: %.1f M lookups/s (%zu lookups, %zu answered)\n",
 		       argv[i], st.code_bytes / 1e6, st.insns, st.branches, st.bad_bytes,
 		       best * 1e3, st.code_bytes / 1e6 / best, st.table_bytes / 1024.0,
-		       st.branches ? 32.0 : 0.0,
-		       st.branches ? (double)st.table_bytes / (double)st.branches : 0.0);
+		       st.branches ? (double)st.table_bytes / (double)st.branches : 0.0,
+		       st.code_bytes ? (double)st.table_bytes / (double)st.code_bytes : 0.0,
+		       lookups / t / 1e6, lookups, found);
 	}
 	return 0;
 }
