@@ -29,7 +29,17 @@ struct ptc_tbranch {
 				 * 0 when the fall-through does not reach branch [i + 1] by straight-line code */
 	uint8_t kind;		/* enum ptc_branch_kind (common/trace_event.h) */
 	uint8_t length;		/* instruction bytes */
-	uint16_t flags;		/* reserved, 0 */
+	uint16_t flags;		/* enum ptc_tbranch_flags */
+};
+
+enum ptc_tbranch_flags {
+	/* The direct target is the fall-through (call to the next instruction
+	 * to read the IP, jcc with displacement 0): both ways lead to the
+	 * same place, and such a call is never matched by a return. */
+	PTC_TBF_TARGET_IS_FALL = 1 << 0,
+	/* The direct target lies outside this image's code: the walker must
+	 * look it up in the address space (target_next is PTC_NO_BRANCH). */
+	PTC_TBF_TARGET_OUTSIDE = 1 << 1,
 };
 
 struct ptc_image;

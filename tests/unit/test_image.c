@@ -348,6 +348,8 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 			      ", objdump %s len %u target 0x%" PRIx64, file, in->addr,
 			      kind_name(br[j].kind), br[j].length, br[j].target,
 			      kind_name(in->kind), in->len, in->target);
+		if (!(br[j].flags & PTC_TBF_TARGET_IS_FALL) != !(in->target && in->target == in->addr + in->len))
+			DIFF("%s: 0x%" PRIx64 ": flags 0x%x", file, in->addr, br[j].flags);
 		j++;
 	}
 	for (; j < nbr; j++)
@@ -437,6 +439,7 @@ static const uint8_t code[] = {
 	/* 0x102a */ 0xf3, 0xc3,			/* repz ret */
 	/* 0x102c */ 0x3e, 0xff, 0xe0,			/* notrack jmp *%rax */
 	/* 0x102f */ 0x66, 0x90,			/* xchg %ax,%ax */
+	/* 0x1031 */ 0xe9, 0x00, 0x00, 0x01, 0x00,	/* jmp 0x11036: outside the image */
 };
 
 static const struct {
@@ -459,6 +462,7 @@ static const struct {
 	{ 0x1020, 0x1026, PTC_BR_COND, 6 },
 	{ 0x102a, 0, PTC_BR_RET, 2 },
 	{ 0x102c, 0, PTC_BR_JMP_IND, 3 },
+	{ 0x1031, 0x11036, PTC_BR_JMP, 5 },
 };
 
 #define NCODE_BR (sizeof(code_branches) / sizeof(code_branches[0]))
@@ -514,8 +518,18 @@ static void test_raw_code(void)
 		 * fall-through's path to the next branch. */
 		CHECK_EQ_U64(br[13].target_next, PTC_NO_BRANCH);
 		CHECK_EQ_U64(br[13].fall_insns, 0);
-		/* The last branch has no next branch to fall into. */
-		CHECK_EQ_U64(br[15].fall_insns, 0);
+		/* notrack jmp: xchg, then the jmp [16]. */
+		CHECK_EQ_U64(br[15].fall_insns, 2);
+		/* The last branch has no next branch to fall into; its target
+		 * is in no code of this image. */
+		CHECK_EQ_U64(br[16].fall_insns, 0);
+		CHECK_EQ_U64(br[16].target_next, PTC_NO_BRANCH);
+		CHECK_EQ_U64(br[16].flags, PTC_TBF_TARGET_OUTSIDE);
+		/* Target = fall-through: the call to the next insn, je +0. */
+		CHECK_EQ_U64(br[1].flags, PTC_TBF_TARGET_IS_FALL);
+		CHECK_EQ_U64(br[13].flags, PTC_TBF_TARGET_IS_FALL);
+		CHECK_EQ_U64(br[0].flags, 0);
+		CHECK_EQ_U64(br[7].flags, 0);
 	}
 	rc = ptc_image_next_branch(img, 0x1000, &idx, &n);
 	CHECK(rc == 0 && idx == 0 && n == 3, "0x1000: rc %d idx %u n %u", rc, idx, n);
@@ -533,21 +547,22 @@ static void test_raw_code(void)
 	 * at 0x100a, which swallows the call at 0x100b: 0x100c d0 e0 = shl %al,
 	 * 0x100e e0 0f = loopne: a branch that is not in the table. */
 	CHECK_EQ_U64(ptc_image_next_branch(img, 0x1005, &idx, &n), -ptc_err_decode);
-	/* After the last branch straight-line code runs off the end. */
-	CHECK_EQ_U64(ptc_image_next_branch(img, 0x102f, &idx, &n), -ptc_err_decode);
+	rc = ptc_image_next_branch(img, 0x102f, &idx, &n);
+	CHECK(rc == 0 && idx == 16 && n == 2, "0x102f: rc %d idx %u n %u", rc, idx, n);
 	CHECK_EQ_U64(ptc_image_next_branch(img, 0xfff, &idx, &n), -ptc_err_not_found);
 	CHECK_EQ_U64(ptc_image_next_branch(img, 0x1000 + sizeof(code), &idx, &n), -ptc_err_not_found);
 
-	CHECK_EQ_U64(ptc_image_read(img, 0x102e, buf, sizeof(buf)), 3);
-	CHECK(buf[0] == 0xe0 && buf[1] == 0x66 && buf[2] == 0x90, "read");
+	CHECK_EQ_U64(ptc_image_read(img, 0x102e, buf, sizeof(buf)), 8);
+	CHECK(buf[0] == 0xe0 && buf[1] == 0x66 && buf[2] == 0x90 && buf[3] == 0xe9, "read");
+	CHECK_EQ_U64(ptc_image_read(img, 0x1034, buf, sizeof(buf)), 2);
 	CHECK_EQ_U64(ptc_image_read(img, 0x2000, buf, sizeof(buf)), 0);
 	CHECK(ptc_image_bias(img, 0x7f0000001000, 0, &bias) == 0 &&
 	      bias == 0x7f0000000000, "raw bias");
 	ptc_image_stats(img, &st);
 	CHECK_EQ_U64(st.bad_bytes, 1);
 	CHECK_EQ_U64(st.first_bad, 0x1026);
-	/* 21 instructions (and one invalid byte) per the listing above. */
-	CHECK_EQ_U64(st.insns, 21);
+	/* 22 instructions (and one invalid byte) per the listing above. */
+	CHECK_EQ_U64(st.insns, 22);
 	CHECK(strcmp(ptc_image_name(img), "hand") == 0, "name");
 
 	/* The same bytes through objdump, when it is installed. */
