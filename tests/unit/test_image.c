@@ -735,6 +735,17 @@ static void test_errors_and_cache(void)
 	rc = ptc_image_cache_get(c, "/nonexistent/lib.so", wrong, idsz, &b, err, sizeof(err));
 	CHECK(rc == -ptc_err_not_found && strstr(err, "/nonexistent/lib.so") && strstr(err, hex),
 	      "cache missing: %d %s", rc, err);
+	/* Many entries (the index grows), each answered from the cache. */
+	for (i = 0; i < 2 * 300; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "/nonexistent/lib%zu.so", i % 300);
+		rc = ptc_image_cache_get(c, name, i % 2 ? wrong : NULL, i % 2 ? idsz : 0, &b,
+					 err, sizeof(err));
+		CHECK(rc == -ptc_err_not_found && strstr(err, name), "%s: %d %s", name, rc, err);
+	}
+	rc = ptc_image_cache_get(c, self, objs[0].id, idsz, &b, err, sizeof(err));
+	CHECK(rc == 0 && a == b, "cache keeps the first image after growing");
 	ptc_image_cache_free(c);
 
 	opt.force = 1;
