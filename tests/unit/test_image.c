@@ -9,6 +9,7 @@
  *   test_image --objdump FILE..  compare each ELF file's table with objdump -d
  *   test_image --bench FILE..    print table build speed and size
  *   test_image --cache-get DIR FILE HEXID [force]   one image cache lookup
+ *   test_image --bias FILE START PGOFF   bias of a mapping (hex numbers)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -987,8 +988,34 @@ static int cache_get(int argc, char **argv)
 	return rc == 0 ? 0 : 3;
 }
 
+/* --bias FILE START PGOFF: print the bias of a mapping of FILE. */
+static int print_bias(int argc, char **argv)
+{
+	struct ptc_image *img;
+	char err[512];
+	int64_t bias;
+	int rc;
+
+	if (argc < 3)
+		return 2;
+	if (ptc_image_load_elf(&img, argv[0], NULL, 0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	rc = ptc_image_bias(img, strtoull(argv[1], NULL, 16), strtoull(argv[2], NULL, 16), &bias);
+	ptc_image_free(img);
+	if (rc < 0) {
+		fprintf(stderr, "bias: %s\n", ptc_errstr(rc));
+		return 3;
+	}
+	printf("0x%" PRIx64 "\n", (uint64_t)bias);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--bias"))
+		return print_bias(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--cache-get"))
 		return cache_get(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--bench"))
