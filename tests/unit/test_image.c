@@ -414,6 +414,15 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 	free(l.v);
 }
 
+/* A new temporary file under $TMPDIR (default /tmp). */
+static int tmp_file(char *path, size_t len, const char *what)
+{
+	const char *dir = getenv("TMPDIR");
+
+	snprintf(path, len, "%s/ptc-test-%s.XXXXXX", dir && *dir ? dir : "/tmp", what);
+	return mkstemp(path);
+}
+
 /* ---- hand-assembled code ------------------------------------------------ */
 
 /* Encodings from the Intel SDM, vol. 2. */
@@ -568,14 +577,17 @@ static void test_raw_code(void)
 
 	/* The same bytes through objdump, when it is installed. */
 	if (system("objdump --version >/dev/null 2>&1") == 0) {
-		char path[] = "/tmp/ptc-test-image.XXXXXX";
-		int fd = mkstemp(path);
+		char path[4096];
+		int fd = tmp_file(path, sizeof(path), "image");
 
-		if (fd >= 0 && write(fd, code, sizeof(code)) == (ssize_t)sizeof(code)) {
+		if (fd >= 0) {
+			int ok = write(fd, code, sizeof(code)) == (ssize_t)sizeof(code);
+
 			close(fd);
-			compare_with_objdump(img, path, 0x1000);
+			if (ok)
+				compare_with_objdump(img, path, 0x1000);
+			unlink(path);
 		}
-		unlink(path);
 	}
 	ptc_image_free(img);
 }
@@ -762,7 +774,7 @@ static void test_errors_and_cache(void)
 static void test_vdso(void)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR), start = 0, end = 0;
-	char line[512], err[512], path[] = "/tmp/ptc-test-vdso.XXXXXX";
+	char line[512], err[512], path[4096];
 	struct ptc_image *img;
 	const struct loaded *o = NULL;
 	int64_t bias;
@@ -800,7 +812,7 @@ static void test_vdso(void)
 	if (o)
 		CHECK((uint64_t)bias == o->addr, "vdso bias 0x%" PRIx64 ", loader 0x%" PRIx64,
 		      (uint64_t)bias, o->addr);
-	fd = mkstemp(path);
+	fd = tmp_file(path, sizeof(path), "vdso");
 	if (fd >= 0) {
 		if (write(fd, (const void *)(uintptr_t)start, (size_t)(end - start)) ==
 		    (ssize_t)(end - start) && system("objdump --version >/dev/null 2>&1") == 0)
@@ -815,7 +827,7 @@ static void test_vdso(void)
  * (the sanitizer build turns any bad access into a failure). */
 static void test_corrupt(void)
 {
-	char self[4096], path[] = "/tmp/ptc-test-corrupt.XXXXXX", err[512];
+	char self[4096], path[4096], err[512];
 	struct ptc_image *img;
 	uint8_t *data;
 	struct stat st;
@@ -832,7 +844,7 @@ static void test_corrupt(void)
 		CHECK(0, "read %s", self);
 		goto out;
 	}
-	fd = mkstemp(path);
+	fd = tmp_file(path, sizeof(path), "corrupt");
 	if (fd < 0)
 		goto out;
 	close(fd);
