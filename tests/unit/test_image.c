@@ -900,6 +900,29 @@ out:
 	free(data);
 }
 
+/* An AArch64 ELF (a real one from ../shared): a clear "unsupported". */
+static void test_foreign_arch(void)
+{
+	const char *shared = getenv("PTC_SHARED");
+	char path[4096], err[512];
+	struct ptc_image *img;
+	struct stat st;
+	int rc;
+
+	if (!shared || !*shared)
+		return;
+	snprintf(path, sizeof(path), "%s/data/cs_etm/etm_test_loop", shared);
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "note: %s absent; AArch64 check skipped\n", path);
+		return;
+	}
+	rc = ptc_image_load_elf(&img, path, NULL, 0, err, sizeof(err));
+	CHECK(rc == -ptc_err_unsupported && strstr(err, path) && strstr(err, "x86-64"),
+	      "AArch64 ELF: rc %d: %s", rc, err);
+	if (rc == 0)
+		ptc_image_free(img);
+}
+
 /* ---- benchmark ---------------------------------------------------------- */
 
 static double now(void)
@@ -1055,5 +1078,6 @@ int main(int argc, char **argv)
 	test_errors_and_cache();
 	test_vdso();
 	test_corrupt();
+	test_foreign_arch();
 	return check_result();
 }
