@@ -759,6 +759,22 @@ static void test_errors_and_cache(void)
 	}
 	rc = ptc_image_cache_get(c, self, objs[0].id, idsz, &b, err, sizeof(err));
 	CHECK(rc == 0 && a == b, "cache keeps the first image after growing");
+	/* Another name for the same file (as /lib and /usr/lib on merged-usr
+	 * systems): the same image, not a second load. */
+	{
+		char link[4096];
+		int fd = tmp_file(link, sizeof(link), "link");
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(link);
+			if (symlink(self, link) == 0) {
+				rc = ptc_image_cache_get(c, link, objs[0].id, idsz, &b, err, sizeof(err));
+				CHECK(rc == 0 && a == b, "symlinked name: rc %d, same image %d", rc, a == b);
+				unlink(link);
+			}
+		}
+	}
 	ptc_image_cache_free(c);
 
 	opt.force = 1;
