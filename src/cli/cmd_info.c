@@ -460,7 +460,9 @@ static const char *attr_kind(const struct info *in, const struct ptc_perf_attr *
 			      in->priv[PTC_SPE_V2_PMU_TYPE] : in->priv[PTC_SPE_V1_PMU_TYPE];
 			break;
 		case PTC_AUXTRACE_CS_ETM:
-			pmu = in->priv[0] >> 32;	/* CS_PMU_TYPE_CPUS: type << 32 | nr_cpu */
+			/* {CS_HEADER_VERSION, CS_PMU_TYPE_CPUS = type << 32 | nr_cpu, ...} */
+			if (in->nr_priv > 1)
+				pmu = in->priv[1] >> 32;
 			break;
 		}
 		if (pmu == a->attr.type) {
@@ -470,6 +472,40 @@ static const char *attr_kind(const struct info *in, const struct ptc_perf_attr *
 		}
 	}
 	return "other";
+}
+
+/* A name for an event the recording does not name (simpleperf files,
+ * old pipe-mode files): perf's names for the generic events, else the
+ * PMU's name from PMU_MAPPINGS or the kind, as in "intel_pt//". */
+static const char *derived_name(const struct info *in, const struct ptc_perf_attr *a,
+				char *buf, size_t len)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references",
+		"cache-misses", "branches", "branch-misses", "bus-cycles",
+		"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults",
+		"context-switches", "cpu-migrations", "minor-faults", "major-faults",
+		"alignment-faults", "emulation-faults", "dummy", "bpf-output" };
+	const struct ptc_perf_extra *x = ptc_perf_extra(in->r);
+	const char *kind;
+	size_t i;
+
+	if (a->attr.type == PERF_TYPE_HARDWARE && a->attr.config < sizeof(hw) / sizeof(hw[0]))
+		return hw[a->attr.config];
+	if (a->attr.type == PERF_TYPE_SOFTWARE && a->attr.config < sizeof(sw) / sizeof(sw[0]))
+		return sw[a->attr.config];
+	for (i = 0; i < x->nr_pmus; i++)
+		if (x->pmus[i].type == a->attr.type && x->pmus[i].name) {
+			snprintf(buf, len, "%s//", x->pmus[i].name);
+			return buf;
+		}
+	kind = attr_kind(in, a);
+	if (strcmp(kind, "other"))
+		snprintf(buf, len, "%s//", kind);
+	else
+		snprintf(buf, len, "type %u config 0x%llx", a->attr.type,
+			 (unsigned long long)a->attr.config);
+	return buf;
 }
 
 /* Intel PT config bits (the kernel's /sys/bus/event_source/devices/intel_pt/format). */
@@ -615,8 +651,10 @@ static void print_text(struct info *in)
 		const struct ptc_perf_attr *a = ptc_perf_attr(r, i);
 		const char *kind = attr_kind(in, a);
 		size_t f;
-		printf("  [%zu] %s: kind %s, type %u, config 0x%" PRIx64 ", sample_type 0x%" PRIx64
-		       ", %zu ids\n", i, a->name ? a->name : "(unnamed)", kind, a->attr.type,
+		char dn[128];
+		printf("  [%zu] %s%s: kind %s, type %u, config 0x%" PRIx64 ", sample_type 0x%" PRIx64
+		       ", %zu ids\n", i, a->name ? a->name : derived_name(in, a, dn, sizeof(dn)),
+		       a->name ? "" : " (name derived)", kind, a->attr.type,
 		       (uint64_t)a->attr.config, (uint64_t)a->attr.sample_type, a->nr_ids);
 		if (!strcmp(kind, "intel_pt")) {
 			printf("      config:");
@@ -767,7 +805,10 @@ static void print_json(struct info *in)
 		const struct ptc_perf_attr *a = ptc_perf_attr(r, i);
 		const char *kind = attr_kind(in, a);
 		ptc_json_begin_object(&j, NULL);
+		char dn[128];
 		ptc_json_string(&j, "name", a->name);
+		if (!a->name)
+			ptc_json_string(&j, "derived_name", derived_name(in, a, dn, sizeof(dn)));
 		ptc_json_string(&j, "kind", kind);
 		ptc_json_u64(&j, "type", a->attr.type);
 		ptc_json_u64(&j, "config", a->attr.config);
