@@ -170,9 +170,12 @@ static int image_rehash(struct image_set *s, size_t nslots)
 static struct image *image_get(struct image_set *s, const char *path, const uint8_t *id,
 			       size_t idlen)
 {
+	static const uint8_t no_id[20];
 	size_t h;
 	struct image *im;
 
+	if (!id)
+		id = no_id;
 	if (!s->nslots && image_rehash(s, 256) < 0)
 		return NULL;
 	h = image_hash(path, id, idlen) & (s->nslots - 1);
