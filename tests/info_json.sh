@@ -23,7 +23,7 @@ done
 "$PTCONV" info "$PTC_SHARED/data/cs_etm/perf_inject.data" 2>"$T/e" && fail "perf_inject.data accepted"
 grep -q 'offset 0x0: not a perf.data file' "$T/e" || fail "no clear message: $(cat "$T/e")"
 
-python3 - "$PTCONV" "$PTC_SHARED/data" <<'PY' || st=1
+top_srcdir=$top_srcdir python3 - "$PTCONV" "$PTC_SHARED/data" <<'PY' || st=1
 import json, subprocess, sys
 ptc, data = sys.argv[1:3]
 def info(path, stdin=None):
@@ -74,6 +74,38 @@ if z['trailing_garbage_bytes'] == 0 or not z['warnings'] or 'trailing garbage' n
     fails.append('compressed2 pipe: trailing garbage not reported: %s' % z['warnings'])
 if z['compressed_records'] < 1:
     fails.append('compressed2 pipe: no compressed records')
+# the synthesised seeds: expected values are what tests/fuzz/gen_perf_seeds.py wrote
+import os
+seeds = os.environ['top_srcdir'] + '/tests/fuzz/seeds/fuzz_perf_reader/'
+for f in ('file.data', 'pipe.data', 'file-compressed.data', 'pipe-compressed2.data'):
+    s = info(seeds + f)
+    want = {'hostname': 'seedhost', 'cmdline': 'perf record ./bench', 'unknown_records': 1}
+    for k, v in want.items():
+        if s[k] != v:
+            fails.append('%s: %s = %r, want %r' % (f, k, s[k], v))
+    if s['events'][0]['kind'] != 'intel_pt' or s['auxtrace_info']['filter'] != 'filter main @ /usr/bin/bench':
+        fails.append('%s: event/filter %s %s' % (f, s['events'][0], s['auxtrace_info']))
+    c = s['events'][0]['intel_pt_config']
+    if (c['pt'], c['tsc'], c['branch'], c['mtc']) != (1, 1, 1, 0):
+        fails.append('%s: config %s' % (f, c))
+    a = s['aux']
+    got = (a['aux_records'], a['truncated'], a['partial'], a['collision'], a['lost_records'],
+           a['lost_events'], a['lost_samples_records'], a['lost_samples'])
+    if got != (1, 1, 1, 0, 1, 3, 1, 5):
+        fails.append('%s: aux/lost counts %s' % (f, got))
+    if 'compressed' not in f:
+        if [(c['cpu'], c['bytes']) for c in a['per_cpu']] != [(0, 200), (1, 64)] or \
+           [(c['tid'], c['bytes']) for c in a['per_thread']] != [(42, 200), (43, 64)]:
+            fails.append('%s: aux per cpu/thread %s %s' % (f, a['per_cpu'], a['per_thread']))
+    e = s['auxtrace_error_list']
+    if s['auxtrace_errors'] != 1 or e[0]['msg'] != 'decoder error' or e[0]['ip'] != 0x401234:
+        fails.append('%s: auxtrace errors %s' % (f, e))
+    th = [(t['pid'], t['tid'], t['comm'], t['forked'], t['exited']) for t in s['threads']]
+    if th != [(42, 42, 'bench', False, False), (42, 43, 'bench', True, True)]:
+        fails.append('%s: threads %s' % (f, th))
+    im = [(i['path'], i['build_id']) for i in s['images']]
+    if im != [('/usr/bin/bench', '0102030405060708090a0b0c0d0e0f1011121314'), ('/lib/libc.so.6', None)]:
+        fails.append('%s: images %s' % (f, im))
 for f in fails:
     print('FAIL ' + f)
 sys.exit(1 if fails else 0)
