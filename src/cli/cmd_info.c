@@ -635,6 +635,10 @@ static void print_text(struct info *in)
 		printf("%-16s %s level %u, ratio %u, mmap %u bytes\n", "compressed:",
 		       x->comp_type == 1 ? "zstd" : "unknown", x->comp_level, x->comp_ratio,
 		       x->comp_mmap_len);
+	if (pi->tracing_data_size)
+		printf("%-16s %zu bytes\n", "tracing data:", pi->tracing_data_size);
+	if (pi->nr_build_ids)
+		printf("%-16s %zu\n", "build-ids:", pi->nr_build_ids);
 	if (x->nr_pmus) {
 		printf("%-16s", "pmus:");
 		for (i = 0; i < x->nr_pmus; i++)
@@ -794,6 +798,16 @@ static void print_json(struct info *in)
 		ptc_json_end_object(&j);
 	}
 	ptc_json_end_array(&j);
+	ptc_json_begin_array(&j, "core_siblings");
+	for (i = 0; i < x->nr_core_siblings; i++)
+		ptc_json_string(&j, NULL, x->core_siblings[i]);
+	ptc_json_end_array(&j);
+	ptc_json_begin_array(&j, "thread_siblings");
+	for (i = 0; i < x->nr_thread_siblings; i++)
+		ptc_json_string(&j, NULL, x->thread_siblings[i]);
+	ptc_json_end_array(&j);
+	ptc_json_u64(&j, "tracing_data_bytes", pi->tracing_data_size);
+	ptc_json_u64(&j, "build_ids", pi->nr_build_ids);
 	ptc_json_begin_array(&j, "hybrid_topology");
 	for (i = 0; i < x->nr_hybrid; i++) {
 		ptc_json_begin_object(&j, NULL);
