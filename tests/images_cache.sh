@@ -45,4 +45,15 @@ case "$out" in *mismatch*"$T/prog"*"$other"*"$id"*) ;; *) fail "mismatch message
 # 5. --force uses it anyway.
 out=$("$TEST_IMAGE" --cache-get "$T/cache2" "$T/prog" "$id" force) || fail "--force: $out"
 case "$out" in "ok $T/prog") ;; *) fail "--force used another file: $out" ;; esac
-echo "image cache: build-id cache, missing, mismatch and --force behave"
+
+
+# 6. A separate debug-info file (the build-id matches, the code is absent):
+#    an error naming it, not an image without code.
+if command -v objcopy >/dev/null 2>&1; then
+	cp "$T/prog.moved" "$T/dbg"
+	objcopy --only-keep-debug "$T/dbg" "$T/dbg.debug" && mv "$T/dbg.debug" "$T/dbg"
+	out=$("$TEST_IMAGE" --cache-get "$T/cache3" "$T/dbg" "$id") && fail "used a debug-info file: $out"
+	case "$out" in *"$T/dbg"*) ;; *) fail "debug-info message: $out" ;; esac
+	echo "debug-info file: $out"
+fi
+echo "image cache: build-id cache, missing, mismatch, --force and debug-info files behave"

@@ -31,7 +31,65 @@ struct ptc_image_cache {
 	char *symfs, *buildid_dir;
 	struct cache_entry *e;
 	size_t n, cap;
+	/* Open-addressing hash of (filename, build-id) -> 1 + entry index, so
+	 * that a run with many processes and mappings looks up in O(1). */
+	uint32_t *slot;
+	size_t nslots;		/* a power of two, at least 2 * cap */
 };
+
+static const uint8_t e_none[1];
+
+static uint64_t key_hash(const char *filename, const uint8_t *id, size_t idsz)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	size_t i;
+
+	for (; *filename; filename++)
+		h = (h ^ (uint8_t)*filename) * 1099511628211ULL;
+	for (i = 0; i < idsz; i++)
+		h = (h ^ id[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+static void slot_insert(struct ptc_image_cache *c, size_t index)
+{
+	const struct cache_entry *e = &c->e[index];
+	size_t mask = c->nslots - 1;
+	size_t k = (size_t)key_hash(e->filename, e->build_id, e->build_id_size) & mask;
+
+	while (c->slot[k])
+		k = (k + 1) & mask;
+	c->slot[k] = (uint32_t)index + 1;
+}
+
+/* Make room for one more entry (entries and hash slots). */
+static int reserve(struct ptc_image_cache *c)
+{
+	size_t i, cap, nslots;
+	struct cache_entry *ne;
+	uint32_t *ns;
+
+	if (c->n < c->cap)
+		return 0;
+	cap = c->cap ? 2 * c->cap : 16;
+	if (cap >= UINT32_MAX / 4)
+		return -ptc_err_overflow;
+	ne = realloc(c->e, cap * sizeof(*ne));
+	if (!ne)
+		return -ptc_err_nomem;
+	c->e = ne;
+	nslots = 4 * cap;
+	ns = calloc(nslots, sizeof(*ns));
+	if (!ns)
+		return -ptc_err_nomem;
+	free(c->slot);
+	c->slot = ns;
+	c->nslots = nslots;
+	c->cap = cap;
+	for (i = 0; i < c->n; i++)
+		slot_insert(c, i);
+	return 0;
+}
 
 static size_t trim_id(const uint8_t *id, size_t size)
 {
@@ -84,6 +142,7 @@ void ptc_image_cache_free(struct ptc_image_cache *c)
 		free(c->e[i].errmsg);
 	}
 	free(c->e);
+	free(c->slot);
 	free(c->symfs);
 	free(c->buildid_dir);
 	free(c);
@@ -92,12 +151,18 @@ void ptc_image_cache_free(struct ptc_image_cache *c)
 static struct cache_entry *find(struct ptc_image_cache *c, const char *filename,
 				const uint8_t *id, size_t idsz)
 {
-	size_t i;
+	size_t mask = c->nslots - 1, k;
 
-	for (i = 0; i < c->n; i++)
-		if (c->e[i].build_id_size == idsz && !memcmp(c->e[i].build_id, id, idsz) &&
-		    strcmp(c->e[i].filename, filename) == 0)
-			return &c->e[i];
+	if (!c->nslots)
+		return NULL;
+	k = (size_t)key_hash(filename, id, idsz) & mask;
+	for (; c->slot[k]; k = (k + 1) & mask) {
+		struct cache_entry *e = &c->e[c->slot[k] - 1];
+
+		if (e->build_id_size == idsz && !memcmp(e->build_id, id, idsz) &&
+		    strcmp(e->filename, filename) == 0)
+			return e;
+	}
 	return NULL;
 }
 
@@ -170,19 +235,13 @@ int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
 	if (!c || !filename || !img)
 		return -ptc_err_invalid;
 	*img = NULL;
-	e = find(c, filename, build_id, idsz);
+	e = find(c, filename, idsz ? build_id : e_none, idsz);
 	if (e)
 		return reply(e, img, err, errlen);
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct cache_entry *ne = realloc(c->e, cap * sizeof(*ne));
-
-		if (!ne)
-			return -ptc_err_nomem;
-		c->e = ne;
-		c->cap = cap;
-	}
+	rc = reserve(c);
+	if (rc < 0)
+		return rc;
 	e = &c->e[c->n];
 	memset(e, 0, sizeof(*e));
 	e->filename = strdup(filename);
@@ -191,6 +250,7 @@ int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
 	if (idsz)
 		memcpy(e->build_id, build_id, idsz);
 	e->build_id_size = idsz;
+	slot_insert(c, c->n);
 	c->n++;
 
 	ptc_build_id_hex(e->build_id, idsz, hex);

@@ -18,3 +18,6 @@ tests_fuzz_fuzz_image_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/images_fuzz_seeds.sh
 EXTRA_DIST += tests/images_fuzz_seeds.sh tests/fuzz/seeds/fuzz_image/tiny.elf \
 	tests/fuzz/seeds/fuzz_image/tiny-nosections.elf tests/fuzz/seeds/fuzz_image/raw-code.bin
+EXTRA_DIST += contrib/bench-images
+TESTS += tests/images_bias.sh
+EXTRA_DIST += tests/images_bias.sh

@@ -25,3 +25,7 @@ tests_unit_test_perf_reader_SOURCES = tests/unit/test_perf_reader.c
 TESTS += tests/unit/test_perf_reader
 TESTS += tests/info_perf_oracle.sh
 EXTRA_DIST += tests/info_perf_oracle.sh
+TESTS += tests/reader_bad_input.sh
+EXTRA_DIST += tests/reader_bad_input.sh
+TESTS += tests/info_images.sh tests/info_json.sh
+EXTRA_DIST += tests/info_images.sh tests/info_json.sh

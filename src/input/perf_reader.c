@@ -1620,25 +1620,30 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				rec->data = (const uint8_t *)r->scratch;
 			}
 			if (!r->tracing && tsz <= TRACING_MAX) {
-				r->tracing = malloc(tsz ? (size_t)tsz : 1);
-				if (r->tracing) {
-					uint64_t done = 0;
-					while (done < tsz) {
-						size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
-						got = in_fill(r, want);
-						if (got < 0)
-							return (int)got;
-						if ((size_t)got < want)
-							return fail_at(r, ptc_err_truncated, in_off(r),
-								       "input ends inside tracing data");
-						memcpy(r->tracing + done, r->buf + r->pos, want);
-						r->pos += want;
-						done += want;
-					}
-					r->info.tracing_data = r->tracing;
-					r->info.tracing_data_size = (size_t)tsz;
-					break;
+				/* grown as the bytes arrive, so that memory follows
+				 * what the input holds, not what it claims */
+				uint64_t done = 0;
+				while (done < tsz) {
+					size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
+					uint8_t *nt;
+					got = in_fill(r, want);
+					if (got < 0)
+						return (int)got;
+					if ((size_t)got < want)
+						return fail_at(r, ptc_err_truncated, in_off(r),
+							       "input ends inside %llu bytes of tracing data",
+							       (unsigned long long)tsz);
+					nt = realloc(r->tracing, (size_t)(done + want));
+					if (!nt)
+						return fail_at(r, ptc_err_nomem, in_off(r), "out of memory");
+					r->tracing = nt;
+					memcpy(r->tracing + done, r->buf + r->pos, want);
+					r->pos += want;
+					done += want;
 				}
+				r->info.tracing_data = r->tracing;
+				r->info.tracing_data_size = (size_t)tsz;
+				break;
 			}
 			r->aux_left = tsz;	/* skipped like AUX data before the next record */
 			break;
