@@ -223,8 +223,9 @@ static int in_skip(struct ptc_perf_reader *r, uint64_t n)
 	}
 	while (n) {
 		ssize_t got;
+		/* the window is used up: slide it to the input position */
+		r->base += r->len;
 		r->pos = r->len = 0;
-		r->base = in_off(r);
 		got = in_fill(r, n < IN_CAP ? (size_t)n : IN_CAP);
 		if (got < 0)
 			return (int)got;
