@@ -59,6 +59,7 @@ struct ptc_perf_reader {
 	int seekable;
 	uint64_t file_size;	/* seekable inputs */
 	int failed;		/* sticky error code after a failure */
+	int ended;		/* trailing garbage seen: nothing more to read */
 
 	/* input window */
 	uint8_t *buf;
@@ -1487,6 +1488,7 @@ static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_
 		r->stats.trailing_offset = off;
 		r->stats.trailing_bytes = have;
 		warn_at(r, off, "%zu bytes of trailing garbage after the last record", have);
+		r->ended = 1;
 		return 0;
 	}
 	if (have < 8)
@@ -1508,6 +1510,8 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 
 		if (r->failed)
 			return r->failed;
+		if (r->ended)
+			return 0;
 		if (r->aux_left) {
 			uint64_t n = r->aux_left;
 			r->aux_left = 0;
@@ -1597,6 +1601,12 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
 					       (unsigned long long)asz, (unsigned long long)aoff,
 					       (unsigned long long)r->file_size);
+			/* ptc_perf_read_aux() moves the window: keep the record in
+			 * the scratch buffer so it stays valid while its data is read */
+			if (rec->data != (const uint8_t *)r->scratch) {
+				memcpy(r->scratch, rec->data, size);
+				rec->data = (const uint8_t *)r->scratch;
+			}
 			rec->aux_size = asz;
 			rec->aux_offset = aoff;
 			r->aux_left = asz;
