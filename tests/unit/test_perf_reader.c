@@ -867,7 +867,40 @@ static int cuts(const char *path)
 	return 0;
 }
 
+static int main_tests(int argc, char **argv);
+
+/* --records FILE: one line per record, "OFFSET TYPE VALID CPU TIME PID TID IP"
+ * (sample-id fields as parsed), for tests/reader_sample_ids.sh to compare
+ * with perf. */
+static int records(const char *path)
+{
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	char err[512];
+	int ret;
+
+	if (ptc_perf_open(&r, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	while ((ret = ptc_perf_next(r, &rec)) > 0)
+		printf("0x%llx %u %u %u %llu %u %u 0x%llx\n", (unsigned long long)rec.offset, rec.type,
+		       rec.sid.valid, rec.sid.cpu, (unsigned long long)rec.sid.time, rec.sid.pid,
+		       rec.sid.tid, (unsigned long long)rec.sid.ip);
+	if (ret < 0)
+		fprintf(stderr, "%s\n", ptc_perf_errmsg(r));
+	ptc_perf_close(r);
+	return ret < 0;
+}
+
 int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--records"))
+		return records(argv[2]);
+	return main_tests(argc, argv);
+}
+
+static int main_tests(int argc, char **argv)
 {
 	char cmd[512];
 
