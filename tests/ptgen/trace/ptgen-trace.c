@@ -652,8 +652,11 @@ static void complete_step(struct thread *t, struct ptg_insn *insn,
 	if (insn->kind != PTG_NOT_BRANCH) {
 		int taken;
 
-		if (insn->kind == PTC_BR_COND &&
-		    insn->target == insn->ip + insn->len)
+		/* Only a conditional branch can be not taken (an indirect
+		 * jump to the next instruction is taken). */
+		if (insn->kind != PTC_BR_COND)
+			taken = 1;
+		else if (insn->target == insn->ip + insn->len)
 			taken = ptg_cond_taken(insn, t->pre_flags,
 					       t->pre_rcx);
 		else
