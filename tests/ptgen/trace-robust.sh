@@ -28,13 +28,13 @@ tail -n 3 "$T/crash.truth" | cut -d' ' -f1 | tr -d '\n' | grep -qx AEX ||
 grep -qx "total 5000 [0-9]*" "$T/max.stats" || fail "max-insns: $(cat "$T/max.stats")"
 tail -n 1 "$T/max.truth" | grep -q '^E ' || fail "max-insns: no E line at the end"
 
-# Both engines agree, on signals and faults too.
-for p in c_nolibc c_signal; do
-	"$PTGEN_TRACE" -o "$T/$p.fast" -- "$CORPUS/$p" > /dev/null || fail "$p: fast run failed"
-	"$PTGEN_TRACE" --single-step -o "$T/$p.step" -- "$CORPUS/$p" > /dev/null || fail "$p: single-step run failed"
+# Both engines agree, on signals and faults, and on threads taking turns.
+for p in c_nolibc c_setjmp c_signal c_threads; do
+	"$PTGEN_TRACE" --slice 2000 -o "$T/$p.fast" -- "$CORPUS/$p" > /dev/null || fail "$p: fast run failed"
+	"$PTGEN_TRACE" --slice 2000 --single-step -o "$T/$p.step" -- "$CORPUS/$p" > /dev/null || fail "$p: single-step run failed"
 	# Process and thread ids differ between the runs.
 	for f in fast step; do
-		awk '{ if ($1 ~ /^[TCMXF]$/) { $3 = "P"; $4 = "P" } else if ($1 != "V") $3 = "P"; print }' \
+		awk '{ if ($1 ~ /^[TCMXF]$/) { $3 = "P"; $4 = "P" } else if ($1 != "V") $3 = "P"; if ($1 == "F") { $5 = "P"; $6 = "P" } print }' \
 			"$T/$p.$f" > "$T/$p.$f.n"
 	done
 	cmp -s "$T/$p.fast.n" "$T/$p.step.n" ||
