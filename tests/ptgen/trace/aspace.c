@@ -397,3 +397,10 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 	memcpy(buf, m->bytes + (ip - m->start), avail);
 	return avail + ptg_aspace_read(as, ip + avail, buf + avail, n - avail);
 }
+
+int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t r = pread(as->memfd, buf, n, (off_t)addr);
+
+	return r == (ssize_t)n ? 0 : -1;
+}

@@ -865,7 +865,8 @@ static int is_bp(const struct tree *tr, uint64_t ip, int except)
  * (-1 for the root).  Returns 0, or -1 when the segment must not be (it
  * would meet another breakpoint). */
 static int walk_seg(struct thread *t, struct tree *tr, struct seg *sg,
-		    uint64_t ip, size_t limit, int except)
+		    uint64_t ip, size_t limit, int except,
+		    const struct ptg_insn *first)
 {
 	sg->first = tr->n;
 	sg->n = 0;
@@ -891,6 +892,15 @@ static int walk_seg(struct thread *t, struct tree *tr, struct seg *sg,
 		}
 		if (tr->n >= limit)
 			break;
+		if (first && first->ip == ip) {
+			/* A return or indirect branch whose target the
+			 * registers and memory tell before it executes. */
+			*in = *first;
+			tr->n++;
+			sg->n++;
+			ip = in->target;
+			continue;
+		}
 		got = ptg_aspace_read(t->proc->as, ip, buf, sizeof(buf));
 		if (got == 0 || ptg_insn_decode(in, ip, buf, got) < 0 ||
 		    in->nowalk)
@@ -944,14 +954,41 @@ static void seg_bps(struct tree *tr, int segi)
 }
 
 /* Walks the tree from t's IP; no breakpoint (nbp 0) means: single-step. */
+static int read64(void *ctx, uint64_t addr, uint64_t *v)
+{
+	return ptg_aspace_peek(ctx, addr, v, sizeof(*v));
+}
+
+/* When t stands at a return or an indirect jump or call, where it goes:
+ * nothing can change the registers or the memory it reads before it
+ * executes (the other threads are stopped; a signal would stop t before
+ * it). */
+static int known_target(struct thread *t, struct ptg_insn *in)
+{
+	uint8_t buf[16];
+	size_t got = ptg_aspace_read(t->proc->as, t->regs.rip, buf,
+				     sizeof(buf));
+
+	if (got == 0 || ptg_insn_decode(in, t->regs.rip, buf, got) < 0)
+		return 0;
+	if (in->kind != PTC_BR_RET && in->kind != PTC_BR_JMP_IND &&
+	    in->kind != PTC_BR_CALL_IND)
+		return 0;
+	return ptg_insn_indirect_target(in, buf, got, &t->regs, read64,
+					t->proc->as, &in->target) == 0;
+}
+
 static void walk(struct thread *t, struct tree *tr, uint64_t limit)
 {
+	struct ptg_insn first;
+
 	tr->n = 0;
 	tr->nseg = 0;
 	tr->nbp = 0;
 	if (limit > PTG_PATH_MAX)
 		limit = PTG_PATH_MAX;
-	if (walk_seg(t, tr, &tr->seg[0], t->regs.rip, limit, -1) < 0 ||
+	if (walk_seg(t, tr, &tr->seg[0], t->regs.rip, limit, -1,
+		     known_target(t, &first) ? &first : NULL) < 0 ||
 	    !tr->seg[0].n)
 		return;
 	tr->seg[0].parent = tr->seg[0].dir = -1;
@@ -967,7 +1004,8 @@ static void walk(struct thread *t, struct tree *tr, uint64_t limit)
 
 		if (!parent->cond)
 			continue;
-		if (walk_seg(t, tr, sg, tr->bp[i], limit, i) < 0 || !sg->n ||
+		if (walk_seg(t, tr, sg, tr->bp[i], limit, i, NULL) < 0 ||
+		    !sg->n ||
 		    tr->nbp + sg->cond > PTG_NBP) {
 			tr->n = saved;
 			continue;
