@@ -386,6 +386,14 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 
 	if (!m || !is_code(m))
 		return 0;
+	if (m->prot & PROT_WRITE) {
+		/* Writable code (JIT) changes under the cache: read it
+		 * afresh every time. */
+		ssize_t r = pread(as->memfd, buf, n < m->end - ip ? n : m->end - ip,
+				  (off_t)ip);
+
+		return r > 0 ? (size_t)r : 0;
+	}
 	if (!m->bytes && load_bytes(as, m) < 0)
 		return 0;
 	avail = m->end - ip;

@@ -1205,6 +1205,8 @@ static void stop_all(void)
 
 		if (t->state == TH_DEAD || !t->proc)
 			continue;
+		if (t->state == TH_INFLIGHT)
+			flush_far(t);	/* it is in its system call */
 		if (t->state == TH_READY && t->count)
 			emit_A(t, t->regs.rip);
 		fprintf(g.out, "E %" PRIu64 " %d\n", g.now, (int)t->tid);
