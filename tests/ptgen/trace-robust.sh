@@ -29,7 +29,7 @@ grep -qx "total 5000 [0-9]*" "$T/max.stats" || fail "max-insns: $(cat "$T/max.st
 tail -n 1 "$T/max.truth" | grep -q '^E ' || fail "max-insns: no E line at the end"
 
 # Both engines agree, on signals and faults, and on threads taking turns.
-for p in c_nolibc c_setjmp c_signal c_threads; do
+for p in c_nolibc c_static c_setjmp c_signal c_threads; do
 	"$PTGEN_TRACE" --slice 2000 -o "$T/$p.fast" -- "$CORPUS/$p" > /dev/null || fail "$p: fast run failed"
 	"$PTGEN_TRACE" --slice 2000 --single-step -o "$T/$p.step" -- "$CORPUS/$p" > /dev/null || fail "$p: single-step run failed"
 	# Process and thread ids differ between the runs.
