@@ -260,6 +260,7 @@ static int dump_vdso(struct ptg_aspace *as, struct ptg_map *m,
 		     size_t filesz)
 {
 	size_t len = m->end - m->start;
+	char tmp[4200];
 	struct stat st;
 	Elf *elf;
 	FILE *f;
@@ -274,14 +275,22 @@ static int dump_vdso(struct ptg_aspace *as, struct ptg_map *m,
 		 strcmp(bid, "-") ? bid : "nobuildid");
 	if (stat(file, &st) == 0 && (size_t)st.st_size == len)
 		return 0;
-	f = fopen(file, "we");
+	/* Written aside and renamed: a reader (or another tracer sharing the
+	 * directory) never sees a partial image. */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
+	f = fopen(tmp, "we");
 	if (!f)
 		return -1;
 	if (fwrite(m->bytes, 1, len, f) != len) {
 		fclose(f);
+		unlink(tmp);
 		return -1;
 	}
-	return fclose(f) ? -1 : 0;
+	if (fclose(f) || rename(tmp, file)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 static int announce(struct ptg_aspace *as, struct ptg_map *m,
