@@ -260,6 +260,7 @@ static int dump_vdso(struct ptg_aspace *as, struct ptg_map *m,
 		     size_t filesz)
 {
 	size_t len = m->end - m->start;
+	char tmp[4200];
 	struct stat st;
 	Elf *elf;
 	FILE *f;
@@ -274,14 +275,22 @@ static int dump_vdso(struct ptg_aspace *as, struct ptg_map *m,
 		 strcmp(bid, "-") ? bid : "nobuildid");
 	if (stat(file, &st) == 0 && (size_t)st.st_size == len)
 		return 0;
-	f = fopen(file, "we");
+	/* Written aside and renamed: a reader (or another tracer sharing the
+	 * directory) never sees a partial image. */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
+	f = fopen(tmp, "we");
 	if (!f)
 		return -1;
 	if (fwrite(m->bytes, 1, len, f) != len) {
 		fclose(f);
+		unlink(tmp);
 		return -1;
 	}
-	return fclose(f) ? -1 : 0;
+	if (fclose(f) || rename(tmp, file)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 static int announce(struct ptg_aspace *as, struct ptg_map *m,
@@ -386,6 +395,14 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 
 	if (!m || !is_code(m))
 		return 0;
+	if (m->prot & PROT_WRITE) {
+		/* Writable code (JIT) changes under the cache: read it
+		 * afresh every time. */
+		ssize_t r = pread(as->memfd, buf, n < m->end - ip ? n : m->end - ip,
+				  (off_t)ip);
+
+		return r > 0 ? (size_t)r : 0;
+	}
 	if (!m->bytes && load_bytes(as, m) < 0)
 		return 0;
 	avail = m->end - ip;
@@ -396,4 +413,11 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 	/* An instruction that crosses into the next mapping. */
 	memcpy(buf, m->bytes + (ip - m->start), avail);
 	return avail + ptg_aspace_read(as, ip + avail, buf + avail, n - avail);
+}
+
+int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t r = pread(as->memfd, buf, n, (off_t)addr);
+
+	return r == (ssize_t)n ? 0 : -1;
 }
