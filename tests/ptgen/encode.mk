@@ -7,3 +7,4 @@ tests_ptgen_ptgen_encode_SOURCES = tests/ptgen/encode/main.c \
 # libipt as a reference decoder for the oracle tests.
 check_PROGRAMS += tests/ptgen/ptblk
 tests_ptgen_ptblk_SOURCES = tests/ptgen/ptblk.c
+EXTRA_DIST += tests/ptgen/encode/compare.py
