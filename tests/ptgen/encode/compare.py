@@ -2,7 +2,7 @@
 """Compare the taken branches a decoder reports with a ptgen ground truth.
 
     compare.py TRUTH DECODED [--format perf|ptblk] [--tid TID]
-               [--gap FIRST:LAST] [--insns N]
+               [--gap FIRST:LAST | --gaps FILE] [--insns]
 
 DECODED is the output of
     perf script --itrace=be -F tid,ip,addr,flags      (--format perf)
@@ -20,7 +20,9 @@ all threads in truth order when --tid is not given) may be missing because
 data was lost there on purpose: then everything before FIRST must come out
 exactly, everything from LAST on must come out exactly, at least one decode
 error must be reported, and every error must lie between the two.  The
-lines decoded inside the gap are not checked.
+lines decoded inside the gap are not checked.  --gaps FILE takes FIRST and
+LAST from the file `ptgen-encode --gaps` wrote (its "first" and its
+"resume" or "resync" fields).
 
 --insns N (ptblk) checks the instruction counts of both libipt decoders.
 Exit status 0 when all holds, 1 otherwise (with the first differences).
@@ -153,9 +155,18 @@ def main():
     ap.add_argument('--format', choices=('perf', 'ptblk'), default='perf')
     ap.add_argument('--tid', type=int)
     ap.add_argument('--gap')
+    ap.add_argument('--gaps')
     ap.add_argument('--insns', action='store_true')
     a = ap.parse_args()
 
+    if a.gaps:
+        with open(a.gaps) as f:
+            x = f.read().split()
+        kv = dict(zip(x[1::2], x[2::2]))
+        if 'first' not in kv:
+            print('%s: no gap recorded' % a.gaps)
+            return 1
+        a.gap = '%s:%s' % (kv['first'], kv.get('resume', kv.get('resync')))
     per, insns, order = truth_branches(a.truth)
     if a.format == 'ptblk':
         if a.tid is None:

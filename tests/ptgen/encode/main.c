@@ -115,8 +115,11 @@ struct queue {
 	FILE *dump;
 	struct gen *g;
 	/* expected-gap bookkeeping for --drop */
-	int drop_state;		/* 0 before, 1 inside/after drop until resync, 2 done */
-	uint64_t drop_line;
+	/* --gaps bookkeeping for --drop, in taken-branch indices of the
+	 * truth: branches before drop_first are encoded entirely before the
+	 * cut; from drop_resync on they follow a PSB after it. */
+	int drop_state;		/* 0 before the cut, 1 until a PSB after it, 2 done */
+	uint64_t drop_first, drop_resync;
 };
 
 struct gen {
@@ -129,6 +132,8 @@ struct gen {
 	uint64_t first_time, last_time;
 	FILE *gaps;
 	uint64_t branches;	/* B lines seen */
+	uint64_t taken;		/* taken branches seen (compare.py's indices) */
+	uint64_t taken_at_packet;	/* taken branches up to the last one that wrote a packet or TNT bit */
 	/* overflow injection */
 	struct queue *ovf_q;
 	uint64_t ovf_left, ovf_line;
@@ -363,10 +368,6 @@ static int aux_sink(void *ctx, const uint8_t *data, size_t size, uint64_t off)
 			nkept = size - (b - a);
 			q->dropped += b - a;
 			flags = PTC_AUX_FLAG_PARTIAL;
-			if (g->gaps && a < b && lo >= off)
-				fprintf(g->gaps, "drop queue %u kept_offset %llu bytes %llu\n",
-					q->idx, (unsigned long long)(q->kept + a),
-					(unsigned long long)g->o.drop_bytes);
 		}
 	}
 	if (q->dump && nkept && fwrite(kept, 1, nkept, q->dump) != nkept)
@@ -772,10 +773,12 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		g->ovf_q = q;
 		g->ovf_left = g->o.ovf_drop;
 		g->ovf_line = ev->line;
+		/* Branches after the last packet before the OVF are lost
+		 * with it: the decoder cannot tell how far the CPU got. */
 		if (g->gaps)
-			fprintf(g->gaps, "ovf queue %u kept_offset %llu line %llu",
+			fprintf(g->gaps, "ovf queue %u offset %llu first %llu",
 				q->idx, (unsigned long long)(ptenc_offset(q->enc) - q->dropped),
-				(unsigned long long)ev->line);
+				(unsigned long long)g->taken_at_packet);
 		check(g, ptenc_overflow(q->enc, tsc_of(ev->time)), "OVF");
 	}
 	if (g->ovf_q == q && ptenc_in_overflow(q->enc)) {
@@ -785,8 +788,35 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		}
 		check(g, ptenc_overflow_end(q->enc, tsc_of(ev->time), ev->ip, 1), "OVF end");
 		if (g->gaps)
-			fprintf(g->gaps, " resume_line %llu resume_ip 0x%llx\n",
-				(unsigned long long)ev->line, (unsigned long long)ev->ip);
+			fprintf(g->gaps, " resume %llu ip 0x%llx\n",
+				(unsigned long long)g->taken, (unsigned long long)ev->ip);
+	}
+}
+
+/* Where --drop cuts the stream, in taken-branch indices (see struct queue). */
+static void drop_track(struct gen *g, struct queue *q)
+{
+	uint64_t lo = g->o.drop_offset, hi = lo + g->o.drop_bytes;
+
+	if (!g->o.drop || q->idx != g->o.drop_queue || q->drop_state == 2)
+		return;
+	if (q->drop_state == 0) {
+		if (ptenc_offset(q->enc) + 8 <= lo) {
+			if (!ptenc_pending_tnt(q->enc))
+				q->drop_first = g->taken_at_packet;
+			return;
+		}
+		q->drop_state = 1;
+	}
+	if (ptenc_last_psb(q->enc) != UINT64_MAX && ptenc_last_psb(q->enc) >= hi) {
+		q->drop_resync = g->taken;
+		q->drop_state = 2;
+		if (g->gaps)
+			fprintf(g->gaps, "drop queue %u offset %llu bytes %llu first %llu resync %llu\n",
+				q->idx, (unsigned long long)lo,
+				(unsigned long long)g->o.drop_bytes,
+				(unsigned long long)q->drop_first,
+				(unsigned long long)q->drop_resync);
 	}
 }
 
@@ -915,6 +945,8 @@ static void second_pass(struct gen *g, struct truth *tr)
 			g->branches++;
 			if (t->late_far && ev.kind == PTENC_FAR && t != g->running) {
 				t->late_far--;
+				g->taken++;
+				g->taken_at_packet = g->taken;
 				break;
 			}
 			run_thread(g, t, sb);
@@ -923,6 +955,7 @@ static void second_pass(struct gen *g, struct truth *tr)
 			if (!t->in_user)
 				die("%s:%llu: branch while not in user mode (no R line before it)",
 				    g->o.truth, (unsigned long long)ev.line);
+			drop_track(g, q);
 			ovf_check(g, q, &ev);
 			t->insns_since_irq += ev.insns;
 			if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
@@ -941,6 +974,11 @@ static void second_pass(struct gen *g, struct truth *tr)
 						      ev.ip, ev.target, ev.taken, ev.blen),
 				      "branch");
 			}
+			if (ev.kind != PTENC_COND || ev.taken)
+				g->taken++;
+			if (ev.kind != PTENC_JMP && ev.kind != PTENC_CALL)
+				g->taken_at_packet = g->taken;
+			drop_track(g, q);
 			g->last_time = ev.time;
 			break;
 		}

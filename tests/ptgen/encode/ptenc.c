@@ -152,6 +152,11 @@ int ptenc_enabled(const struct ptenc *e)
 	return e->enabled;
 }
 
+unsigned ptenc_pending_tnt(const struct ptenc *e)
+{
+	return e->tnt_bits;
+}
+
 int ptenc_in_overflow(const struct ptenc *e)
 {
 	return e->overflow;
