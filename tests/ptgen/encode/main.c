@@ -640,6 +640,22 @@ static void set_queues(struct gen *g)
 				die("%s: %s", path, strerror(errno));
 		}
 	}
+	if (g->o.aux_dump) {
+		/* PREFIX.index: "queue cpu pid tid" (pid, tid -1 per CPU). */
+		char path[PATH_MAX];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.index", g->o.aux_dump);
+		f = fopen(path, "w");
+		if (!f)
+			die("%s: %s", path, strerror(errno));
+		for (i = 0; i < g->nr_queues; i++)
+			fprintf(f, "%zu %d %d %d\n", i, g->queues[i].cpu,
+				g->o.per_thread ? (int)g->threads[i]->pid : -1,
+				g->queues[i].tid);
+		if (fclose(f))
+			die("%s: write failed", path);
+	}
 }
 
 static void write_header(struct gen *g, int argc, char **argv)
@@ -1008,6 +1024,7 @@ static void usage(void)
 "  --buildid-dir DIR     put the vDSO into perf's build-id cache layout in DIR\n"
 "  --gaps FILE           where data was lost (machine-readable)\n"
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
+"                        and PREFIX.index (queue cpu pid tid per line)\n"
 "  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
 	exit(2);
 }
