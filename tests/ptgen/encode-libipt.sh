@@ -28,11 +28,11 @@ check() {
 	done < "$T/q.index"
 }
 
-for p in pe_calls pe_threads pe_fork; do
-	check $p
-	check $p --noretcomp --timing=tsc,mtc,cyc
-	check $p --interrupt-every 500 --psb-period 0 --long-tnt
-done
+check pe_calls
+check pe_calls --noretcomp --timing=tsc,mtc,cyc --interrupt-every 500
+check pe_threads --psb-period 0 --long-tnt
+check pe_threads --noretcomp --interrupt-every 500
+check pe_fork --timing=tsc,mtc,cyc
 
 # Overflow and lost data in the single-threaded program.
 "$ENC" --per-thread --aux-dump "$T/q" --ovf-at 3000:10 --gaps "$T/g" \

@@ -29,18 +29,18 @@ check() {
 	echo "$name $*: $(tr '\n' ' ' < "$T/x.cmp")"
 }
 
-for p in pe_calls pe_threads pe_fork; do
-	check $p
-	check $p --noretcomp
-	check $p --timing=tsc,mtc,cyc
-	check $p --timing=tsc --cpus 2
-	check $p --psb-period 0 --long-tnt
-	check $p --interrupt-every 700 --cpus 3
-	check $p --per-thread
-	check $p --per-thread --timing=none --noretcomp
-done
+check pe_calls
+check pe_calls --noretcomp --timing=tsc,mtc,cyc
+check pe_calls --psb-period 0 --long-tnt --interrupt-every 700
 # Without timestamps perf cannot order a CPU's threads; one thread is fine.
 check pe_calls --timing=none
+check pe_threads
+check pe_threads --cpus 2 --timing=tsc
+check pe_threads --noretcomp --interrupt-every 700 --cpus 3
+check pe_threads --per-thread --timing=none --long-tnt
+check pe_fork
+check pe_fork --cpus 2 --noretcomp --timing=tsc,mtc,cyc
+check pe_fork --per-thread --psb-period 0
 
 # Pipe mode, through a real pipe (perf treats a redirected file differently).
 "$ENC" --pipe --buildid-dir "$T/bid" -o - "$T/pe_threads.truth" |

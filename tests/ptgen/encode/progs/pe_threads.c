@@ -10,7 +10,7 @@ static void *work(void *arg)
 {
 	long id = (long)arg, s = 0, i;
 
-	for (i = 0; i < 12000 + 1000 * id; i++)
+	for (i = 0; i < 2500 + 500 * id; i++)
 		s += (i % 5) ? i : -i;
 	results[id] = s;
 	return NULL;
