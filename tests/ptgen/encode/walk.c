@@ -78,6 +78,7 @@ struct block {
 	uint8_t len;
 	uint8_t dead;		/* br_ip cannot be executed */
 	uint8_t bias;		/* conditional: taken probability in 1/256 */
+	uint8_t func;		/* in the function-entry list */
 };
 
 struct walker {
@@ -88,7 +89,8 @@ struct walker {
 	struct segment seg[16];
 	unsigned nr_seg;
 	uint64_t *funcs;
-	size_t nr_funcs;
+	size_t nr_funcs, funcs_cap;
+	size_t nr_sym_funcs;	/* from the symbol tables; the rest found by the walk */
 	uint64_t entry;
 	uint8_t build_id[20];
 	unsigned build_id_len;
@@ -195,6 +197,7 @@ static void load_elf(struct walker *w, const char *path)
 					if (!w->funcs)
 						die("out of memory");
 				}
+				w->funcs_cap = cap;
 				w->funcs[w->nr_funcs++] = a;
 			}
 		} else if (sh.sh_type == SHT_NOTE) {
@@ -224,8 +227,10 @@ static void load_elf(struct walker *w, const char *path)
 		w->funcs = malloc(sizeof(*w->funcs));
 		if (!w->funcs)
 			die("out of memory");
+		w->funcs_cap = 1;
 		w->funcs[w->nr_funcs++] = w->entry;
 	}
+	w->nr_sym_funcs = w->nr_funcs;
 	ZydisDecoderInit(&w->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
 
@@ -350,6 +355,25 @@ static const struct block *get_block(struct walker *w, uint64_t ip)
 	decode_block(w, &w->blocks[i]);
 	w->nr_blocks++;
 	return &w->blocks[i];
+}
+
+/* A direct call's target is a function entry too: stripped binaries have
+ * few symbols, and the walk should reach more than their entries.  The
+ * list only grows in walk order, so both passes see the same list. */
+static void note_func(struct walker *w, uint64_t ip)
+{
+	struct block *b = (struct block *)get_block(w, ip);
+
+	if (b->func)
+		return;
+	b->func = 1;
+	if (w->nr_funcs == w->funcs_cap) {
+		w->funcs_cap = w->funcs_cap ? 2 * w->funcs_cap : 1024;
+		w->funcs = realloc(w->funcs, w->funcs_cap * sizeof(*w->funcs));
+		if (!w->funcs)
+			die("out of memory");
+	}
+	w->funcs[w->nr_funcs++] = ip;
 }
 
 /* --- the walk ---------------------------------------------------------------- */
@@ -486,7 +510,7 @@ static uint64_t run_slice(struct run *r, unsigned ti, uint64_t budget, uint64_t 
 	ev.pid = r->pid;
 	ev.tid = r->pid + ti;
 	while (done < budget && nbr < max_branches) {
-		const struct block *b = get_block(w, t->ip);
+		const struct block blk = *get_block(w, t->ip), *b = &blk;
 		uint64_t cur = t->ip, next;
 
 		if (b->dead) {
@@ -543,6 +567,8 @@ static uint64_t run_slice(struct run *r, unsigned ti, uint64_t budget, uint64_t 
 			if (b->kind == PTENC_CALL_IND || !executable(w, next)) {
 				/* The PLT or a pointer: some function. */
 				next = ev.target = random_func(w, t);
+			} else {
+				note_func(w, next);
 			}
 			break;
 		case PTENC_JMP_IND:
@@ -596,6 +622,11 @@ static void walk(struct run *r)
 
 	snprintf(comm, sizeof(comm), "%s", slash ? slash + 1 : r->w.path);
 	r->now = 0;
+	/* Both passes must make the same choices: forget the functions the
+	 * previous pass found. */
+	r->w.nr_funcs = r->w.nr_sym_funcs;
+	for (size_t i = 0; i < r->w.blocks_cap; i++)
+		r->w.blocks[i].func = 0;
 	for (ti = 0; ti < r->nr_threads; ti++) {
 		struct wthread *t = &r->threads[ti];
 
