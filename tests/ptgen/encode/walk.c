@@ -17,7 +17,9 @@
  * symbol tables; a system call leaves user mode and resumes after it; an
  * instruction the walk cannot execute (invalid, privileged, int3, hlt,
  * code outside the segments) is an asynchronous exit, and the walk resumes
- * at a function entry (as a signal handler would).  Several threads (one
+ * at a function entry (as a signal handler would); so does an occasional
+ * (--escape) exception that gets the walk out of regions it would circle
+ * in for ever.  Several threads (one
  * per CPU by default) take turns in time slices.  Nothing is executed:
  * the data values that would pick real directions do not exist.
  *
@@ -101,6 +103,7 @@ struct walker {
 
 struct wthread {
 	uint64_t ip;
+	uint64_t escape;	/* branches until the next escape */
 	uint64_t stack[STACK_MAX];
 	unsigned sp_bottom, depth;
 	uint64_t rng;
@@ -402,7 +405,7 @@ struct run {
 	struct walker w;
 	struct wthread *threads;
 	unsigned nr_threads;
-	uint64_t branches, seed, slice;
+	uint64_t branches, seed, slice, escape;
 	uint32_t pid;
 	FILE *text, *bin;
 	int emit_truth;		/* the second pass writes the ground truth */
@@ -513,6 +516,26 @@ static uint64_t run_slice(struct run *r, unsigned ti, uint64_t budget, uint64_t 
 		const struct block blk = *get_block(w, t->ip), *b = &blk;
 		uint64_t cur = t->ip, next;
 
+		/* A random walk can circle in a region whose exits are all
+		 * unlikely; now and then an exception takes the thread to
+		 * a random function (as a signal handler that longjmps). */
+		if (r->escape && !t->escape--) {
+			t->escape = rnd(t) % (2 * r->escape);
+			ev.type = 'A';
+			ev.time = r->now;
+			ev.ip = cur;
+			ev.insns = 0;
+			event(r, &ev);
+			if (r->bin && r->emit_truth) {
+				putc(0x03, r->bin);
+				put_varint(r->bin, 0);
+				put_varint(r->bin, 0);
+			}
+			t->depth = 0;
+			t->ip = random_func(w, t);
+			thread_event(r, 'R', ti, t->ip);
+			continue;
+		}
 		if (b->dead) {
 			/* An exception before br_ip executed; a handler runs
 			 * at a function entry. */
@@ -633,6 +656,7 @@ static void walk(struct run *r)
 		t->rng = hash64(r->seed * 1000003 + ti) | 1;
 		t->depth = t->sp_bottom = 0;
 		t->insns = 0;
+		t->escape = r->escape;
 		t->ip = !ti && executable(&r->w, r->w.entry) ? r->w.entry :
 			random_func(&r->w, t);
 	}
@@ -716,6 +740,8 @@ static void usage(void)
 "  --seed S              seed of the walk (default 1)\n"
 "  --threads N           threads (default: one per CPU)\n"
 "  --slice N             instructions per time slice (default 100000)\n"
+"  --escape N            jump to a random function about every N branches\n"
+"                        (an exception; default 20000, 0: never)\n"
 "  --truth FILE          also write the text ground truth (small runs)\n"
 "  --truth-bin FILE      also write the compact binary ground truth\n");
 	gen_options_help(stderr);
@@ -736,6 +762,7 @@ int main(int argc, char **argv)
 	gen_options_init(&r.o);
 	r.seed = 1;
 	r.slice = 100000;
+	r.escape = 20000;
 	r.pid = 4000;
 	for (n = 0; gen_long_options[n].name; n++)
 		lo[n] = gen_long_options[n];
@@ -743,6 +770,7 @@ int main(int argc, char **argv)
 	lo[n++] = (struct option){ "seed", required_argument, NULL, 's' };
 	lo[n++] = (struct option){ "threads", required_argument, NULL, 't' };
 	lo[n++] = (struct option){ "slice", required_argument, NULL, 'S' };
+	lo[n++] = (struct option){ "escape", required_argument, NULL, 'e' };
 	lo[n++] = (struct option){ "truth", required_argument, NULL, 'T' };
 	lo[n++] = (struct option){ "truth-bin", required_argument, NULL, 'Y' };
 	lo[n] = (struct option){ NULL, 0, NULL, 0 };
@@ -753,6 +781,7 @@ int main(int argc, char **argv)
 		case 's': r.seed = strtoull(optarg, NULL, 0); break;
 		case 't': r.nr_threads = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'S': r.slice = strtoull(optarg, NULL, 0); break;
+		case 'e': r.escape = strtoull(optarg, NULL, 0); break;
 		case 'T': text = optarg; break;
 		case 'Y': bin = optarg; break;
 		default:
