@@ -41,6 +41,8 @@ check pe_threads --per-thread --timing=none --long-tnt
 check pe_fork
 check pe_fork --cpus 2 --noretcomp --timing=tsc,mtc,cyc
 check pe_fork --per-thread --psb-period 0
+# perf record -z: the sideband in COMPRESSED records.
+check pe_threads --compress 3 --cpus 2
 
 # Scale mode: a random walk over libc's code, two CPUs, 50000 branches.
 libc=$(awk '$1 == "M" && $10 ~ /libc[.]so/ { print $10; exit }' "$T/pe_calls.truth")

@@ -1007,6 +1007,8 @@ struct gen *gen_new(const struct gen_options *o, int fd)
 	g->truth_dir = tdir ? dirname(tdir) : NULL;
 	check(g, ptc_perf_writer_new(&g->w, fd, o->pipe ? PTC_PERF_WRITE_PIPE :
 						       PTC_PERF_WRITE_FILE), "writer");
+	if (o->zlevel)
+		check(g, ptc_perf_writer_set_compression(g->w, o->zlevel), "compression");
 	if (o->gaps) {
 		g->gaps = fopen(o->gaps, "w");
 		if (!g->gaps)
@@ -1101,6 +1103,7 @@ enum {
 	OPT_PIPE = 256, OPT_NORETCOMP, OPT_TIMING, OPT_MTC_PERIOD, OPT_PSB_PERIOD,
 	OPT_LONG_TNT, OPT_CPUS, OPT_PER_THREAD, OPT_OVF_AT, OPT_DROP,
 	OPT_INTERRUPT_EVERY, OPT_BUILDID_DIR, OPT_GAPS, OPT_AUX_DUMP, OPT_AUX_CHUNK,
+	OPT_COMPRESS,
 };
 
 const struct option gen_long_options[] = {
@@ -1119,6 +1122,7 @@ const struct option gen_long_options[] = {
 	{ "gaps", required_argument, NULL, OPT_GAPS },
 	{ "aux-dump", required_argument, NULL, OPT_AUX_DUMP },
 	{ "aux-chunk", required_argument, NULL, OPT_AUX_CHUNK },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -1141,7 +1145,8 @@ void gen_options_help(FILE *f)
 "  --gaps FILE           where data was lost, in taken-branch indices\n"
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
 "                        and PREFIX.index (queue cpu pid tid per line)\n"
-"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
+"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n"
+"  --compress LEVEL      zstd-compress the sideband records (perf record -z)\n");
 }
 
 void gen_options_init(struct gen_options *o)
@@ -1229,6 +1234,7 @@ int gen_option(struct gen_options *o, int c, char *arg)
 	case OPT_GAPS: o->gaps = arg; break;
 	case OPT_AUX_DUMP: o->aux_dump = arg; break;
 	case OPT_AUX_CHUNK: o->chunk = (size_t)parse_u64(arg, "--aux-chunk"); break;
+	case OPT_COMPRESS: o->zlevel = (int)parse_u64(arg, "--compress"); break;
 	default: return 0;
 	}
 	return 1;

@@ -33,6 +33,7 @@ struct gen_options {
 	int drop;
 	uint64_t interrupt_every;
 	size_t chunk;
+	int zlevel;		/* perf record -z: COMPRESSED records */
 };
 
 struct gen;
