@@ -8,7 +8,7 @@ tests_ptgen_ptgen_encode_SOURCES = tests/ptgen/encode/encode.c \
 # libipt as a reference decoder for the oracle tests.
 check_PROGRAMS += tests/ptgen/ptblk
 tests_ptgen_ptblk_SOURCES = tests/ptgen/ptblk.c
-EXTRA_DIST += tests/ptgen/encode/compare.py
+EXTRA_DIST += tests/ptgen/encode/compare.py tests/ptgen/encode/README.md
 
 # Oracle tests: real executions traced by ptgen-trace, encoded, and decoded
 # by Linux perf and by libipt.  The traced programs are compiled by the
