@@ -386,6 +386,14 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 
 	if (!m || !is_code(m))
 		return 0;
+	if (m->prot & PROT_WRITE) {
+		/* Writable code (JIT) changes under the cache: read it
+		 * afresh every time. */
+		ssize_t r = pread(as->memfd, buf, n < m->end - ip ? n : m->end - ip,
+				  (off_t)ip);
+
+		return r > 0 ? (size_t)r : 0;
+	}
 	if (!m->bytes && load_bytes(as, m) < 0)
 		return 0;
 	avail = m->end - ip;
@@ -396,4 +404,11 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 	/* An instruction that crosses into the next mapping. */
 	memcpy(buf, m->bytes + (ip - m->start), avail);
 	return avail + ptg_aspace_read(as, ip + avail, buf + avail, n - avail);
+}
+
+int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t r = pread(as->memfd, buf, n, (off_t)addr);
+
+	return r == (ssize_t)n ? 0 : -1;
 }
