@@ -103,6 +103,13 @@ int ptc_perf_writer_add_build_id(struct ptc_perf_writer *w, int32_t pid,
 				 uint16_t misc, const uint8_t *build_id,
 				 size_t build_id_len, const char *filename);
 
+/* perf record -z: from now on kernel records (types below 64) are
+ * batched, 32 KiB at a time, into COMPRESSED records (one zstd frame
+ * each; perf decompresses them with one stream), and the COMPRESSED
+ * feature is set.  perf's own records and AUXTRACE data stay plain, as
+ * perf record writes them.  Call before the first record. */
+int ptc_perf_writer_set_compression(struct ptc_perf_writer *w, int level);
+
 /* Writes the file header, attrs (and in pipe mode the features) now rather
  * than at the first record. */
 int ptc_perf_writer_begin(struct ptc_perf_writer *w);

@@ -48,18 +48,38 @@ static uint8_t *read_all(const char *path, size_t *size)
 	return buf;
 }
 
-/* Adds the truth's executable mappings of pid to the image. */
-static void load_image(struct pt_image *image, const char *truth, unsigned pid)
+/* Adds the truth's executable mappings of pid to the image.  A process
+ * made by fork has no M lines of its own for what it inherited: its
+ * parent's mappings up to the fork come first (recursively), then its own
+ * (libipt replaces what a later section overlaps). */
+static int load_image_until(struct pt_image *image, const char *truth,
+			    unsigned pid, unsigned long long until, int depth)
 {
 	char *line = NULL, *dir = strdup(truth), *tdir = dirname(dir);
 	size_t cap = 0;
 	FILE *f = fopen(truth, "r");
+	unsigned long long fork_time = 0;
+	unsigned ppid = 0;
 	int n = 0;
 
 	if (!f) {
 		fprintf(stderr, "ptblk: %s: %s\n", truth, strerror(errno));
 		exit(2);
 	}
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long time;
+		unsigned a, b, c, d;
+
+		if (line[0] == 'F' &&
+		    sscanf(line, "F %llu %u %u %u %u", &time, &a, &b, &c, &d) == 5 &&
+		    c == pid && a != pid) {
+			ppid = a;
+			fork_time = time;
+		}
+	}
+	if (ppid && depth < 16)
+		n += load_image_until(image, truth, ppid, fork_time, depth + 1);
+	rewind(f);
 	while (getline(&line, &cap, f) > 0) {
 		char path[4096], dump[4096], file[8192];
 		unsigned long long start, len, pgoff, time;
@@ -71,7 +91,7 @@ static void load_image(struct pt_image *image, const char *truth, unsigned pid)
 			continue;
 		k = sscanf(line, "M %llu %u %u %llx %llx %llx %*s %*s %4095s %4095s",
 			   &time, &mpid, &mtid, &start, &len, &pgoff, path, dump);
-		if (k < 7 || mpid != pid)
+		if (k < 7 || mpid != pid || time > until)
 			continue;
 		if (dump[0]) {
 			/* The dump holds the mapping's bytes from its start. */
@@ -93,7 +113,12 @@ static void load_image(struct pt_image *image, const char *truth, unsigned pid)
 	free(line);
 	free(dir);
 	fclose(f);
-	if (!n) {
+	return n;
+}
+
+static void load_image(struct pt_image *image, const char *truth, unsigned pid)
+{
+	if (!load_image_until(image, truth, pid, ~0ULL, 0)) {
 		fprintf(stderr, "ptblk: no mappings of pid %u in %s\n", pid, truth);
 		exit(2);
 	}
@@ -190,7 +215,7 @@ static uint64_t insn_pass(uint8_t *buf, size_t size, const char *truth, unsigned
 				p.valid = 0;
 				break;
 			case ptev_async_disabled:
-				resolve(&p, ev.variant.async_disabled.ip);
+				resolve(&p, ev.variant.async_disabled.at);
 				break;
 			case ptev_overflow:
 				pt_insn_get_offset(d, &offset);

@@ -1,13 +1,12 @@
-/* ptgen-encode: turns a ground-truth execution (.truth, see
- * tests/ptgen/ground-truth.md) into the perf.data that
- * `perf record -e intel_pt//u` would have written for it.
+/* gen: an execution (ground-truth events, see tests/ptgen/ground-truth.md)
+ * -> the perf.data that `perf record -e intel_pt//u` would have written.
  *
- * The truth is read twice: a first pass finds the threads, mappings and
- * time range (perf.data declares its events and ids before any record), the
- * second pass writes sideband records and drives one Intel PT packet
- * encoder (ptenc) per AUX queue: one per CPU, or one per thread with
- * --per-thread.  Threads are placed on CPUs round-robin in order of first
- * appearance, so the layout is deterministic.
+ * Events come twice: gen_scan() sees them all first (threads, mappings,
+ * where preempted threads continue: perf.data declares its events and ids
+ * before any record), then gen_event() writes sideband records and drives
+ * one Intel PT packet encoder (ptenc) per AUX queue: one per CPU, or one
+ * per thread with per_thread.  Threads are placed on CPUs round-robin in
+ * order of first appearance, so the layout is deterministic.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +27,7 @@
 #include "input/perf_writer.h"
 #include "ptenc.h"
 #include "truth.h"
+#include "gen.h"
 
 /* The clocks of the model: perf time (ns) = truth time + TIME_BASE; the TSC
  * runs at 2 GHz, the crystal (CTC) at 25 MHz, the core at the nominal
@@ -48,21 +48,23 @@
 #define PT_CFG_MTC_PERIOD_SHIFT 14
 #define PT_CFG_PSB_PERIOD_SHIFT 24
 
+/* Time the model spends in the kernel at each exit from user mode (system
+ * call, interrupt, preemption): the truth's clock does not advance there,
+ * but perf orders sideband and trace by time, so the switch records must
+ * fall between one thread's TIP.PGD and the next one's TIP.PGE. */
+#define KERNEL_NS 1000
+
 #define ID_PT_BASE 1000
 #define ID_DUMMY_BASE 2000
 
-struct options {
-	const char *truth, *out, *buildid_dir, *gaps, *aux_dump;
-	int retcomp, tsc, mtc, cyc, long_tnt;
-	unsigned mtc_period, psb_period;
-	unsigned cpus;
-	int per_thread, pipe;
-	uint64_t ovf_at, ovf_drop;
-	uint64_t drop_bytes, drop_offset;
-	unsigned drop_queue;
-	int drop;
-	uint64_t interrupt_every;
-	size_t chunk;
+
+/* Where a thread switched out in user mode continues.  far: it had in fact
+ * entered a system call that blocked; ptgen-trace writes that syscall's B
+ * line when the call returns, after the S lines of the threads that ran
+ * meanwhile. */
+struct preemption {
+	uint64_t ip;
+	int far;
 };
 
 struct thread {
@@ -73,6 +75,18 @@ struct thread {
 	int in_user;
 	int itrace_started;
 	uint64_t insns_since_irq;
+	/* Preemption in user mode (the tracer's time slices): the truth has
+	 * an S line but no A/R pair, so the first pass finds the IP where
+	 * the thread continues (its next branch or A line) and the second
+	 * pass writes an interrupt there: FUP + TIP.PGD when switched out,
+	 * TIP.PGE when switched back in. */
+	struct preemption *preempt_ip;
+	size_t nr_preempt, preempt_next;
+	int late_far;		/* far B lines already encoded at an S */
+	int await_preempt_ip;	/* first pass: preemptions without an IP yet */
+	int preempted;		/* second pass */
+	uint64_t resume_ip;
+	uint64_t next_ip;	/* after the last branch */
 };
 
 struct queue {
@@ -88,28 +102,36 @@ struct queue {
 	FILE *dump;
 	struct gen *g;
 	/* expected-gap bookkeeping for --drop */
-	int drop_state;		/* 0 before, 1 inside/after drop until resync, 2 done */
-	uint64_t drop_line;
+	/* --gaps bookkeeping for --drop, in taken-branch indices of the
+	 * truth: branches before drop_first are encoded entirely before the
+	 * cut; from drop_resync on they follow a PSB after it. */
+	int drop_state;		/* 0 before the cut, 1 until a PSB after it, 2 done */
+	uint64_t drop_first, drop_resync;
 };
 
 struct gen {
-	struct options o;
+	struct gen_options o;
 	struct ptc_perf_writer *w;
-	struct thread *threads;
+	struct thread **threads;	/* stable pointers: others keep them */
 	size_t nr_threads;
 	struct queue *queues;
 	size_t nr_queues;
 	uint64_t first_time, last_time;
 	FILE *gaps;
 	uint64_t branches;	/* B lines seen */
+	uint64_t taken;		/* taken branches seen (compare.py's indices) */
+	uint64_t taken_at_packet;	/* taken branches before the last one that wrote a packet or TNT bit */
 	/* overflow injection */
 	struct queue *ovf_q;
 	uint64_t ovf_left, ovf_line;
+	struct thread *running;	/* the truth's one logical CPU */
+	uint64_t koff;		/* kernel time added to the truth's clock so far */
 	const char *truth_dir;
+	char *truth_dir_buf;
+	int have_time;
 };
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -136,27 +158,26 @@ static struct thread *find_thread(struct gen *g, uint32_t tid)
 	static struct thread *last;
 	size_t i;
 
-	if (last && last >= g->threads && last < g->threads + g->nr_threads &&
-	    last->tid == tid)
+	if (last && last->tid == tid)
 		return last;
 	for (i = 0; i < g->nr_threads; i++)
-		if (g->threads[i].tid == tid)
-			return last = &g->threads[i];
+		if (g->threads[i]->tid == tid)
+			return last = g->threads[i];
 	return NULL;
 }
 
 static struct thread *add_thread(struct gen *g, uint32_t pid, uint32_t tid)
 {
-	struct thread *t = find_thread(g, tid), *n;
+	struct thread *t = find_thread(g, tid), **n;
 
 	if (t)
 		return t;
 	n = realloc(g->threads, (g->nr_threads + 1) * sizeof(*n));
-	if (!n)
+	t = calloc(1, sizeof(*t));
+	if (!n || !t)
 		die("out of memory");
 	g->threads = n;
-	t = &n[g->nr_threads++];
-	memset(t, 0, sizeof(*t));
+	n[g->nr_threads++] = t;
 	t->pid = pid;
 	t->tid = tid;
 	return t;
@@ -335,10 +356,6 @@ static int aux_sink(void *ctx, const uint8_t *data, size_t size, uint64_t off)
 			nkept = size - (b - a);
 			q->dropped += b - a;
 			flags = PTC_AUX_FLAG_PARTIAL;
-			if (g->gaps && a < b && lo >= off)
-				fprintf(g->gaps, "drop queue %u kept_offset %llu bytes %llu\n",
-					q->idx, (unsigned long long)(q->kept + a),
-					(unsigned long long)g->o.drop_bytes);
 		}
 	}
 	if (q->dump && nkept && fwrite(kept, 1, nkept, q->dump) != nkept)
@@ -480,50 +497,103 @@ static void cache_vdso(struct gen *g, const struct truth_event *ev)
 
 /* --- the two passes ------------------------------------------------------------ */
 
-static void first_pass(struct gen *g, struct truth *tr)
+static void push_preempt_ip(struct thread *t, uint64_t ip, int far)
 {
-	struct truth_event ev;
-	int r, have_time = 0;
+	struct preemption *n = realloc(t->preempt_ip, (t->nr_preempt + 1) * sizeof(*n));
 
-	while ((r = truth_next(tr, &ev)) > 0) {
-		struct thread *t;
+	if (!n)
+		die("out of memory");
+	t->preempt_ip = n;
+	n[t->nr_preempt].ip = ip;
+	n[t->nr_preempt++].far = far;
+	t->await_preempt_ip--;
+}
 
-		if (ev.type == 'V')
-			continue;
-		if (!have_time)
-			g->first_time = ev.time;
-		have_time = 1;
-		g->last_time = ev.time;
-		switch (ev.type) {
-		case 'T':
-		case 'C':
-			t = add_thread(g, ev.pid, ev.tid);
-			if (!t->comm[0] || ev.type == 'T')
-				snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
-			break;
-		case 'F':
-			t = add_thread(g, ev.pid, ev.tid);
-			t->ppid = ev.ppid;
-			t->ptid = ev.ptid;
-			break;
-		case 'M':
-			if (ev.build_id_len) {
-				int e = ptc_perf_writer_add_build_id(
-					g->w, (int32_t)ev.pid, PERF_RECORD_MISC_USER,
-					ev.build_id, ev.build_id_len, ev.path);
-				check(g, e, "build-id");
-			}
-			if (!strcmp(ev.path, "[vdso]"))
-				cache_vdso(g, &ev);
-			break;
-		default:
-			break;
+/* First pass over the events: threads, build-ids, the vDSO, and where
+ * threads preempted in user mode continue. */
+void gen_scan(struct gen *g, const struct truth_event *ev)
+{
+	struct thread *t;
+
+	if (ev->type == 'V')
+		return;
+	if (!g->have_time)
+		g->first_time = ev->time;
+	g->have_time = 1;
+	g->last_time = ev->time;
+	switch (ev->type) {
+	case 'T':
+	case 'C':
+		t = add_thread(g, ev->pid, ev->tid);
+		if (!t->comm[0] || ev->type == 'T')
+			snprintf(t->comm, sizeof(t->comm), "%s", ev->comm);
+		break;
+	case 'F':
+		t = add_thread(g, ev->pid, ev->tid);
+		t->ppid = ev->ppid;
+		t->ptid = ev->ptid;
+		break;
+	case 'S':
+		t = find_thread(g, ev->tid);
+		if (!t)
+			die("%s:%llu: unknown thread %u", g->o.truth,
+			    (unsigned long long)ev->line, ev->tid);
+		if (g->running && g->running != t && g->running->in_user)
+			g->running->await_preempt_ip++;
+		g->running = t;
+		break;
+	case 'R':
+	case 'A':
+	case 'B':
+	case 'E':
+		t = find_thread(g, ev->tid);
+		if (!t)
+			die("%s:%llu: unknown thread %u", g->o.truth,
+			    (unsigned long long)ev->line, ev->tid);
+		/* Preempted again before reaching its next branch:
+		 * every preemption continues at the same IP. */
+		while (t->await_preempt_ip && ev->type != 'R')
+			push_preempt_ip(t, ev->type == 'E' ? t->next_ip : ev->ip,
+					ev->type == 'B' && ev->kind == PTENC_FAR &&
+					t != g->running);
+		if (ev->type == 'R')
+			t->in_user = 1;
+		else if (ev->type == 'A' || (ev->type == 'B' && ev->kind == PTENC_FAR))
+			t->in_user = 0;
+		if (ev->type == 'B')
+			t->next_ip = ev->taken || ev->kind != PTENC_COND ?
+				ev->target : ev->ip + ev->blen;
+		break;
+	case 'M':
+		if (ev->build_id_len) {
+			int e = ptc_perf_writer_add_build_id(
+				g->w, (int32_t)ev->pid, PERF_RECORD_MISC_USER,
+				ev->build_id, ev->build_id_len, ev->path);
+			check(g, e, "build-id");
 		}
+		if (!strcmp(ev->path, "[vdso]"))
+			cache_vdso(g, ev);
+		break;
+	default:
+		break;
 	}
-	if (r < 0)
-		exit(1);
+}
+
+static void set_queues(struct gen *g);
+static void write_header(struct gen *g);
+
+void gen_begin(struct gen *g)
+{
+	size_t i;
+
 	if (!g->nr_threads)
 		die("%s: no threads", g->o.truth);
+	for (i = 0; i < g->nr_threads; i++)
+		g->threads[i]->in_user = 0;
+	g->running = NULL;
+	set_queues(g);
+	write_header(g);
+	g->koff = KERNEL_NS;
 }
 
 static void set_queues(struct gen *g)
@@ -535,7 +605,7 @@ static void set_queues(struct gen *g)
 	if (!g->queues)
 		die("out of memory");
 	for (i = 0; i < g->nr_threads; i++) {
-		struct thread *t = &g->threads[i];
+		struct thread *t = g->threads[i];
 
 		t->queue = (unsigned)(i % g->nr_queues);
 		t->cpu = g->o.per_thread ? -1 : (int)t->queue;
@@ -554,7 +624,7 @@ static void set_queues(struct gen *g)
 		q->g = g;
 		q->idx = (unsigned)i;
 		q->cpu = g->o.per_thread ? -1 : (int)i;
-		q->tid = g->o.per_thread ? (int32_t)g->threads[i].tid : -1;
+		q->tid = g->o.per_thread ? (int32_t)g->threads[i]->tid : -1;
 		check(g, ptenc_new(&q->enc, &c), "encoder");
 		if (g->o.aux_dump) {
 			char path[PATH_MAX];
@@ -565,16 +635,32 @@ static void set_queues(struct gen *g)
 				die("%s: %s", path, strerror(errno));
 		}
 	}
+	if (g->o.aux_dump) {
+		/* PREFIX.index: "queue cpu pid tid" (pid, tid -1 per CPU). */
+		char path[PATH_MAX];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.index", g->o.aux_dump);
+		f = fopen(path, "w");
+		if (!f)
+			die("%s: %s", path, strerror(errno));
+		for (i = 0; i < g->nr_queues; i++)
+			fprintf(f, "%zu %d %d %d\n", i, g->queues[i].cpu,
+				g->o.per_thread ? (int)g->threads[i]->pid : -1,
+				g->queues[i].tid);
+		if (fclose(f))
+			die("%s: write failed", path);
+	}
 }
 
-static void write_header(struct gen *g, int argc, char **argv)
+static void write_header(struct gen *g)
 {
 	struct perf_event_attr pt, dummy;
 	uint64_t *ids = calloc(g->nr_queues, sizeof(uint64_t));
 	uint64_t priv[PTC_PT_INFO_NR], config = PT_CFG_PT | PT_CFG_BRANCH;
 	uint8_t tc[48], info[8 + sizeof(priv)];
 	struct utsname u;
-	const char *cmd[8] = { "perf", "record", "-e", "intel_pt//u", "--", g->threads[0].comm };
+	const char *cmd[8] = { "perf", "record", "-e", "intel_pt//u", "--", g->threads[0]->comm };
 	size_t i;
 
 	if (!ids)
@@ -644,11 +730,6 @@ static void write_header(struct gen *g, int argc, char **argv)
 	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_CPUID, "GenuineIntel,6,85,4"), "feature");
 	check(g, ptc_perf_writer_set_u64(g->w, PTC_FEAT_TOTAL_MEM, 16u << 20), "feature");
 	check(g, ptc_perf_writer_set_cmdline(g->w, 6, cmd), "feature");
-	(void)argc;
-	(void)argv;
-	if (!g->o.pipe)
-		check(g, ptc_perf_writer_set_sample_time(g->w, perf_time(g->first_time),
-							 perf_time(g->last_time)), "feature");
 	check(g, ptc_perf_writer_begin(g->w), "header");
 
 	/* TIME_CONV: perf time = TSC * mult >> shift (+ zero). */
@@ -701,10 +782,12 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		g->ovf_q = q;
 		g->ovf_left = g->o.ovf_drop;
 		g->ovf_line = ev->line;
+		/* Branches after the last packet before the OVF are lost
+		 * with it: the decoder cannot tell how far the CPU got. */
 		if (g->gaps)
-			fprintf(g->gaps, "ovf queue %u kept_offset %llu line %llu",
+			fprintf(g->gaps, "ovf queue %u offset %llu first %llu",
 				q->idx, (unsigned long long)(ptenc_offset(q->enc) - q->dropped),
-				(unsigned long long)ev->line);
+				(unsigned long long)g->taken_at_packet);
 		check(g, ptenc_overflow(q->enc, tsc_of(ev->time)), "OVF");
 	}
 	if (g->ovf_q == q && ptenc_in_overflow(q->enc)) {
@@ -714,113 +797,338 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		}
 		check(g, ptenc_overflow_end(q->enc, tsc_of(ev->time), ev->ip, 1), "OVF end");
 		if (g->gaps)
-			fprintf(g->gaps, " resume_line %llu resume_ip 0x%llx\n",
-				(unsigned long long)ev->line, (unsigned long long)ev->ip);
+			fprintf(g->gaps, " resume %llu ip 0x%llx\n",
+				(unsigned long long)g->taken, (unsigned long long)ev->ip);
 	}
 }
 
-static void second_pass(struct gen *g, struct truth *tr)
+/* Where --drop cuts the stream, in taken-branch indices (see struct queue). */
+static void drop_track(struct gen *g, struct queue *q)
 {
-	struct truth_event ev;
-	int r;
+	uint64_t lo = g->o.drop_offset, hi = lo + g->o.drop_bytes;
 
-	while ((r = truth_next(tr, &ev)) > 0) {
-		struct thread *t = NULL;
-		struct queue *q;
-		uint64_t tsc = tsc_of(ev.time);
-
-		if (ev.type == 'V')
-			continue;
-		if (ev.type != 'M' && ev.type != 'F') {
-			t = find_thread(g, ev.tid);
-			if (!t)
-				die("%s:%llu: unknown thread %u", g->o.truth,
-				    (unsigned long long)ev.line, ev.tid);
+	if (!g->o.drop || q->idx != g->o.drop_queue || q->drop_state == 2)
+		return;
+	if (q->drop_state == 0) {
+		if (ptenc_offset(q->enc) + 8 <= lo) {
+			if (!ptenc_pending_tnt(q->enc))
+				q->drop_first = g->taken_at_packet;
+			return;
 		}
-		switch (ev.type) {
-		case 'T':
-			if (t == &g->threads[0]) {
-				rec_comm(g, t, ev.time, 0);
-				run_thread(g, t, ev.time);
-			}
+		q->drop_state = 1;
+	}
+	if (ptenc_last_psb(q->enc) != UINT64_MAX && ptenc_last_psb(q->enc) >= hi) {
+		q->drop_resync = g->taken;
+		q->drop_state = 2;
+		if (g->gaps)
+			fprintf(g->gaps, "drop queue %u offset %llu bytes %llu first %llu resync %llu\n",
+				q->idx, (unsigned long long)lo,
+				(unsigned long long)g->o.drop_bytes,
+				(unsigned long long)q->drop_first,
+				(unsigned long long)q->drop_resync);
+	}
+}
+
+/* Leaves user mode on t's queue at time tm; the kernel then runs for
+ * KERNEL_NS. */
+static void kernel_entry(struct gen *g, struct thread *t, uint64_t tm, int far,
+			 uint64_t ip)
+{
+	struct queue *q = queue_of(g, t);
+
+	q->now = tm;
+	t->in_user = 0;
+	if (far)
+		check(g, ptenc_far_exit(q->enc, tsc_of(tm)), "far branch");
+	else
+		check(g, ptenc_async_exit(q->enc, tsc_of(tm), ip), "asynchronous exit");
+	g->koff += KERNEL_NS;
+}
+
+static void user_entry(struct gen *g, struct thread *t, uint64_t tm, uint64_t ip)
+{
+	struct queue *q = queue_of(g, t);
+
+	q->now = tm;
+	t->in_user = 1;
+	check(g, ptenc_resume(q->enc, tsc_of(tm), ip), "resume");
+}
+
+/* S: the truth's CPU switches to thread t.  A thread switched out while
+ * in user mode was preempted (an interrupt) or had blocked in a system
+ * call whose B line ptgen-trace writes later. */
+static void switch_to(struct gen *g, struct thread *t, uint64_t tm)
+{
+	struct thread *o = g->running;
+
+	if (o && o != t && o->in_user) {
+		struct preemption *pe;
+
+		if (o->preempt_next >= o->nr_preempt)
+			die("%s: no IP for the preemption of thread %u", g->o.truth, o->tid);
+		pe = &o->preempt_ip[o->preempt_next++];
+		if (pe->far) {
+			o->late_far++;
+		} else {
+			o->resume_ip = pe->ip;
+			o->preempted = 1;
+		}
+		kernel_entry(g, o, tm, pe->far, pe->ip);
+		tm += KERNEL_NS;
+	}
+	g->running = t;
+	run_thread(g, t, tm - KERNEL_NS / 2);
+	if (t->preempted) {
+		t->preempted = 0;
+		user_entry(g, t, tm, t->resume_ip);
+	}
+}
+
+/* Second pass: one event of the execution, in order. */
+void gen_event(struct gen *g, struct truth_event *ev)
+{
+	struct thread *t = NULL;
+	struct queue *q;
+	uint64_t sb;	/* time of sideband records: in the kernel */
+
+	if (ev->type == 'V')
+		return;
+	ev->time += g->koff;
+	sb = ev->time - KERNEL_NS / 2;
+	if (ev->type != 'M' && ev->type != 'F') {
+		t = find_thread(g, ev->tid);
+		if (!t)
+			die("%s:%llu: unknown thread %u", g->o.truth,
+			    (unsigned long long)ev->line, ev->tid);
+	}
+	switch (ev->type) {
+	case 'T':
+		if (t == g->threads[0]) {
+			rec_comm(g, t, sb, 0);
+			run_thread(g, t, sb);
+		}
+		break;
+	case 'F':
+		t = find_thread(g, ev->tid);
+		rec_fork_exit(g, PERF_RECORD_FORK, t, sb);
+		break;
+	case 'C':
+		snprintf(t->comm, sizeof(t->comm), "%s", ev->comm);
+		rec_comm(g, t, sb, ev->exec);
+		break;
+	case 'M':
+		t = find_thread(g, ev->tid);
+		if (!t)
+			t = add_thread(g, ev->pid, ev->tid);
+		ev->time = sb;
+		rec_mmap2(g, t, ev);
+		break;
+	case 'S':
+		switch_to(g, t, ev->time);
+		break;
+	case 'X':
+		rec_fork_exit(g, PERF_RECORD_EXIT, t, sb);
+		break;
+	case 'E':
+		q = queue_of(g, t);
+		q->now = ev->time;
+		break;
+	case 'R':
+		run_thread(g, t, sb);
+		user_entry(g, t, ev->time, ev->ip);
+		break;
+	case 'A':
+		t->insns_since_irq = 0;
+		if (t->preempted)
+			break;	/* already out of user mode at this IP */
+		if (!t->in_user)
+			die("%s:%llu: asynchronous exit outside user mode",
+			    g->o.truth, (unsigned long long)ev->line);
+		kernel_entry(g, t, ev->time, 0, ev->ip);
+		break;
+	case 'B':
+		g->branches++;
+		if (t->late_far && ev->kind == PTENC_FAR && t != g->running) {
+			t->late_far--;
+			g->taken_at_packet = g->taken;
+			g->taken++;
 			break;
-		case 'F':
-			t = find_thread(g, ev.tid);
-			rec_fork_exit(g, PERF_RECORD_FORK, t, ev.time);
-			break;
-		case 'C':
-			snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
-			rec_comm(g, t, ev.time, ev.exec);
-			break;
-		case 'M':
-			t = find_thread(g, ev.tid);
-			if (!t)
-				t = add_thread(g, ev.pid, ev.tid);
-			rec_mmap2(g, t, &ev);
-			break;
-		case 'S':
-			run_thread(g, t, ev.time);
-			break;
-		case 'X':
-			rec_fork_exit(g, PERF_RECORD_EXIT, t, ev.time);
-			break;
-		case 'E':
-			q = queue_of(g, t);
-			q->now = ev.time;
-			break;
-		case 'R':
-			run_thread(g, t, ev.time);
-			q = queue_of(g, t);
-			q->now = ev.time;
-			t->in_user = 1;
-			check(g, ptenc_resume(q->enc, tsc, ev.ip), "resume");
-			break;
-		case 'A':
-			q = queue_of(g, t);
-			q->now = ev.time;
+		}
+		run_thread(g, t, sb);
+		q = queue_of(g, t);
+		q->now = ev->time;
+		if (!t->in_user)
+			die("%s:%llu: branch while not in user mode (no R line before it)",
+			    g->o.truth, (unsigned long long)ev->line);
+		drop_track(g, q);
+		ovf_check(g, q, ev);
+		t->insns_since_irq += ev->insns;
+		if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
+		    !ptenc_in_overflow(q->enc)) {
+			/* A synthetic interrupt before the branch
+			 * executes: user-mode flow is unchanged. */
 			t->insns_since_irq = 0;
-			if (!t->in_user)
-				die("%s:%llu: asynchronous exit outside user mode",
-				    g->o.truth, (unsigned long long)ev.line);
-			t->in_user = 0;
-			check(g, ptenc_async_exit(q->enc, tsc, ev.ip), "async exit");
-			break;
-		case 'B':
-			g->branches++;
-			run_thread(g, t, ev.time);
-			q = queue_of(g, t);
-			q->now = ev.time;
-			if (!t->in_user)
-				die("%s:%llu: branch while not in user mode (no R line before it)",
-				    g->o.truth, (unsigned long long)ev.line);
-			ovf_check(g, q, &ev);
-			t->insns_since_irq += ev.insns;
-			if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
-			    !ptenc_in_overflow(q->enc)) {
-				/* A synthetic interrupt before the branch
-				 * executes: user-mode flow is unchanged. */
-				t->insns_since_irq = 0;
-				check(g, ptenc_async_exit(q->enc, tsc, ev.ip), "interrupt");
-				check(g, ptenc_resume(q->enc, tsc, ev.ip), "interrupt");
-			}
-			if (ev.kind == PTENC_FAR) {
-				t->in_user = 0;
-				check(g, ptenc_far_exit(q->enc, tsc), "far branch");
-			} else {
-				check(g, ptenc_branch(q->enc, tsc, kind_of(ev.kind), ev.ip,
-						      ev.target, ev.taken, ev.blen), "branch");
-			}
-			break;
+			kernel_entry(g, t, ev->time, 0, ev->ip);
+			ev->time += KERNEL_NS;
+			user_entry(g, t, ev->time, ev->ip);
 		}
+		if (ev->kind == PTENC_FAR) {
+			kernel_entry(g, t, ev->time, 1, 0);
+		} else {
+			check(g, ptenc_branch(q->enc, tsc_of(ev->time), kind_of(ev->kind),
+					      ev->ip, ev->target, ev->taken, ev->blen),
+			      "branch");
+		}
+		/* A decoder may not report the last branch before a
+		 * loss (it learns its target only from what follows), so
+		 * lost ranges start before it. */
+		if (ev->kind != PTENC_JMP && ev->kind != PTENC_CALL)
+			g->taken_at_packet = g->taken;
+		if (ev->kind != PTENC_COND || ev->taken)
+			g->taken++;
+		drop_track(g, q);
+		g->last_time = ev->time;
+		break;
 	}
-	if (r < 0)
-		exit(1);
+	if (ev->time > g->last_time)
+		g->last_time = ev->time;
 }
 
-static void usage(void)
+struct gen *gen_new(const struct gen_options *o, int fd)
 {
-	fprintf(stderr,
-"usage: ptgen-encode [options] TRUTH\n"
+	struct gen *g = calloc(1, sizeof(*g));
+	char *tdir;
+
+	if (!g)
+		die("out of memory");
+	g->o = *o;
+	tdir = o->truth ? strdup(o->truth) : NULL;
+	g->truth_dir_buf = tdir;
+	g->truth_dir = tdir ? dirname(tdir) : NULL;
+	check(g, ptc_perf_writer_new(&g->w, fd, o->pipe ? PTC_PERF_WRITE_PIPE :
+						       PTC_PERF_WRITE_FILE), "writer");
+	if (o->zlevel)
+		check(g, ptc_perf_writer_set_compression(g->w, o->zlevel), "compression");
+	if (o->gaps) {
+		g->gaps = fopen(o->gaps, "w");
+		if (!g->gaps)
+			die("%s: %s", o->gaps, strerror(errno));
+	}
+	return g;
+}
+
+void gen_finish(struct gen *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_queues; i++) {
+		struct queue *q = &g->queues[i];
+
+		if (q->started)
+			check(g, ptenc_flush(q->enc), "flush");
+	}
+	if (!g->o.pipe)
+		check(g, ptc_perf_writer_set_sample_time(g->w, perf_time(g->first_time),
+							 perf_time(g->last_time)), "feature");
+	check(g, ptc_perf_writer_finish(g->w), "finish");
+}
+
+void gen_stats(const struct gen *g, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_queues; i++) {
+		const struct queue *q = &g->queues[i];
+		const struct ptenc_stats *s = ptenc_stats(q->enc);
+
+		if (!q->started)
+			continue;
+		fprintf(f,
+			"queue %zu: %llu bytes (%llu dropped), TNT %llu bits in %llu packets, "
+			"TIP %llu, PGE %llu, PGD %llu, FUP %llu, PSB %llu, OVF %llu, "
+			"MODE.EXEC %llu, TSC %llu, TMA %llu, MTC %llu, CYC %llu, CBR %llu, "
+			"compressed RET %llu, call-stack entries dropped %llu\n",
+			i, (unsigned long long)s->bytes, (unsigned long long)q->dropped,
+			(unsigned long long)s->tnt_bits, (unsigned long long)s->tnt_packets,
+			(unsigned long long)s->tip, (unsigned long long)s->tip_pge,
+			(unsigned long long)s->tip_pgd, (unsigned long long)s->fup,
+			(unsigned long long)s->psb, (unsigned long long)s->ovf,
+			(unsigned long long)s->mode_exec, (unsigned long long)s->tsc,
+			(unsigned long long)s->tma, (unsigned long long)s->mtc,
+			(unsigned long long)s->cyc, (unsigned long long)s->cbr,
+			(unsigned long long)s->ret_compressed,
+			(unsigned long long)s->callstack_dropped);
+	}
+}
+
+uint64_t gen_aux_bytes(const struct gen *g)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < g->nr_queues; i++)
+		n += g->queues[i].kept;
+	return n;
+}
+
+void gen_free(struct gen *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nr_queues; i++) {
+		struct queue *q = &g->queues[i];
+
+		if (q->dump)
+			fclose(q->dump);
+		ptenc_free(q->enc);
+	}
+	if (g->gaps)
+		fclose(g->gaps);
+	ptc_perf_writer_free(g->w);
+	free(g->queues);
+	for (i = 0; i < g->nr_threads; i++) {
+		free(g->threads[i]->preempt_ip);
+		free(g->threads[i]);
+	}
+	free(g->threads);
+	free(g->truth_dir_buf);
+	free(g);
+}
+
+/* --- options shared by ptgen-encode and ptgen-walk ------------------------ */
+
+enum {
+	OPT_PIPE = 256, OPT_NORETCOMP, OPT_TIMING, OPT_MTC_PERIOD, OPT_PSB_PERIOD,
+	OPT_LONG_TNT, OPT_CPUS, OPT_PER_THREAD, OPT_OVF_AT, OPT_DROP,
+	OPT_INTERRUPT_EVERY, OPT_BUILDID_DIR, OPT_GAPS, OPT_AUX_DUMP, OPT_AUX_CHUNK,
+	OPT_COMPRESS,
+};
+
+const struct option gen_long_options[] = {
+	{ "pipe", no_argument, NULL, OPT_PIPE },
+	{ "noretcomp", no_argument, NULL, OPT_NORETCOMP },
+	{ "timing", required_argument, NULL, OPT_TIMING },
+	{ "mtc-period", required_argument, NULL, OPT_MTC_PERIOD },
+	{ "psb-period", required_argument, NULL, OPT_PSB_PERIOD },
+	{ "long-tnt", no_argument, NULL, OPT_LONG_TNT },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "ovf-at", required_argument, NULL, OPT_OVF_AT },
+	{ "drop", required_argument, NULL, OPT_DROP },
+	{ "interrupt-every", required_argument, NULL, OPT_INTERRUPT_EVERY },
+	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+	{ "gaps", required_argument, NULL, OPT_GAPS },
+	{ "aux-dump", required_argument, NULL, OPT_AUX_DUMP },
+	{ "aux-chunk", required_argument, NULL, OPT_AUX_CHUNK },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ NULL, 0, NULL, 0 }
+};
+
+void gen_options_help(FILE *f)
+{
+	fprintf(f,
 "  -o FILE               output perf.data (default perf.data; - for stdout)\n"
 "  --pipe                write pipe-mode perf.data\n"
 "  --noretcomp           no RET compression (every RET a TIP)\n"
@@ -834,10 +1142,24 @@ static void usage(void)
 "  --drop BYTES@OFFSET[:QUEUE]  remove AUX bytes, AUX record flagged PARTIAL\n"
 "  --interrupt-every N   inject an interrupt every N instructions per thread\n"
 "  --buildid-dir DIR     put the vDSO into perf's build-id cache layout in DIR\n"
-"  --gaps FILE           where data was lost (machine-readable)\n"
+"  --gaps FILE           where data was lost, in taken-branch indices\n"
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
-"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
-	exit(2);
+"                        and PREFIX.index (queue cpu pid tid per line)\n"
+"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n"
+"  --compress LEVEL      zstd-compress the sideband records (perf record -z)\n");
+}
+
+void gen_options_init(struct gen_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->out = "perf.data";
+	o->retcomp = 1;
+	o->tsc = o->mtc = 1;
+	o->mtc_period = 3;
+	o->psb_period = 3;
+	o->cpus = 1;
+	o->ovf_drop = 8;
+	o->chunk = 65536;
 }
 
 static uint64_t parse_u64(const char *s, const char *what)
@@ -852,7 +1174,7 @@ static uint64_t parse_u64(const char *s, const char *what)
 	return v;
 }
 
-static void parse_timing(struct options *o, const char *s)
+static void parse_timing(struct gen_options *o, const char *s)
 {
 	char buf[64], *tok, *save;
 
@@ -872,155 +1194,55 @@ static void parse_timing(struct options *o, const char *s)
 	}
 }
 
-int main(int argc, char **argv)
+int gen_option(struct gen_options *o, int c, char *arg)
 {
-	static const struct option lo[] = {
-		{ "pipe", no_argument, NULL, 'P' },
-		{ "noretcomp", no_argument, NULL, 'n' },
-		{ "timing", required_argument, NULL, 't' },
-		{ "mtc-period", required_argument, NULL, 'm' },
-		{ "psb-period", required_argument, NULL, 'p' },
-		{ "long-tnt", no_argument, NULL, 'L' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "per-thread", no_argument, NULL, 'T' },
-		{ "ovf-at", required_argument, NULL, 'O' },
-		{ "drop", required_argument, NULL, 'D' },
-		{ "interrupt-every", required_argument, NULL, 'I' },
-		{ "buildid-dir", required_argument, NULL, 'B' },
-		{ "gaps", required_argument, NULL, 'G' },
-		{ "aux-dump", required_argument, NULL, 'A' },
-		{ "aux-chunk", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct gen g;
-	struct truth *tr;
-	char *tdir;
-	int c, fd;
-	size_t i;
+	char *p;
 
-	memset(&g, 0, sizeof(g));
-	g.o.out = "perf.data";
-	g.o.retcomp = 1;
-	g.o.tsc = g.o.mtc = 1;
-	g.o.mtc_period = 3;
-	g.o.psb_period = 3;
-	g.o.cpus = 1;
-	g.o.ovf_drop = 8;
-	g.o.chunk = 65536;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
-		char *p;
-
-		switch (c) {
-		case 'o': g.o.out = optarg; break;
-		case 'P': g.o.pipe = 1; break;
-		case 'n': g.o.retcomp = 0; break;
-		case 't': parse_timing(&g.o, optarg); break;
-		case 'm': g.o.mtc_period = (unsigned)parse_u64(optarg, "--mtc-period"); break;
-		case 'p': g.o.psb_period = (unsigned)parse_u64(optarg, "--psb-period"); break;
-		case 'L': g.o.long_tnt = 1; break;
-		case 'c': g.o.cpus = (unsigned)parse_u64(optarg, "--cpus"); break;
-		case 'T': g.o.per_thread = 1; break;
-		case 'O':
-			p = strchr(optarg, ':');
-			if (p) {
-				*p = 0;
-				g.o.ovf_drop = parse_u64(p + 1, "--ovf-at");
-			}
-			g.o.ovf_at = parse_u64(optarg, "--ovf-at");
-			break;
-		case 'D':
-			p = strchr(optarg, ':');
-			if (p) {
-				*p = 0;
-				g.o.drop_queue = (unsigned)parse_u64(p + 1, "--drop queue");
-			}
-			p = strchr(optarg, '@');
-			if (!p)
-				die("--drop wants BYTES@OFFSET");
+	switch (c) {
+	case OPT_PIPE: o->pipe = 1; break;
+	case OPT_NORETCOMP: o->retcomp = 0; break;
+	case OPT_TIMING: parse_timing(o, arg); break;
+	case OPT_MTC_PERIOD: o->mtc_period = (unsigned)parse_u64(arg, "--mtc-period"); break;
+	case OPT_PSB_PERIOD: o->psb_period = (unsigned)parse_u64(arg, "--psb-period"); break;
+	case OPT_LONG_TNT: o->long_tnt = 1; break;
+	case OPT_CPUS: o->cpus = (unsigned)parse_u64(arg, "--cpus"); break;
+	case OPT_PER_THREAD: o->per_thread = 1; break;
+	case OPT_OVF_AT:
+		p = strchr(arg, ':');
+		if (p) {
 			*p = 0;
-			g.o.drop_bytes = parse_u64(optarg, "--drop");
-			g.o.drop_offset = parse_u64(p + 1, "--drop");
-			g.o.drop = 1;
-			break;
-		case 'I': g.o.interrupt_every = parse_u64(optarg, "--interrupt-every"); break;
-		case 'B': g.o.buildid_dir = optarg; break;
-		case 'G': g.o.gaps = optarg; break;
-		case 'A': g.o.aux_dump = optarg; break;
-		case 'C': g.o.chunk = (size_t)parse_u64(optarg, "--aux-chunk"); break;
-		default: usage();
+			o->ovf_drop = parse_u64(p + 1, "--ovf-at");
 		}
+		o->ovf_at = parse_u64(arg, "--ovf-at");
+		break;
+	case OPT_DROP:
+		p = strchr(arg, ':');
+		if (p) {
+			*p = 0;
+			o->drop_queue = (unsigned)parse_u64(p + 1, "--drop queue");
+		}
+		p = strchr(arg, '@');
+		if (!p)
+			die("--drop wants BYTES@OFFSET");
+		*p = 0;
+		o->drop_bytes = parse_u64(arg, "--drop");
+		o->drop_offset = parse_u64(p + 1, "--drop");
+		o->drop = 1;
+		break;
+	case OPT_INTERRUPT_EVERY: o->interrupt_every = parse_u64(arg, "--interrupt-every"); break;
+	case OPT_BUILDID_DIR: o->buildid_dir = arg; break;
+	case OPT_GAPS: o->gaps = arg; break;
+	case OPT_AUX_DUMP: o->aux_dump = arg; break;
+	case OPT_AUX_CHUNK: o->chunk = (size_t)parse_u64(arg, "--aux-chunk"); break;
+	case OPT_COMPRESS: o->zlevel = (int)parse_u64(arg, "--compress"); break;
+	default: return 0;
 	}
-	if (optind + 1 != argc)
-		usage();
-	g.o.truth = argv[optind];
-	if (!g.o.cpus || g.o.cpus > 64 || g.o.psb_period > 15 || g.o.mtc_period > 15 ||
-	    g.o.chunk < 4096)
+	return 1;
+}
+
+void gen_options_check(const struct gen_options *o)
+{
+	if (!o->cpus || o->cpus > 64 || o->psb_period > 15 || o->mtc_period > 15 ||
+	    o->chunk < 4096)
 		die("option out of range");
-	tdir = strdup(g.o.truth);
-	g.truth_dir = tdir ? dirname(tdir) : NULL;
-
-	tr = truth_open(g.o.truth);
-	if (!tr)
-		return 1;
-	if (!strcmp(g.o.out, "-"))
-		fd = 1;
-	else
-		fd = open(g.o.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die("%s: %s", g.o.out, strerror(errno));
-	check(&g, ptc_perf_writer_new(&g.w, fd, g.o.pipe ? PTC_PERF_WRITE_PIPE :
-						       PTC_PERF_WRITE_FILE), "writer");
-	if (g.o.gaps) {
-		g.gaps = fopen(g.o.gaps, "w");
-		if (!g.gaps)
-			die("%s: %s", g.o.gaps, strerror(errno));
-	}
-	first_pass(&g, tr);
-	if (truth_rewind(tr))
-		die("%s: cannot read the truth twice (not a regular file?)", g.o.truth);
-	set_queues(&g);
-	write_header(&g, argc, argv);
-	second_pass(&g, tr);
-	for (i = 0; i < g.nr_queues; i++) {
-		struct queue *q = &g.queues[i];
-
-		if (q->started)
-			check(&g, ptenc_flush(q->enc), "flush");
-	}
-	check(&g, ptc_perf_writer_finish(g.w), "finish");
-	for (i = 0; i < g.nr_queues; i++) {
-		struct queue *q = &g.queues[i];
-		const struct ptenc_stats *s = ptenc_stats(q->enc);
-
-		if (q->started && getenv("PTGEN_STATS"))
-			fprintf(stderr,
-				"queue %zu: %llu bytes (%llu dropped), TNT %llu bits in %llu packets, "
-				"TIP %llu, PGE %llu, PGD %llu, FUP %llu, PSB %llu, OVF %llu, "
-				"MODE.EXEC %llu, TSC %llu, TMA %llu, MTC %llu, CYC %llu, CBR %llu, "
-				"compressed RET %llu, call-stack entries dropped %llu\n",
-				i, (unsigned long long)s->bytes, (unsigned long long)q->dropped,
-				(unsigned long long)s->tnt_bits, (unsigned long long)s->tnt_packets,
-				(unsigned long long)s->tip, (unsigned long long)s->tip_pge,
-				(unsigned long long)s->tip_pgd, (unsigned long long)s->fup,
-				(unsigned long long)s->psb, (unsigned long long)s->ovf,
-				(unsigned long long)s->mode_exec, (unsigned long long)s->tsc,
-				(unsigned long long)s->tma, (unsigned long long)s->mtc,
-				(unsigned long long)s->cyc, (unsigned long long)s->cbr,
-				(unsigned long long)s->ret_compressed,
-				(unsigned long long)s->callstack_dropped);
-		if (q->dump)
-			fclose(q->dump);
-		ptenc_free(q->enc);
-	}
-	if (g.gaps)
-		fclose(g.gaps);
-	ptc_perf_writer_free(g.w);
-	if (fd != 1)
-		close(fd);
-	truth_close(tr);
-	free(g.queues);
-	free(g.threads);
-	free(tdir);
-	return 0;
 }
