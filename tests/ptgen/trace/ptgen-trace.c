@@ -45,6 +45,7 @@
 #define PTG_PATH_MAX 512	/* instructions walked per run */
 #define PTG_NBP 4		/* debug registers for breakpoints */
 #define PTG_SEG_MAX 16
+#define PTG_DR7_ALL 0x55	/* DR0-DR3 enabled, execute, local */
 
 enum thread_state {
 	TH_NEW,		/* announced by its parent, initial stop not seen yet */
@@ -760,11 +761,10 @@ static void disarm_at(struct thread *t, uint64_t ip)
 	for (int i = 0; i < PTG_NBP; i++) {
 		if (t->dr[i] != ip || !(t->dr7 & (1u << (2 * i))))
 			continue;
-		if (set_dr(t, 7, 0) < 0)
-			fatal("cannot clear the debug registers of thread %d: "
-			      "%s", (int)t->tid, strerror(errno));
-		t->dr7 = 0;
-		return;
+		if (set_dr(t, i, 0) < 0)
+			fatal("cannot clear a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr[i] = 0;
 	}
 }
 
@@ -1077,24 +1077,56 @@ static void tree_executed(struct thread *t, struct tree *tr, int segi,
 	}
 }
 
+/* Arms the tree's breakpoints.  All four debug registers stay enabled: an
+ * address left from an earlier run is harmless unless it is on the tree
+ * (the thread executes nothing else before it stops), so only those are
+ * cleared (to 0, which no run executes), and a breakpoint a register
+ * already holds stays there: loops meet the same addresses again, and
+ * every ptrace call counts. */
 static void arm(struct thread *t, const struct tree *tr)
 {
-	uint64_t dr7 = 0;
+	int slot[PTG_NBP], used[PTG_NBP] = { 0 };
 
 	for (int i = 0; i < tr->nbp; i++) {
-		dr7 |= 1u << (2 * i);
-		if (t->dr[i] == tr->bp[i])
+		slot[i] = -1;
+		for (int j = 0; j < PTG_NBP; j++)
+			if (!used[j] && t->dr[j] == tr->bp[i]) {
+				slot[i] = j;
+				used[j] = 1;
+				break;
+			}
+	}
+	for (int i = 0; i < tr->nbp; i++) {
+		int j = -1;
+
+		if (slot[i] >= 0)
 			continue;
-		if (set_dr(t, i, tr->bp[i]) < 0)
+		/* Prefer a register that must change anyway. */
+		for (int k = 0; k < PTG_NBP && j < 0; k++)
+			if (!used[k] && (!t->dr[k] || on_tree(tr, t->dr[k])))
+				j = k;
+		for (int k = 0; k < PTG_NBP && j < 0; k++)
+			if (!used[k])
+				j = k;
+		used[j] = 1;
+		if (set_dr(t, j, tr->bp[i]) < 0)
 			fatal("cannot set a breakpoint in thread %d: %s",
 			      (int)t->tid, strerror(errno));
-		t->dr[i] = tr->bp[i];
+		t->dr[j] = tr->bp[i];
 	}
-	if (t->dr7 != dr7) {
-		if (set_dr(t, 7, dr7) < 0)
-			fatal("cannot arm a breakpoint in thread %d: %s",
+	for (int j = 0; j < PTG_NBP; j++) {
+		if (used[j] || !t->dr[j] || !on_tree(tr, t->dr[j]))
+			continue;
+		if (set_dr(t, j, 0) < 0)
+			fatal("cannot clear a breakpoint in thread %d: %s",
 			      (int)t->tid, strerror(errno));
-		t->dr7 = dr7;
+		t->dr[j] = 0;
+	}
+	if (t->dr7 != PTG_DR7_ALL) {
+		if (set_dr(t, 7, PTG_DR7_ALL) < 0)
+			fatal("cannot arm breakpoints in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr7 = PTG_DR7_ALL;
 	}
 }
 
