@@ -564,35 +564,58 @@ static int is_maps_syscall(long nr)
 	return 0;
 }
 
-/* How long to wait for a system call before stepping other threads:
- * calls that wait for another traced thread would wait for ever. */
-static int syscall_timeout(struct thread *t)
+/* Whether the thread sleeps in the kernel (state S or D in /proc): it
+ * waits for something, maybe another traced thread, and will not report
+ * by itself soon.  A thread that was woken is R until it stops. */
+static int sleeping(struct thread *t)
 {
-	int others = 0;
+	char name[96], buf[512], *p;
+	ssize_t n;
+	int fd;
 
-	for (size_t i = 0; i < g.nthreads; i++)
-		if (g.threads[i] != t && g.threads[i]->state != TH_DEAD)
-			others = 1;
-	if (!others)
-		return -1;
-	switch ((long)t->regs.rax) {
-	case SYS_futex:
-		switch (t->regs.rsi & FUTEX_CMD_MASK) {
-		case FUTEX_WAIT:
-		case FUTEX_WAIT_BITSET:
-		case FUTEX_LOCK_PI:
-		case FUTEX_WAIT_REQUEUE_PI:
-			return 0;
-		}
-		break;
-	case SYS_wait4:
-	case SYS_waitid:
-	case SYS_pause:
-	case SYS_rt_sigsuspend:
-	case SYS_vfork:
+	snprintf(name, sizeof(name), "/proc/%d/task/%d/stat",
+		 (int)t->proc->pid, (int)t->tid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+}
+
+static int others_live(struct thread *t)
+{
+	for (size_t i = 0; i < g.nthreads; i++)
+		if (g.threads[i] != t && g.threads[i]->state != TH_DEAD &&
+		    g.threads[i]->proc)
+			return 1;
+	return 0;
+}
+
+/* Waits for the end of t's system call.  Returns 1 with *status, or 0 when
+ * t sleeps in the kernel while other threads could run: it may wait for
+ * one of them (futex, wait4, a pipe, ...).  Whether it sleeps depends on
+ * what the program did, not on timing, so the interleaving is
+ * reproducible (except for sleeps that end by time, like nanosleep). */
+static int wait_syscall(struct thread *t, int *status)
+{
+	int ended_by_exit = (t->sysno == SYS_exit && t->tid != t->proc->pid) ||
+			    t->sysno == SYS_exit_group;
+
+	if (ended_by_exit || !others_live(t))
+		return wait_thread(t, -1, status);
+	for (;;) {
+		if (wait_thread(t, 1, status))
+			return 1;
+		if (t->state == TH_DEAD)
+			return 0;
+		if (sleeping(t))
+			return 0;
 	}
-	return 50;
 }
 
 /* The step of t (insn) ended with status. */
@@ -792,8 +815,8 @@ static void step(struct thread *t)
 	if (t->b_pending)
 		insn->target = 0;
 	resume_step(t, 0);
-	if (!wait_thread(t, insn->kind == PTC_BR_FAR ? syscall_timeout(t) : -1,
-			 &status)) {
+	if (!(insn->kind == PTC_BR_FAR ? wait_syscall(t, &status) :
+					  wait_thread(t, -1, &status))) {
 		t->state = TH_INFLIGHT;
 		t->done = 0;
 		return;
@@ -1197,6 +1220,17 @@ static void reap_inflight(void)
 	for (size_t i = 0; i < g.nthreads; i++) {
 		struct thread *t = g.threads[i];
 
+		/* A thread woken by what the others did is running towards
+		 * its stop: wait for it, so that it is runnable here
+		 * whatever the timing. */
+		while (t->state == TH_INFLIGHT && !t->done && !sleeping(t)) {
+			int status;
+
+			if (wait_thread(t, 1, &status)) {
+				t->done = 1;
+				t->done_status = status;
+			}
+		}
 		if (t->state == TH_INFLIGHT && t->done) {
 			t->done = 0;
 			complete_step(t, &t->insn, t->done_status);
