@@ -52,3 +52,10 @@ TESTS += tests/ptgen/trace-corpus.sh tests/ptgen/trace-objdump.sh \
 EXTRA_DIST += tests/ptgen/trace-lib.sh tests/ptgen/trace-corpus.sh \
 	tests/ptgen/trace-objdump.sh tests/ptgen/trace-valgrind.sh \
 	tests/ptgen/trace-robust.sh
+
+# Instruction classification against the x86 encodings and the CPU itself.
+check_PROGRAMS += tests/ptgen/test_trace_insn
+tests_ptgen_test_trace_insn_SOURCES = tests/ptgen/test_trace_insn.c \
+	tests/ptgen/trace/insn.c tests/ptgen/trace/insn.h
+tests_ptgen_test_trace_insn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/ptgen/trace -I$(top_srcdir)
+TESTS += tests/ptgen/test_trace_insn
