@@ -102,6 +102,14 @@ static struct {
 	uint64_t runs;
 } g = { .slice = 10000 };
 
+/* SIGINT/SIGTERM to the tracer: end the trace cleanly (E lines). */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
 static void fatal(const char *fmt, ...)
 {
 	va_list ap;
@@ -1300,6 +1308,12 @@ static void run(void)
 			stop_all();
 			return;
 		}
+		if (interrupted) {
+			fprintf(stderr, "ptgen-trace: interrupted after %" PRIu64
+				" instructions\n", g.now);
+			stop_all();
+			return;
+		}
 		if (!cur || cur->state != TH_READY || left == 0) {
 			struct thread *next;
 
@@ -1546,6 +1560,14 @@ int main(int argc, char **argv)
 	}
 	pin_to_one_cpu();
 	start(argv + optind);
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	run();
 	if (fflush(g.out) || ferror(g.out) || (g.out != stdout && fclose(g.out)))
 		fatal("cannot write %s: %s", outpath ? outpath : "stdout",
@@ -1555,6 +1577,8 @@ int main(int argc, char **argv)
 			PRIu64 " steps, %" PRIu64 " runs\n", g.now, g.steps,
 			g.runs);
 	free(dir);
+	if (interrupted)
+		return 128 + interrupted;
 	if (!g.root_done)
 		return 0;
 	if (WIFSIGNALED(g.root_status))
