@@ -1559,7 +1559,6 @@ int main(int argc, char **argv)
 		}
 	}
 	pin_to_one_cpu();
-	start(argv + optind);
 	{
 		struct sigaction sa;
 
@@ -1568,6 +1567,7 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
+	start(argv + optind);
 	run();
 	if (fflush(g.out) || ferror(g.out) || (g.out != stdout && fclose(g.out)))
 		fatal("cannot write %s: %s", outpath ? outpath : "stdout",
