@@ -10,7 +10,7 @@ scratch
 need_ptrace
 
 for p in c_nolibc c_static c_recurse c_switch c_setjmp c_signal c_vdso \
-	 c_threads c_forkexec c_spawn; do
+	 c_threads c_forkexec c_spawn c_mainexit; do
 	prog="$CORPUS/$p"
 	"$prog" > "$T/$p.want" 2>&1
 	want_rc=$?
@@ -73,4 +73,11 @@ awk '$1 == "F" && $3 != $5 { child = $5 } $1 == "C" && $3 == child && $5 == 1 { 
 # its line (the output comparison above) and ran to its exit_group.
 n=$(awk '$1 == "F" && $3 != $5 { child[$5] = 1 } $1 == "C" && child[$3] && $5 == 1 && $6 == "c_nolibc" { n++ } END { print n + 0 }' "$T/c_spawn.truth")
 [ "$n" -eq 2 ] || fail "c_spawn: $n children exec'd c_nolibc, want 2"
+# The main thread's exit (its last far branch) comes before the worker's
+# last instructions; its E and X when the process ends.
+awk '$1 == "T" { if (!main) main = $4; else worker = $4 }
+     $1 == "B" && $3 == main && $6 == 6 { last_main = NR }
+     $1 == "B" && $3 == worker { last_worker = NR }
+     END { exit !(main && worker && last_main < last_worker) }' "$T/c_mainexit.truth" ||
+	fail "c_mainexit: the main thread's exit is not before the worker's end"
 exit 0

@@ -592,7 +592,9 @@ static int sleeping(struct thread *t)
 		return 0;
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+	/* Only a running (R) or stopped (t, T) thread reports soon; a
+	 * zombie leader (Z) reports when its whole group has ended. */
+	return p && p[1] == ' ' && p[2] != 'R' && p[2] != 't' && p[2] != 'T';
 }
 
 static int others_live(struct thread *t)
@@ -825,6 +827,8 @@ static void step(struct thread *t)
 	resume_step(t, 0);
 	if (!(insn->kind == PTC_BR_FAR ? wait_syscall(t, &status) :
 					  wait_thread(t, -1, &status))) {
+		/* It sleeps in its system call, which therefore ran. */
+		flush_far(t);
 		t->state = TH_INFLIGHT;
 		t->done = 0;
 		return;
