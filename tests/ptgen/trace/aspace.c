@@ -46,6 +46,7 @@ static int read_maps(pid_t pid, struct ptg_map **out, size_t *nout)
 	struct ptg_map *maps = NULL;
 	FILE *f;
 
+	/* /proc/TID works for any thread, listed or not. */
 	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
 	f = fopen(name, "re");
 	if (!f)
@@ -327,7 +328,9 @@ int ptg_aspace_refresh(struct ptg_aspace *as, const struct ptg_mline_ctx *c)
 	size_t n, j = 0;
 	int lines = 0;
 
-	if (read_maps(as->pid, &maps, &n) < 0)
+	/* Through the thread: a process leader that exited before its
+	 * threads shows no mappings any more. */
+	if (read_maps(c->tid, &maps, &n) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct ptg_map *m = &maps[i];
@@ -378,13 +381,6 @@ static struct ptg_map *find(struct ptg_aspace *as, uint64_t ip)
 		}
 	}
 	return NULL;
-}
-
-int ptg_aspace_is_exec(struct ptg_aspace *as, uint64_t ip)
-{
-	struct ptg_map *m = find(as, ip);
-
-	return m && is_code(m);
 }
 
 size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
