@@ -429,6 +429,7 @@ static void test_records(void)
 		0x71, 1, 0, 0, 0, 0, 0, 0, 0,				/* boundary */
 		/* record 3: load with data addresses, TIMESTAMP */
 		0x00, 0x00,
+		0xb0, 0x00, 0x12, 0x40, 0x00, 0x00, 0x00, 0x00, 0x80,	/* PC 0x401200 */
 		0x49, 0x00,						/* LD GP */
 		0x64, 0x39, 0x30, 0x00, 0x00,				/* CONTEXT EL1 12345 */
 		0xb2, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00,	/* VA 0x10000000 */
@@ -482,7 +483,7 @@ static void test_records(void)
 	CHECK_EQ_U64(c.r[1].data_source, 2);
 	CHECK_EQ_U64(c.r[1].timestamp, 10000);
 	CHECK_EQ_U64(c.r[1].ended_by_timestamp, 1);
-	CHECK(!(c.r[1].present & PTC_SPE_F_PC), "no pc");
+	CHECK_EQ_U64(c.r[1].pc.addr, 0x401200);
 	ptc_spe_decoder_free(d);
 
 	/* Cut anywhere into two contiguous pieces: same result. */

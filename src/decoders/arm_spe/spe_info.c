@@ -55,7 +55,7 @@ int ptc_spe_info_parse(struct ptc_spe_info *out, const uint64_t *priv, size_t nr
 	}
 	pos = (size_t)hdr;
 	for (i = 0; i < out->nr_cpus; i++) {
-		struct ptc_spe_cpu_info *c = &out->cpus[i];
+		struct ptc_spe_cpu_meta *c = &out->cpus[i];
 		uint64_t np;
 
 		if (nr_priv - pos < 3) {
@@ -96,7 +96,7 @@ void ptc_spe_info_free(struct ptc_spe_info *info)
 	info->nr_cpus = 0;
 }
 
-const struct ptc_spe_cpu_info *ptc_spe_info_cpu(const struct ptc_spe_info *info, uint64_t cpu)
+const struct ptc_spe_cpu_meta *ptc_spe_info_cpu(const struct ptc_spe_info *info, uint64_t cpu)
 {
 	uint64_t i;
 
@@ -194,7 +194,7 @@ int ptc_spe_describe_info(FILE *out, const uint64_t *priv, size_t nr_priv,
 	else
 		fprintf(out, "  CPUs described: %" PRIu64 "\n", info.nr_cpus);
 	for (i = 0; i < info.nr_cpus; i++) {
-		const struct ptc_spe_cpu_info *c = &info.cpus[i];
+		const struct ptc_spe_cpu_meta *c = &info.cpus[i];
 		const char *name = midr_name(c->midr);
 
 		fprintf(out, "  cpu %" PRIu64 ": MIDR 0x%" PRIx64 "%s%s%s", c->cpu, c->midr,
@@ -228,8 +228,6 @@ int ptc_spe_describe_info(FILE *out, const uint64_t *priv, size_t nr_priv,
 			print_event_mask(out, "event filter (config1, required events)", a->config1);
 		else
 			fprintf(out, "  event filter: none\n");
-		if (a->config3)
-			print_event_mask(out, "inverted event filter (config3, excluded events)", a->config3);
 		fprintf(out, "  minimum latency filter: %llu cycles\n",
 			(unsigned long long)(a->config2 & 0xfff));
 		fprintf(out, "  timestamps: %s%s\n", cfg & PTC_SPE_CFG_TS_ENABLE ? "yes" : "no",

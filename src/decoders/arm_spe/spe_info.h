@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <linux/perf_event.h>
 
-struct ptc_spe_cpu_info {
+struct ptc_spe_cpu_meta {
 	uint64_t cpu;
 	uint64_t midr;		/* MIDR_EL1 of the CPU */
 	uint64_t pmu_type;	/* UINT64_MAX: no SPE PMU on this CPU */
@@ -30,7 +30,7 @@ struct ptc_spe_info {
 	uint64_t pmu_type;
 	int per_cpu_mmaps;		/* version 1 only; -1 when not recorded */
 	uint64_t nr_cpus;
-	struct ptc_spe_cpu_info *cpus;	/* nr_cpus blocks (version 2), NULL for 1 */
+	struct ptc_spe_cpu_meta *cpus;	/* nr_cpus blocks (version 2), NULL for 1 */
 };
 
 /* Parse priv[0..nr_priv).  On bad metadata returns -ptc_err_bad_record and
@@ -39,7 +39,7 @@ int ptc_spe_info_parse(struct ptc_spe_info *out, const uint64_t *priv, size_t nr
 		       char *err, size_t errlen);
 void ptc_spe_info_free(struct ptc_spe_info *info);
 /* The block of a CPU, NULL when absent (always for version 1). */
-const struct ptc_spe_cpu_info *ptc_spe_info_cpu(const struct ptc_spe_info *info, uint64_t cpu);
+const struct ptc_spe_cpu_meta *ptc_spe_info_cpu(const struct ptc_spe_info *info, uint64_t cpu);
 
 /* The arm_spe PMU's attr.config bits (drivers/perf/arm_spe_pmu.c formats). */
 #define PTC_SPE_CFG_TS_ENABLE	(1ULL << 0)	/* PMSCR.TS: timestamps */
@@ -55,7 +55,7 @@ const struct ptc_spe_cpu_info *ptc_spe_info_cpu(const struct ptc_spe_info *info,
  * version, PMU type, per-CPU MIDR and minimum interval, and from the
  * arm_spe event's attr (the one of attrs[] whose type is the PMU type, or
  * the only one) the sampling period, filters (operation type, event mask
- * config1, inverted mask config3, minimum latency config2), timestamps,
+ * config1, minimum latency config2), timestamps,
  * physical addresses, jitter, user/kernel exclusion.  attrs may be NULL.
  * Returns 0, or -ptc_err_bad_record (after printing the reason) when the
  * metadata is malformed.  This is what `ptconv info` shows. */

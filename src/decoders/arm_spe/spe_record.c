@@ -15,12 +15,21 @@ struct ptc_spe_decoder {
 	struct ptc_spe_record rec;	/* the record in progress */
 	int in_record;			/* rec has packets */
 	int skipping;			/* after corruption: ignore packets up to a boundary */
+	int after_resync;		/* the next record must start with its PC packet */
 	uint64_t next_offset;		/* where the next piece should start; UINT64_MAX before the first */
 	uint8_t carry[SPE_MAX_PACKET];	/* start of a packet cut at the end of the last piece */
 	size_t carry_len;
+	/* perf record pads each AUXTRACE piece to 8 bytes with zeros and the
+	 * next piece starts at the unpadded end: the last 7 bytes of a piece
+	 * are held until the next piece says how many of them were data. */
+	uint8_t hold[8];
+	size_t hold_len;
+	uint64_t hold_off;
 	uint64_t last_error;
 	struct ptc_spe_decode_stats st;
 };
+
+#define SPE_HOLD 7
 
 int ptc_spe_decoder_new(struct ptc_spe_decoder **out, ptc_spe_record_fn fn, void *ctx)
 {
@@ -78,6 +87,18 @@ static int apply(struct ptc_spe_decoder *d, const struct ptc_spe_packet *p, uint
 		if (boundary)
 			d->skipping = 0;
 		return 0;
+	}
+	if (!d->in_record && d->after_resync) {
+		/* A payload byte may have looked like END or TIMESTAMP while
+		 * skipping: trust the boundary only if the next record starts
+		 * like every record the hardware writes, with its PC. */
+		if (p->kind != PTC_SPE_PKT_ADDRESS || p->index != PTC_SPE_ADDR_PC) {
+			d->st.dropped_bytes += p->size;
+			if (!boundary)
+				d->skipping = 1;
+			return 0;
+		}
+		d->after_resync = 0;
 	}
 	if (!d->in_record) {
 		memset(r, 0, sizeof(*r));
@@ -179,6 +200,7 @@ static void corrupt(struct ptc_spe_decoder *d, uint64_t off)
 		d->st.resyncs++;
 	drop_record(d, off);
 	d->skipping = 1;
+	d->after_resync = 1;
 }
 
 /* Decode buf; stops at a packet cut by the end of buf and returns its
@@ -207,8 +229,8 @@ static long decode_run(struct ptc_spe_decoder *d, const uint8_t *buf, size_t len
 	return (long)pos;
 }
 
-int ptc_spe_decoder_feed(struct ptc_spe_decoder *d, const uint8_t *buf, size_t len,
-			 uint64_t offset)
+static int feed_piece(struct ptc_spe_decoder *d, const uint8_t *buf, size_t len,
+		      uint64_t offset)
 {
 	size_t pos = 0;
 	long n;
@@ -220,8 +242,10 @@ int ptc_spe_decoder_feed(struct ptc_spe_decoder *d, const uint8_t *buf, size_t l
 		drop_record(d, d->next_offset);
 		d->carry_len = 0;
 		d->skipping = 0;
+		d->after_resync = 0;
 	}
-	d->st.bytes += len;
+	if (!len)
+		return 0;
 	if (d->carry_len) {
 		/* Finish the cut packet from a small joined window. */
 		uint8_t win[2 * SPE_MAX_PACKET];
@@ -263,12 +287,65 @@ int ptc_spe_decoder_feed(struct ptc_spe_decoder *d, const uint8_t *buf, size_t l
 	return 0;
 }
 
+/* Decode what is held back as data. */
+static int release_hold(struct ptc_spe_decoder *d, size_t n)
+{
+	int err = 0;
+
+	if (n)
+		err = feed_piece(d, d->hold, n, d->hold_off);
+	d->hold_len = 0;
+	return err;
+}
+
+int ptc_spe_decoder_feed(struct ptc_spe_decoder *d, const uint8_t *buf, size_t len,
+			 uint64_t offset)
+{
+	size_t keep;
+	int err;
+
+	d->st.bytes += len;
+	if (d->hold_len) {
+		uint64_t end = d->hold_off + d->hold_len;
+
+		if (offset >= d->hold_off && offset <= end) {
+			/* bytes of the hold from `offset` on were padding
+			 * (zeros, by construction): count them as pads */
+			size_t data = (size_t)(offset - d->hold_off), i;
+			int zeros = 1;
+
+			for (i = data; i < d->hold_len; i++)
+				zeros &= d->hold[i] == 0;
+			if (!zeros)
+				data = d->hold_len;	/* not padding: a real overlap, decode it all */
+			d->st.pad_bytes += d->hold_len - data;
+			err = release_hold(d, data);
+			if (err < 0)
+				return err;
+		} else {
+			err = release_hold(d, d->hold_len);
+			if (err < 0)
+				return err;
+		}
+	}
+	keep = len < SPE_HOLD ? len : SPE_HOLD;
+	err = feed_piece(d, buf, len - keep, offset);
+	if (err < 0)
+		return err;
+	memcpy(d->hold, buf + len - keep, keep);
+	d->hold_len = keep;
+	d->hold_off = offset + len - keep;
+	return 0;
+}
+
 void ptc_spe_decoder_finish(struct ptc_spe_decoder *d)
 {
+	release_hold(d, d->hold_len);
 	d->st.dropped_bytes += d->carry_len;
 	if (d->next_offset != UINT64_MAX)
 		drop_record(d, d->next_offset - d->carry_len);
 	d->carry_len = 0;
 	d->skipping = 0;
+	d->after_resync = 0;
 	d->next_offset = UINT64_MAX;
 }

@@ -8,8 +8,10 @@
  *
  * Corrupt data (a byte that is no packet header) is skipped: the record in
  * progress is dropped, packets are ignored up to the next record boundary
- * (END or TIMESTAMP), and decoding resumes there.  Everything skipped is
- * counted in struct ptc_spe_decode_stats.
+ * (END or TIMESTAMP), and decoding resumes with the first record after it
+ * that starts with a PC address packet, as every record the hardware writes
+ * does (a payload byte 0x01 or 0x71 can pass for a boundary while
+ * skipping).  Everything skipped is counted in struct ptc_spe_decode_stats.
  *
  * Records are samples: one operation in N.  They are not a control-flow
  * trace and say nothing about the operations between two samples.
