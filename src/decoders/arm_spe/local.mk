@@ -23,3 +23,8 @@ TESTS += tests/unit/test_spe_packet tests/unit/test_spe_real
 check_PROGRAMS += tests/unit/test_spe_perf
 tests_unit_test_spe_perf_SOURCES = tests/unit/test_spe_perf.c tests/unit/spe_build.h src/cli/convert_spe.c
 TESTS += tests/unit/test_spe_perf
+
+# Profile statistics on a generated recording with known rates.
+check_PROGRAMS += tests/unit/test_spe_profile
+tests_unit_test_spe_profile_SOURCES = tests/unit/test_spe_profile.c tests/unit/spe_build.h src/cli/convert_spe.c
+TESTS += tests/unit/test_spe_profile
