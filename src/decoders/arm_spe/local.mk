@@ -28,3 +28,18 @@ TESTS += tests/unit/test_spe_perf
 check_PROGRAMS += tests/unit/test_spe_profile
 tests_unit_test_spe_profile_SOURCES = tests/unit/test_spe_profile.c tests/unit/spe_build.h src/cli/convert_spe.c
 TESTS += tests/unit/test_spe_profile
+
+# Fuzz target (see tests/fuzz/local.mk, included after this file: it sets
+# FUZZ_TARGETS with `=`, so the target joins `make fuzz` directly); make
+# check replays its seeds and the shared real buffers.
+fuzz: tests/fuzz/fuzz_spe_packet
+check_PROGRAMS += tests/fuzz/fuzz_spe_packet
+tests_fuzz_fuzz_spe_packet_SOURCES = tests/fuzz/fuzz_spe_packet.c tests/fuzz/standalone_main.c
+tests_fuzz_fuzz_spe_packet_LDFLAGS = $(FUZZ_LDFLAGS)
+TESTS += tests/spe_fuzz_seeds.sh
+EXTRA_DIST += tests/spe_fuzz_seeds.sh \
+	tests/fuzz/seeds/fuzz_spe_packet/branches \
+	tests/fuzz/seeds/fuzz_spe_packet/loads \
+	tests/fuzz/seeds/fuzz_spe_packet/align \
+	tests/fuzz/seeds/fuzz_spe_packet/corrupt \
+	tests/fuzz/seeds/fuzz_spe_packet/metadata-v2
