@@ -114,7 +114,7 @@ static void put_spec(struct spe_buf *b, const struct spec *s)
 static void body_u32(uint8_t *b, size_t off, uint32_t v) { ptc_put32(b + off, v); }
 
 static void write_recording(const char *path, int version, int split, int corrupt,
-			    struct spe_buf *q0, struct spe_buf *q1)
+			    struct spe_buf *q0, struct spe_buf *q1, enum ptc_perf_writer_mode mode)
 {
 	struct ptc_perf_writer *w;
 	struct perf_event_attr a;
@@ -127,7 +127,7 @@ static void write_recording(const char *path, int version, int split, int corrup
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	CHECK(fd >= 0, "create %s", path);
-	CHECK(ptc_perf_writer_new(&w, fd, PTC_PERF_WRITE_FILE) == 0, "writer");
+	CHECK(ptc_perf_writer_new(&w, fd, mode) == 0, "writer");
 	memset(&a, 0, sizeof(a));
 	a.type = PMU_TYPE;
 	a.size = sizeof(a);
@@ -154,6 +154,8 @@ static void write_recording(const char *path, int version, int split, int corrup
 		uint64_t priv[4 + 2 * 6] = { 2, 4, PMU_TYPE, 2,
 			0x1010101010101010ULL, 0, 3, 0x413fd0c1, PMU_TYPE, 256,
 			0x1010101010101010ULL, 1, 3, 0x481fd010, PMU_TYPE, 1024 };
+		if (version == 3)
+			priv[10] = 0x1111;	/* a CPU block without its magic */
 		memcpy(body + 8, priv, sizeof(priv));
 		CHECK(ptc_perf_writer_event(w, PTC_REC_AUXTRACE_INFO, 0, body, 8 + sizeof(priv), NULL) == 0, "info");
 	}
@@ -623,7 +625,7 @@ int main(void)
 	struct spe_buf *q0 = calloc(1, sizeof(*q0)), *q1 = calloc(1, sizeof(*q1));
 	struct csv c;
 	size_t i;
-	int version, row, ret;
+	int pass, row, ret;
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	main_vaddr = nm_main();
@@ -634,12 +636,15 @@ int main(void)
 	for (i = 0; i < NR_SPECS; i++)
 		put_spec(specs[i].cpu ? q1 : q0, &specs[i]);
 
-	for (version = 1; version <= 2; version++) {
-		int split = version == 2, corrupt = version == 2;
+	/* version 1 in file and pipe mode; version 2 with a piece cut inside
+	 * a packet and a corrupt byte */
+	for (pass = 0; pass < 3; pass++) {
+		int version = pass == 2 ? 2 : 1, split = version == 2, corrupt = version == 2;
 
-		snprintf(file, sizeof(file), "%s/v%d.data", dir, version);
-		snprintf(out, sizeof(out), "%s/v%d.out", dir, version);
-		write_recording(file, version, split, corrupt, q0, q1);
+		snprintf(file, sizeof(file), "%s/v%d%s.data", dir, version, pass == 1 ? "-pipe" : "");
+		snprintf(out, sizeof(out), "%s/v%d%s.out", dir, version, pass == 1 ? "-pipe" : "");
+		write_recording(file, version, split, corrupt, q0, q1,
+				pass == 1 ? PTC_PERF_WRITE_PIPE : PTC_PERF_WRITE_FILE);
 		ret = convert(file, out, "spe-csv,spe-profile,bolt");
 		CHECK(ret == PTC_EXIT_OK, "v%d: convert returned %d (%s)", version, ret, last_error);
 		snprintf(path, sizeof(path), "%s/spe.csv", out);
@@ -701,6 +706,20 @@ int main(void)
 			CHECK(lines == 1, "bolt lines %d", lines);
 		}
 	}
+
+	/* Malformed version 2 metadata: refused, naming the file, record
+	 * offset and word. */
+	snprintf(file, sizeof(file), "%s/bad.data", dir);
+	snprintf(out, sizeof(out), "%s/bad.out", dir);
+	write_recording(file, 3, 0, 0, q0, q1, PTC_PERF_WRITE_FILE);
+	ret = convert(file, out, NULL);
+	CHECK(ret == PTC_EXIT_INPUT, "bad metadata: %d", ret);
+	CHECK(strstr(last_error, "bad.data: offset 0x") && strstr(last_error, "priv[10]") &&
+	      strstr(last_error, "magic"), "message: %s", last_error);
+	/* A branch-trace format is refused for sampled data. */
+	snprintf(file, sizeof(file), "%s/v1.data", dir);
+	ret = convert(file, out, "cbp2016");
+	CHECK(ret == PTC_EXIT_USAGE && strstr(last_error, "not control-flow traces"), "format: %s", last_error);
 
 	/* Version 1: Linux perf decodes the same packets. */
 	{
