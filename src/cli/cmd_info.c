@@ -889,6 +889,14 @@ static void print_json(struct info *in)
 		if (st->records[i])
 			ptc_json_u64(&j, ptc_perf_record_name((uint32_t)i), st->records[i]);
 	ptc_json_end_object(&j);
+	ptc_json_begin_object(&j, "record_types");	/* the same, by type number */
+	for (i = 0; i < PTC_REC_USER_MAX; i++)
+		if (st->records[i]) {
+			char num[16];
+			snprintf(num, sizeof(num), "%zu", i);
+			ptc_json_u64(&j, num, st->records[i]);
+		}
+	ptc_json_end_object(&j);
 	ptc_json_u64(&j, "unknown_records", st->unknown_records);
 	ptc_json_u64(&j, "compressed_records", st->compressed_records);
 	ptc_json_u64(&j, "decompressed_bytes", st->decompressed_bytes);

@@ -105,6 +105,10 @@ struct ptc_perf_reader {
 	/* extra feature facts */
 	struct ptc_perf_extra extra;
 	struct ptc_perf_pmu *pmus;	/* extra.pmus, owned */
+	/* EVENT_DESC names seen before their events (pipe mode sends the
+	 * feature before the HEADER_ATTR records) */
+	struct pending_name { uint64_t id; int has_id; size_t idx; char *name; } *pending;
+	size_t nr_pending;
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -338,6 +342,9 @@ static struct attr_priv *attr_by_id(struct ptc_perf_reader *r, uint64_t id)
 	return NULL;
 }
 
+static void attr_set_name(struct ptc_perf_reader *r, struct attr_priv *a, const char *name,
+			  size_t len);
+
 /* Add an event: raw attr bytes (avail of them, attr.size says how many
  * belong to it) and ids as raw little-endian u64s. */
 static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, size_t avail,
@@ -398,6 +405,21 @@ static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, s
 		a->is_pos = -1;
 	r->nr_attrs++;
 	attrs_changed(r);
+	/* A name that came before its event. */
+	for (i = 0; i < r->nr_pending && !a->name; i++) {
+		const struct pending_name *pn = &r->pending[i];
+		size_t k;
+		if (!pn->has_id) {
+			if (pn->idx == r->nr_attrs - 1)
+				attr_set_name(r, a, pn->name, strlen(pn->name));
+			continue;
+		}
+		for (k = 0; k < nr_ids; k++)
+			if (a->ids[k] == pn->id) {
+				attr_set_name(r, a, pn->name, strlen(pn->name));
+				break;
+			}
+	}
 	return 0;
 }
 
@@ -672,9 +694,24 @@ static void feature_parse(struct ptc_perf_reader *r, int feat, const uint8_t *p,
 				a = attr_by_id(r, ptc_le64(ids));
 			if (!a && i < r->nr_attrs && r->nr_attrs == nr)
 				a = &r->attrs[i];
-			if (a && (!a->name || !a->name[0]))
+			if (a && (!a->name || !a->name[0])) {
 				attr_set_name(r, a, name, strlen(name));
-			free(name);
+				free(name);
+			} else if (!a && r->nr_pending < MAX_ATTRS) {
+				struct pending_name *np = realloc(r->pending, (r->nr_pending + 1) * sizeof(*np));
+				if (np) {
+					r->pending = np;
+					np[r->nr_pending].has_id = ids && nids;
+					np[r->nr_pending].id = ids && nids ? ptc_le64(ids) : 0;
+					np[r->nr_pending].idx = i;
+					np[r->nr_pending].name = name;
+					r->nr_pending++;
+				} else {
+					free(name);
+				}
+			} else {
+				free(name);
+			}
 		}
 		break;
 	}
@@ -1043,6 +1080,9 @@ void ptc_perf_close(struct ptc_perf_reader *r)
 	}
 	free(r->attrs);
 	free(r->idmap);
+	for (i = 0; i < r->nr_pending; i++)
+		free(r->pending[i].name);
+	free(r->pending);
 	for (i = 0; i < 16; i++)
 		free(r->strs[i]);
 	for (i = 0; i < r->info.nr_build_ids; i++)
