@@ -272,10 +272,13 @@ static int read_csv(const char *path, struct csv *c)
 	for (line = strtok_r(c->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#')
 			continue;
-		if (!c->nr_cols)
+		if (!c->nr_cols) {
 			c->nr_cols = split(line, c->names);
-		else if (c->nr_rows < 64)
-			split(line, c->rows[c->nr_rows++]);
+		} else if (c->nr_rows < 64) {
+			int n = split(line, c->rows[c->nr_rows++]);
+			CHECK(n == c->nr_cols, "%s: row %d has %d fields, the header %d", path,
+			      c->nr_rows, n, c->nr_cols);
+		}
 	}
 	return 0;
 }

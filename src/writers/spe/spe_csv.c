@@ -43,25 +43,84 @@ int ptc_spe_csv_new(struct ptc_spe_csv **out, FILE *f, struct ptc_spe_symbols *s
 	return 0;
 }
 
-/* The comm may hold anything: keep the CSV parseable. */
-static void put_text(FILE *f, const char *s)
+/* Rows are built in a buffer with hand-rolled number formatting: an SPE
+ * recording holds up to ~1e8 records, and fprintf per field is what would
+ * make this writer slow. */
+struct line {
+	char b[4096];
+	size_t n;
+};
+
+static void put_c(struct line *l, char c)
+{
+	if (l->n < sizeof(l->b))
+		l->b[l->n++] = c;
+}
+
+static void put_s(struct line *l, const char *s)
+{
+	while (*s)
+		put_c(l, *s++);
+}
+
+static void put_u(struct line *l, uint64_t v)
+{
+	char t[24];
+	int i = 0;
+
+	do {
+		t[i++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (i)
+		put_c(l, t[--i]);
+}
+
+static void put_i(struct line *l, int64_t v)
+{
+	if (v < 0) {
+		put_c(l, '-');
+		put_u(l, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u(l, (uint64_t)v);
+	}
+}
+
+/* 0x-prefixed lower-case hex, at least `digits` digits */
+static void put_x(struct line *l, uint64_t v, int digits)
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[16];
+	int i = 0;
+
+	do {
+		t[i++] = hex[v & 15];
+		v >>= 4;
+	} while (v || i < digits);
+	put_s(l, "0x");
+	while (i)
+		put_c(l, t[--i]);
+}
+
+/* The comm and symbols may hold anything: keep the CSV parseable. */
+static void put_text(struct line *l, const char *s)
 {
 	if (!s)
 		return;
 	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
+		put_s(l, s);
 		return;
 	}
-	fputc('"', f);
+	put_c(l, '"');
 	for (; *s; s++) {
 		if (*s == '"')
-			fputc('"', f);
-		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+			put_c(l, '"');
+		put_c(l, *s == '\n' || *s == '\r' ? ' ' : *s);
 	}
-	fputc('"', f);
+	put_c(l, '"');
 }
 
-static void put_symbol(struct ptc_spe_csv *w, int32_t pid, uint64_t addr)
+static void put_symbol(struct ptc_spe_csv *w, struct line *l, int32_t pid, uint64_t addr)
 {
 	struct ptc_spe_location loc;
 	char buf[512];
@@ -69,7 +128,7 @@ static void put_symbol(struct ptc_spe_csv *w, int32_t pid, uint64_t addr)
 	if (!w->syms || !ptc_spe_symbols_lookup(w->syms, pid, addr, &loc))
 		return;
 	ptc_spe_location_format(&loc, addr, buf, sizeof(buf));
-	put_text(w->f, buf);
+	put_text(l, buf);
 }
 
 static const char *class_name(const struct ptc_spe_record *r)
@@ -94,69 +153,113 @@ int ptc_spe_csv_add(struct ptc_spe_csv *w, const struct ptc_spe_sample *s)
 {
 	static const char *const src[] = { "", "context", "queue", "switch" };
 	const struct ptc_spe_record *r = s->rec;
-	FILE *f = w->f;
-	int br = ptc_spe_is_branch(r), bit, first = 1;
+	const uint32_t f = r->present;
+	int br = ptc_spe_is_branch(r), ldst = (f & PTC_SPE_F_OP) && r->op_class == PTC_SPE_OP_LDST;
+	int other = (f & PTC_SPE_F_OP) && r->op_class == PTC_SPE_OP_OTHER, bit, first = 1;
+	struct line l;
 	unsigned int i;
 
-	fprintf(f, "0x%" PRIx64 ",", r->offset);
+	l.n = 0;
+	put_x(&l, r->offset, 1);
+	put_c(&l, ',');
 	if (s->cpu >= 0)
-		fprintf(f, "%d", s->cpu);
-	fputc(',', f);
+		put_i(&l, s->cpu);
+	put_c(&l, ',');
 	if (s->pid >= 0)
-		fprintf(f, "%d", s->pid);
-	fputc(',', f);
+		put_i(&l, s->pid);
+	put_c(&l, ',');
 	if (s->tid >= 0)
-		fprintf(f, "%d", s->tid);
-	fputc(',', f);
-	put_text(f, s->comm);
-	fprintf(f, ",%s,", src[s->tid_source & 3]);
+		put_i(&l, s->tid);
+	put_c(&l, ',');
+	put_text(&l, s->comm);
+	put_c(&l, ',');
+	put_s(&l, src[s->tid_source & 3]);
+	put_c(&l, ',');
 	if (s->have_time)
-		fprintf(f, "%" PRIu64, s->time);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_TIMESTAMP)
-		fprintf(f, "%" PRIu64, r->timestamp);
-	fputc(',', f);
-	/* pc */
-	if (r->present & PTC_SPE_F_PC) {
-		fprintf(f, "0x%" PRIx64 ",%u,%u,", r->pc.addr, r->pc.el, r->pc.ns);
-		put_symbol(w, s->pid, r->pc.addr);
+		put_u(&l, s->time);
+	put_c(&l, ',');
+	if (f & PTC_SPE_F_TIMESTAMP)
+		put_u(&l, r->timestamp);
+	put_c(&l, ',');
+	/* pc,pc_el,pc_ns,pc_symbol */
+	if (f & PTC_SPE_F_PC) {
+		put_x(&l, r->pc.addr, 1);
+		put_c(&l, ',');
+		put_u(&l, r->pc.el);
+		put_c(&l, ',');
+		put_u(&l, r->pc.ns);
+		put_c(&l, ',');
+		put_symbol(w, &l, s->pid, r->pc.addr);
 	} else {
-		fputs(",,,", f);
+		put_s(&l, ",,,");
 	}
-	/* operation */
-	fprintf(f, ",%s,", class_name(r));
-	if (r->present & PTC_SPE_F_OP)
-		fprintf(f, "%s,0x%02x,", ptc_spe_op_subclass_name(r->op.subclass), r->op_payload);
-	else
-		fputs(",,", f);
-	if (br)
-		fprintf(f, "%u,%u,%s,%u,", r->op.cond, r->op.indirect, cr_name(r->op.cr), r->op.gcs);
-	else if ((r->present & PTC_SPE_F_OP) && r->op_class == PTC_SPE_OP_OTHER)
-		fprintf(f, "%u,,,,", r->op.cond);	/* conditional select */
-	else
-		fputs(",,,,", f);
-	/* events */
-	if (r->present & PTC_SPE_F_EVENTS)
-		fprintf(f, "%d,%d,%d,", ptc_spe_retired(r), ptc_spe_mispredicted(r), ptc_spe_not_taken(r));
-	else
-		fputs(",,,", f);
-	if (br)
-		fprintf(f, "%d", ptc_spe_branch_taken(r));
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_TARGET) {
-		fprintf(f, "0x%" PRIx64 ",%u,%u,", r->target.addr, r->target.el, r->target.ns);
-		put_symbol(w, s->pid, r->target.addr);
+	/* op_class,op_subclass,op_payload */
+	put_c(&l, ',');
+	put_s(&l, class_name(r));
+	put_c(&l, ',');
+	if (f & PTC_SPE_F_OP) {
+		put_s(&l, ptc_spe_op_subclass_name(r->op.subclass));
+		put_c(&l, ',');
+		put_x(&l, r->op_payload, 2);
 	} else {
-		fputs(",,,", f);
+		put_c(&l, ',');
 	}
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_PREV_TARGET)
-		fprintf(f, "0x%" PRIx64 ",%u", r->prev_target.addr, r->prev_target.el);
-	else
-		fputc(',', f);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_EVENTS) {
-		fprintf(f, "0x%" PRIx64 ",", r->events);
+	put_c(&l, ',');
+	/* cond,indirect,call_return,gcs */
+	if (br) {
+		put_u(&l, r->op.cond);
+		put_c(&l, ',');
+		put_u(&l, r->op.indirect);
+		put_c(&l, ',');
+		put_s(&l, cr_name(r->op.cr));
+		put_c(&l, ',');
+		put_u(&l, r->op.gcs);
+	} else {
+		if (other)
+			put_u(&l, r->op.cond);	/* conditional select */
+		put_s(&l, ",,,");
+	}
+	put_c(&l, ',');
+	/* retired,mispredicted,not_taken,taken */
+	if (f & PTC_SPE_F_EVENTS) {
+		put_u(&l, (uint64_t)ptc_spe_retired(r));
+		put_c(&l, ',');
+		put_u(&l, (uint64_t)ptc_spe_mispredicted(r));
+		put_c(&l, ',');
+		put_u(&l, (uint64_t)ptc_spe_not_taken(r));
+	} else {
+		put_s(&l, ",,");
+	}
+	put_c(&l, ',');
+	if (br)
+		put_u(&l, (uint64_t)ptc_spe_branch_taken(r));
+	put_c(&l, ',');
+	/* target,target_el,target_ns,target_symbol */
+	if (f & PTC_SPE_F_TARGET) {
+		put_x(&l, r->target.addr, 1);
+		put_c(&l, ',');
+		put_u(&l, r->target.el);
+		put_c(&l, ',');
+		put_u(&l, r->target.ns);
+		put_c(&l, ',');
+		put_symbol(w, &l, s->pid, r->target.addr);
+	} else {
+		put_s(&l, ",,,");
+	}
+	put_c(&l, ',');
+	/* prev_target,prev_target_el */
+	if (f & PTC_SPE_F_PREV_TARGET) {
+		put_x(&l, r->prev_target.addr, 1);
+		put_c(&l, ',');
+		put_u(&l, r->prev_target.el);
+	} else {
+		put_c(&l, ',');
+	}
+	put_c(&l, ',');
+	/* events,event_names */
+	if (f & PTC_SPE_F_EVENTS) {
+		put_x(&l, r->events, 1);
+		put_c(&l, ',');
 		for (bit = 0; bit < 64; bit++) {
 			const char *n;
 
@@ -164,77 +267,118 @@ int ptc_spe_csv_add(struct ptc_spe_csv *w, const struct ptc_spe_sample *s)
 				continue;
 			n = ptc_spe_event_name((unsigned int)bit);
 			if (!first)
-				fputc('|', f);
-			if (n)
-				fputs(n, f);
-			else
-				fprintf(f, "IMPDEF%d", bit);
+				put_c(&l, '|');
+			if (n) {
+				put_s(&l, n);
+			} else {
+				put_s(&l, "IMPDEF");
+				put_u(&l, (uint64_t)bit);
+			}
 			first = 0;
 		}
 	} else {
-		fputc(',', f);
+		put_c(&l, ',');
 	}
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_LAT_TOTAL)
-		fprintf(f, "%u", r->lat_total);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_LAT_ISSUE)
-		fprintf(f, "%u", r->lat_issue);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_LAT_XLAT)
-		fprintf(f, "%u", r->lat_xlat);
-	fputc(',', f);
+	put_c(&l, ',');
+	/* lat_total,lat_issue,lat_xlat,other_counters */
+	if (f & PTC_SPE_F_LAT_TOTAL)
+		put_u(&l, r->lat_total);
+	put_c(&l, ',');
+	if (f & PTC_SPE_F_LAT_ISSUE)
+		put_u(&l, r->lat_issue);
+	put_c(&l, ',');
+	if (f & PTC_SPE_F_LAT_XLAT)
+		put_u(&l, r->lat_xlat);
+	put_c(&l, ',');
 	first = 1;
 	for (i = 3; i < 32; i++)
 		if (r->counter_mask >> i & 1) {
-			fprintf(f, "%s%u=%u", first ? "" : "|", i, r->counter[i]);
+			if (!first)
+				put_c(&l, '|');
+			put_u(&l, i);
+			put_c(&l, '=');
+			put_u(&l, r->counter[i]);
 			first = 0;
 		}
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_VADDR)
-		fprintf(f, "0x%" PRIx64 ",0x%02x", r->vaddr.addr, r->vaddr.tag);
-	else
-		fputc(',', f);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_PADDR)
-		fprintf(f, "0x%" PRIx64 ",%u,%u,%u", r->paddr.addr, r->paddr.ns, r->paddr.ch, r->paddr.pat);
-	else
-		fputs(",,,", f);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_DATA_SOURCE)
-		fprintf(f, "%" PRIu64, r->data_source);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_CONTEXT_EL1)
-		fprintf(f, "%u", r->context_el1);
-	fputc(',', f);
-	if (r->present & PTC_SPE_F_CONTEXT_EL2)
-		fprintf(f, "%u", r->context_el2);
-	fputc(',', f);
-	if ((r->present & PTC_SPE_F_OP) && r->op_class == PTC_SPE_OP_LDST) {
-		fprintf(f, "%u,", r->op.store);
-		if (r->op.subclass == PTC_SPE_SUB_EXTENDED)
-			fprintf(f, "%u,%u,%u,", r->op.atomic, r->op.exclusive, r->op.acq_rel);
-		else
-			fputs(",,,", f);
+	put_c(&l, ',');
+	/* vaddr,vaddr_tag */
+	if (f & PTC_SPE_F_VADDR) {
+		put_x(&l, r->vaddr.addr, 1);
+		put_c(&l, ',');
+		put_x(&l, r->vaddr.tag, 2);
 	} else {
-		fputs(",,,,", f);
+		put_c(&l, ',');
 	}
-	if (r->op.evl)
-		fprintf(f, "%u,%u,%u,", r->op.evl, r->op.pred, r->op.sg);
-	else
-		fputs(",,,", f);
-	if ((r->present & PTC_SPE_F_OP) && r->op_class == PTC_SPE_OP_OTHER &&
-	    r->op.subclass != PTC_SPE_SUB_UNKNOWN)
-		fprintf(f, "%u,%s", r->op.fp, r->op.subclass == PTC_SPE_SUB_OTHER ? (r->op.simd ? "1" : "0") : "");
-	else
-		fputc(',', f);
-	fputc(',', f);
+	put_c(&l, ',');
+	/* paddr,paddr_ns,paddr_ch,paddr_pat */
+	if (f & PTC_SPE_F_PADDR) {
+		put_x(&l, r->paddr.addr, 1);
+		put_c(&l, ',');
+		put_u(&l, r->paddr.ns);
+		put_c(&l, ',');
+		put_u(&l, r->paddr.ch);
+		put_c(&l, ',');
+		put_u(&l, r->paddr.pat);
+	} else {
+		put_s(&l, ",,,");
+	}
+	put_c(&l, ',');
+	/* data_source,context_el1,context_el2 */
+	if (f & PTC_SPE_F_DATA_SOURCE)
+		put_u(&l, r->data_source);
+	put_c(&l, ',');
+	if (f & PTC_SPE_F_CONTEXT_EL1)
+		put_u(&l, r->context_el1);
+	put_c(&l, ',');
+	if (f & PTC_SPE_F_CONTEXT_EL2)
+		put_u(&l, r->context_el2);
+	put_c(&l, ',');
+	/* store,atomic,exclusive,acq_rel */
+	if (ldst) {
+		put_u(&l, r->op.store);
+		put_c(&l, ',');
+		if (r->op.subclass == PTC_SPE_SUB_EXTENDED) {
+			put_u(&l, r->op.atomic);
+			put_c(&l, ',');
+			put_u(&l, r->op.exclusive);
+			put_c(&l, ',');
+			put_u(&l, r->op.acq_rel);
+		} else {
+			put_s(&l, ",,");
+		}
+	} else {
+		put_s(&l, ",,,");
+	}
+	put_c(&l, ',');
+	/* sve_evl,sve_pred,sve_sg */
+	if (r->op.evl) {
+		put_u(&l, r->op.evl);
+		put_c(&l, ',');
+		put_u(&l, r->op.pred);
+		put_c(&l, ',');
+		put_u(&l, r->op.sg);
+	} else {
+		put_s(&l, ",,");
+	}
+	put_c(&l, ',');
+	/* fp,simd,sme_ets,gcs_common */
+	if (other && r->op.subclass != PTC_SPE_SUB_UNKNOWN) {
+		put_u(&l, r->op.fp);
+		put_c(&l, ',');
+		if (r->op.subclass == PTC_SPE_SUB_OTHER)
+			put_u(&l, r->op.simd);
+	} else {
+		put_c(&l, ',');
+	}
+	put_c(&l, ',');
 	if (r->op.ets)
-		fprintf(f, "%u", r->op.ets);
-	fputc(',', f);
+		put_u(&l, r->op.ets);
+	put_c(&l, ',');
 	if (r->op.subclass == PTC_SPE_SUB_GCS)
-		fprintf(f, "%u", r->op.gcs_common);
-	fputc('\n', f);
+		put_u(&l, r->op.gcs_common);
+	put_c(&l, '\n');
+	if (fwrite(l.b, 1, l.n, w->f) != l.n)
+		return -ptc_err_io;
 	return 0;
 }
 
