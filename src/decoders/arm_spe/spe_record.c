@@ -1,4 +1,5 @@
 /* ARM SPE record layer (see spe_record.h). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +102,7 @@ static int apply(struct ptc_spe_decoder *d, const struct ptc_spe_packet *p, uint
 		d->after_resync = 0;
 	}
 	if (!d->in_record) {
-		memset(r, 0, sizeof(*r));
+		memset(r, 0, offsetof(struct ptc_spe_record, counter));
 		r->offset = off;
 		d->in_record = 1;
 	}
@@ -212,7 +213,20 @@ static long decode_run(struct ptc_spe_decoder *d, const uint8_t *buf, size_t len
 
 	while (pos < len && pos < stop_after) {
 		struct ptc_spe_packet p;
-		int n = ptc_spe_packet_decode(&p, buf + pos, len - pos, offset + pos);
+		int n;
+
+		if (buf[pos] == 0) {
+			/* Runs of PAD bytes fill most records: skip them in one go. */
+			size_t end = pos + 1;
+
+			while (end < len && end < stop_after && buf[end] == 0)
+				end++;
+			d->st.packets += end - pos;
+			d->st.pad_bytes += end - pos;
+			pos = end;
+			continue;
+		}
+		n = ptc_spe_packet_decode(&p, buf + pos, len - pos, offset + pos);
 
 		if (n == -ptc_err_truncated)
 			return (long)pos;

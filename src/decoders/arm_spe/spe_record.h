@@ -62,11 +62,13 @@ struct ptc_spe_record {
 	struct ptc_spe_op op;		/* op_payload interpreted */
 	uint64_t timestamp;		/* TIMESTAMP payload: the generic timer count */
 	uint32_t lat_total, lat_issue, lat_xlat;
-	/* Every COUNTER and ADDRESS index seen (bit i = index i), with values;
-	 * covers the three named latencies and any newer counter. */
+	/* Every COUNTER and ADDRESS index seen (bit i = index i); covers the
+	 * three named latencies and any newer counter. */
 	uint32_t counter_mask;
-	uint32_t counter[PTC_SPE_CNT_INDEX_NR];
 	uint32_t addr_mask;
+	/* Counter values: counter[i] is valid only when bit i of counter_mask
+	 * is set (the array is not cleared between records, for speed). */
+	uint32_t counter[PTC_SPE_CNT_INDEX_NR];
 };
 
 /* Convenience predicates on the EVENTS payload. */
