@@ -188,7 +188,7 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 	}
 	buf = malloc(AUX_CHUNK);
 	if (!buf || ptc_spe_session_new(&s, on_sample, &c) ||
-	    ptc_spe_symbols_new(&c.syms, opt->symfs)) {
+	    ptc_spe_symbols_new(&c.syms, opt->symfs, opt->buildid_dir)) {
 		ptc_cli_error("out of memory");
 		status = PTC_EXIT_INPUT;
 		goto out;
@@ -269,7 +269,8 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 				break;
 			pid = (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL) ?
 			      -1 : (int32_t)m.pid;
-			if (ptc_spe_symbols_add_mmap(c.syms, pid, m.start, m.len, m.pgoff, m.filename) < 0) {
+			if (ptc_spe_symbols_add_mmap(c.syms, pid, m.start, m.len, m.pgoff, m.filename,
+						     m.build_id, m.has_build_id ? m.build_id_size : 0) < 0) {
 				ptc_cli_error("out of memory");
 				status = PTC_EXIT_INPUT;
 				goto out;
@@ -399,8 +400,11 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 			status = PTC_EXIT_GAPS;
 	}
 	if (!opt->quiet && ptc_spe_symbols_missing(c.syms))
-		fprintf(stderr, "ptconv: %zu mapped files not found (use --symfs): their addresses "
-			"are not symbolised\n", ptc_spe_symbols_missing(c.syms));
+		fprintf(stderr, "ptconv: %zu mapped files not found (use --symfs or --buildid-dir): "
+			"their addresses are not symbolised\n", ptc_spe_symbols_missing(c.syms));
+	if (!opt->quiet && ptc_spe_symbols_mismatched(c.syms))
+		fprintf(stderr, "ptconv: %zu mapped files found with another build-id than recorded: "
+			"not used\n", ptc_spe_symbols_mismatched(c.syms));
 out:
 	if (fcsv && !c.csv && status == PTC_EXIT_OK)
 		ptc_spe_csv_new(&c.csv, fcsv, c.syms, period);	/* header even when empty */

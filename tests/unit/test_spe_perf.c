@@ -189,6 +189,21 @@ static void write_recording(const char *path, int version, int split, int corrup
 	strcpy((char *)body + 64, exe);
 	CHECK(ptc_perf_writer_event(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body,
 				    64 + strlen(exe) + 1, &sid) == 0, "mmap2");
+	/* pid 5000 maps the same file, but MMAP2 records another build-id:
+	 * that file must not be used for pid 5000's symbols */
+	memset(body, 0, sizeof(body));
+	body_u32(body, 0, 5000);
+	body_u32(body, 4, 5001);
+	ptc_put64(body + 8, MAP_BASE);
+	ptc_put64(body + 16, 0x10000000);
+	body[32] = 20;
+	memset(body + 36, 0xab, 20);
+	ptc_put32(body + 56, 5);
+	ptc_put32(body + 60, 2);
+	strcpy((char *)body + 64, exe);
+	CHECK(ptc_perf_writer_event(w, PERF_RECORD_MMAP2,
+				    PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, body,
+				    64 + strlen(exe) + 1, &sid) == 0, "mmap2 with build-id");
 	/* cpu 0 switches (out) to pid 5000 / tid 5001 at perf time 2000 */
 	memset(body, 0, sizeof(body));
 	body_u32(body, 0, 5000);
@@ -668,6 +683,10 @@ int main(void)
 				check_row(&c, found, &specs[i]);
 			if (found >= 0 && i == 0 && main_vaddr)
 				CHECK_COL(&c, found, "pc_symbol", "main+0x8");
+			if (found >= 0 && specs[i].want_pid == 5000)
+				CHECK(!strchr(col(&c, found, "pc_symbol"), '+'),
+				      "pid 5000 symbolised from a file with another build-id: %s",
+				      col(&c, found, "pc_symbol"));
 		}
 		free(c.text);
 		if (corrupt)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "images/locate.h"
 #include "decoders/arm_spe/spe_symbols.h"
 
 struct seg {
@@ -21,6 +22,8 @@ struct sym {
 
 struct image {
 	char *name;		/* as recorded */
+	uint8_t build_id[20];
+	size_t build_id_size;	/* 0: none recorded */
 	int loaded;		/* tried */
 	int found;		/* file read */
 	struct seg *segs;
@@ -43,7 +46,8 @@ struct proc {
 };
 
 struct ptc_spe_symbols {
-	char *symfs;
+	char *symfs, *buildid_dir;
+	size_t mismatched;
 	struct image *images;
 	size_t nr_images, cap_images;
 	struct proc *procs;
@@ -52,14 +56,16 @@ struct ptc_spe_symbols {
 	size_t missing;
 };
 
-int ptc_spe_symbols_new(struct ptc_spe_symbols **out, const char *symfs)
+int ptc_spe_symbols_new(struct ptc_spe_symbols **out, const char *symfs, const char *buildid_dir)
 {
 	struct ptc_spe_symbols *s = calloc(1, sizeof(*s));
 
 	*out = NULL;
 	if (!s)
 		return -ptc_err_nomem;
-	if (symfs && *symfs && !(s->symfs = strdup(symfs))) {
+	if ((symfs && *symfs && !(s->symfs = strdup(symfs))) ||
+	    (buildid_dir && *buildid_dir && !(s->buildid_dir = strdup(buildid_dir)))) {
+		free(s->symfs);
 		free(s);
 		return -ptc_err_nomem;
 	}
@@ -85,12 +91,18 @@ void ptc_spe_symbols_free(struct ptc_spe_symbols *s)
 	free(s->images);
 	free(s->procs);
 	free(s->symfs);
+	free(s->buildid_dir);
 	free(s);
 }
 
 size_t ptc_spe_symbols_missing(const struct ptc_spe_symbols *s)
 {
 	return s->missing;
+}
+
+size_t ptc_spe_symbols_mismatched(const struct ptc_spe_symbols *s)
+{
+	return s->mismatched;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -110,18 +122,27 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static long image_index(struct ptc_spe_symbols *s, const char *name)
+static long image_index(struct ptc_spe_symbols *s, const char *name,
+			const uint8_t *build_id, size_t build_id_size)
 {
 	size_t i;
 
+	if (build_id_size > 20)
+		build_id_size = 20;
+	/* one image per (name, build-id): a file replaced during the run is
+	 * another image */
 	for (i = 0; i < s->nr_images; i++)
-		if (!strcmp(s->images[i].name, name))
+		if (!strcmp(s->images[i].name, name) && s->images[i].build_id_size == build_id_size &&
+		    !memcmp(s->images[i].build_id, build_id ? build_id : (const uint8_t *)"", build_id_size))
 			return (long)i;
 	if (grow((void **)&s->images, &s->cap_images, s->nr_images + 1, sizeof(*s->images)))
 		return -ptc_err_nomem;
 	memset(&s->images[s->nr_images], 0, sizeof(*s->images));
 	if (!(s->images[s->nr_images].name = strdup(name)))
 		return -ptc_err_nomem;
+	if (build_id_size)
+		memcpy(s->images[s->nr_images].build_id, build_id, build_id_size);
+	s->images[s->nr_images].build_id_size = build_id_size;
 	return (long)s->nr_images++;
 }
 
@@ -145,7 +166,8 @@ static struct proc *find_proc(struct ptc_spe_symbols *s, int32_t pid, int create
 }
 
 int ptc_spe_symbols_add_mmap(struct ptc_spe_symbols *s, int32_t pid, uint64_t start,
-			     uint64_t len, uint64_t pgoff, const char *filename)
+			     uint64_t len, uint64_t pgoff, const char *filename,
+			     const uint8_t *build_id, size_t build_id_size)
 {
 	struct proc *p = find_proc(s, pid, 1);
 	long img;
@@ -155,7 +177,7 @@ int ptc_spe_symbols_add_mmap(struct ptc_spe_symbols *s, int32_t pid, uint64_t st
 		return -ptc_err_nomem;
 	if (!len || start + len < start)
 		return 0;
-	img = image_index(s, filename);
+	img = image_index(s, filename, build_id, build_id_size);
 	if (img < 0)
 		return (int)img;
 	/* A new mapping hides what it overlaps (mmap over an old range). */
@@ -197,12 +219,21 @@ static void load_image(struct ptc_spe_symbols *s, struct image *im)
 	im->loaded = 1;
 	if (im->name[0] == '[' || !im->name[0])
 		return;		/* [vdso], [kernel.kallsyms] ... : no file */
-	if (s->symfs) {
-		snprintf(path, sizeof(path), "%s/%s", s->symfs, im->name);
-		fd = open(path, O_RDONLY);
+	{
+		struct ptc_locate_options lo = { .symfs = s->symfs, .buildid_dir = s->buildid_dir };
+		int found = ptc_locate_image(&lo, im->name, im->build_id_size ? im->build_id : NULL,
+					     im->build_id_size, path, sizeof(path));
+
+		if (found == PTC_LOCATE_MISMATCH) {
+			s->mismatched++;
+			return;
+		}
+		if (found != PTC_LOCATE_FOUND) {
+			s->missing++;
+			return;
+		}
 	}
-	if (fd < 0)
-		fd = open(im->name, O_RDONLY);
+	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		s->missing++;
 		return;
