@@ -142,6 +142,18 @@ static void write_recording(const char *path, int version, int split, int corrup
 	ptc_perf_writer_set_string(w, PTC_FEAT_ARCH, "aarch64");
 	ptc_perf_writer_set_nrcpus(w, 2, 2);
 
+	/* TIME_CONV (before AUXTRACE_INFO, as perf record writes them):
+	 * perf time = time_zero + (ticks >> shift) * mult + ((ticks & 1) * mult >> shift),
+	 * with shift 1 and mult 4 that is 1000 + 2 * ticks */
+	memset(body, 0, sizeof(body));
+	ptc_put64(body, 1);		/* time_shift */
+	ptc_put64(body + 8, 4);		/* time_mult */
+	ptc_put64(body + 16, 1000);	/* time_zero */
+	ptc_put64(body + 24, 0);	/* time_cycles */
+	ptc_put64(body + 32, ~0ULL);	/* time_mask */
+	body[40] = 1;			/* cap_user_time_zero */
+	CHECK(ptc_perf_writer_event(w, PTC_REC_TIME_CONV, 0, body, 48, NULL) == 0, "time_conv");
+
 	/* AUXTRACE_INFO: u32 type, u32 reserved, priv[] */
 	memset(body, 0, sizeof(body));
 	ptc_put32(body, 4);
@@ -159,16 +171,6 @@ static void write_recording(const char *path, int version, int split, int corrup
 		memcpy(body + 8, priv, sizeof(priv));
 		CHECK(ptc_perf_writer_event(w, PTC_REC_AUXTRACE_INFO, 0, body, 8 + sizeof(priv), NULL) == 0, "info");
 	}
-	/* TIME_CONV: perf time = time_zero + ticks * time_mult (shift 0) */
-	memset(body, 0, sizeof(body));
-	ptc_put64(body, 0);		/* time_shift */
-	ptc_put64(body + 8, 2);		/* time_mult */
-	ptc_put64(body + 16, 1000);	/* time_zero */
-	ptc_put64(body + 24, 0);	/* time_cycles */
-	ptc_put64(body + 32, ~0ULL);	/* time_mask */
-	body[40] = 1;			/* cap_user_time_zero */
-	CHECK(ptc_perf_writer_event(w, PTC_REC_TIME_CONV, 0, body, 48, NULL) == 0, "time_conv");
-
 	/* COMM: pid 4242, tid 4243 "spetest" */
 	memset(body, 0, sizeof(body));
 	body_u32(body, 0, 4242);
@@ -527,6 +529,50 @@ static int compare_line(const uint8_t *buf, size_t len, size_t off, size_t nbyte
 	return 1;
 }
 
+/* perf's own samples (`perf script --itrace=i1i --ns`): the time perf
+ * gives each record from its TIMESTAMP and TIME_CONV, and the thread it
+ * takes from CONTEXT packets, must be ptconv's. */
+static int compare_samples_with_perf(const char *file)
+{
+	const char *perf = getenv("PERF");
+	char cmd[8192], *out, *line, *next;
+	int n = 0;
+
+	if (!perf || !*perf)
+		perf = "perf";
+	snprintf(cmd, sizeof(cmd), "'%s' script -i '%s' --itrace=i1i --ns -F tid,cpu,time,ip 2>/dev/null",
+		 perf, file);
+	out = run(cmd);
+	if (!out)
+		return -1;
+	for (line = out; line && *line; line = next) {
+		int tid, cpu;
+		unsigned long long sec, ns, ip;
+		size_t i;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (sscanf(line, "%d [%d] %llu.%llu: %llx", &tid, &cpu, &sec, &ns, &ip) != 5)
+			continue;
+		for (i = 0; i < NR_SPECS; i++) {
+			if (specs[i].pc != ip)
+				continue;
+			n++;
+			CHECK(cpu == specs[i].cpu, "perf: 0x%llx on cpu %d", ip, cpu);
+			if (specs[i].with_ts)
+				CHECK(sec * 1000000000ULL + ns == 1000 + 2 * specs[i].ts,
+				      "perf: 0x%llx at %llu.%09llu, ptconv %" PRIu64, ip, sec, ns,
+				      1000 + 2 * specs[i].ts);
+			if (specs[i].ctx_idx >= 0)
+				CHECK(tid == (int)specs[i].ctx, "perf: 0x%llx tid %d, ptconv %u", ip, tid,
+				      specs[i].ctx);
+		}
+	}
+	free(out);
+	return n;
+}
+
 /* Parse perf's dump: for each "ARM SPE data: size 0xN" block, the lines
  * ".  OFFSET:  xx xx ...  DESC" until a blank line. */
 static int compare_with_perf(const char *file, const struct spe_buf *pieces[], int nr_pieces)
@@ -748,18 +794,22 @@ int main(void)
 		const struct spe_buf *pieces[2] = { q0, q1 };
 		snprintf(file, sizeof(file), "%s/v1.data", dir);
 		ret = compare_with_perf(file, pieces, 2);
-		if (ret < 0)
-			fprintf(stderr, "note: perf not available, packet comparison skipped\n");
-		else
+		if (ret < 0) {
+			fprintf(stderr, "note: perf not available, perf comparisons skipped\n");
+		} else {
 			CHECK(ret >= 20, "only %d perf lines compared", ret);
-		fprintf(stderr, "%d perf dump lines compared\n", ret);
-		/* and perf 6.1 does show the old indirect-branch misreading */
-		if (ret >= 0)
+			fprintf(stderr, "%d perf dump lines compared\n", ret);
+			/* perf 6.1 does show the old indirect-branch misreading */
 			CHECK(perf61_ind_misses == 2, "perf 6.1 missed %d indirect bits", perf61_ind_misses);
+			ret = compare_samples_with_perf(file);
+			CHECK(ret == (int)NR_SPECS, "perf synthesised %d of %zu samples", ret, NR_SPECS);
+		}
 	}
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	if (system(path) != 0)
+	if (getenv("PTC_SPE_KEEP"))
+		fprintf(stderr, "kept %s\n", dir);	/* for debugging */
+	else if (system(path) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
 	free(q0);
 	free(q1);
