@@ -59,6 +59,11 @@ struct spec {
 };
 
 static uint64_t main_vaddr;	/* from nm, 0 when unknown */
+/* --per-thread recording: AUX queues are threads 4243 (records of "cpu 0")
+ * and 6000 ("cpu 1"), AUXTRACE cpu is -1 */
+static int per_thread;
+#define QUEUE_TID(cpu) ((cpu) ? 6000 : 4243)
+#define AUX_CPU(cpu) (per_thread ? UINT32_MAX : (uint32_t)(cpu))
 
 static struct spec specs[] = {
 	/* cpu 0: a not-taken conditional, thread from CONTEXTIDR_EL1 */
@@ -218,10 +223,10 @@ static void write_recording(const char *path, int version, int split, int corrup
 	/* The AUX data: cpu 0, cpu 1; optionally cut in two inside a packet. */
 	if (split) {
 		size_t cut = 49 + 18;	/* inside the second record's EVENTS packet */
-		CHECK(ptc_perf_writer_auxtrace(w, 0, 1, 0, 4243, 0, q0->b, cut) == 0, "aux 0a");
-		CHECK(ptc_perf_writer_auxtrace(w, cut, 2, 0, 4243, 0, q0->b + cut, q0->n - cut) == 0, "aux 0b");
+		CHECK(ptc_perf_writer_auxtrace(w, 0, 1, 0, QUEUE_TID(0), AUX_CPU(0), q0->b, cut) == 0, "aux 0a");
+		CHECK(ptc_perf_writer_auxtrace(w, cut, 2, 0, QUEUE_TID(0), AUX_CPU(0), q0->b + cut, q0->n - cut) == 0, "aux 0b");
 	} else {
-		CHECK(ptc_perf_writer_auxtrace(w, 0, 1, 0, 4243, 0, q0->b, q0->n) == 0, "aux 0");
+		CHECK(ptc_perf_writer_auxtrace(w, 0, 1, 0, QUEUE_TID(0), AUX_CPU(0), q0->b, q0->n) == 0, "aux 0");
 	}
 	if (corrupt) {
 		/* one more record on cpu 1 with a byte that is no header in it */
@@ -229,9 +234,9 @@ static void write_recording(const char *path, int version, int split, int corrup
 		size_t at = bad.n + 9;
 		sb_branch(&bad, MAP_BASE + 0x600, 0x01, 2, 1, 1, MAP_BASE + 0x640, -1, 0, 0, 0);
 		bad.b[at] = 0x02;
-		CHECK(ptc_perf_writer_auxtrace(w, 0, 3, 1, 4243, 1, bad.b, bad.n) == 0, "aux 1");
+		CHECK(ptc_perf_writer_auxtrace(w, 0, 3, 1, QUEUE_TID(1), AUX_CPU(1), bad.b, bad.n) == 0, "aux 1");
 	} else {
-		CHECK(ptc_perf_writer_auxtrace(w, 0, 3, 1, 4243, 1, q1->b, q1->n) == 0, "aux 1");
+		CHECK(ptc_perf_writer_auxtrace(w, 0, 3, 1, QUEUE_TID(1), AUX_CPU(1), q1->b, q1->n) == 0, "aux 1");
 	}
 	for (i = 0; i < 1; i++)
 		ptc_perf_writer_finished_round(w);
@@ -317,11 +322,22 @@ static const char *col(const struct csv *c, int row, const char *name)
 		CHECK(!strcmp(got_, want), "row %d %s = \"%s\", want \"%s\"", row, name, got_, want); \
 	} while (0)
 
-static void check_row(const struct csv *c, int row, const struct spec *s)
+static void check_row(const struct csv *c, int row, const struct spec *sp)
 {
 	char want[128];
+	struct spec q = *sp;
+	const struct spec *s = &q;
 
-	snprintf(want, sizeof(want), "%d", s->cpu);
+	if (per_thread && q.ctx_idx < 0) {
+		/* no CONTEXT packet: the queue's thread */
+		q.want_tid = QUEUE_TID(q.cpu);
+		q.want_pid = q.want_tid == 4243 ? 4242 : -1;
+		q.want_source = "queue";
+	}
+	if (per_thread)
+		want[0] = 0;
+	else
+		snprintf(want, sizeof(want), "%d", s->cpu);
 	CHECK_COL(c, row, "cpu", want);
 	snprintf(want, sizeof(want), "0x%" PRIx64, s->pc);
 	CHECK_COL(c, row, "pc", want);
@@ -702,11 +718,14 @@ int main(void)
 
 	/* version 1 in file and pipe mode; version 2 with a piece cut inside
 	 * a packet and a corrupt byte */
-	for (pass = 0; pass < 3; pass++) {
+	/* pass 3: version 1, --per-thread queues */
+	for (pass = 0; pass < 4; pass++) {
 		int version = pass == 2 ? 2 : 1, split = version == 2, corrupt = version == 2;
+		const char *suffix[] = { "", "-pipe", "", "-per-thread" };
 
-		snprintf(file, sizeof(file), "%s/v%d%s.data", dir, version, pass == 1 ? "-pipe" : "");
-		snprintf(out, sizeof(out), "%s/v%d%s.out", dir, version, pass == 1 ? "-pipe" : "");
+		per_thread = pass == 3;
+		snprintf(file, sizeof(file), "%s/v%d%s.data", dir, version, suffix[pass]);
+		snprintf(out, sizeof(out), "%s/v%d%s.out", dir, version, suffix[pass]);
 		write_recording(file, version, split, corrupt, q0, q1,
 				pass == 1 ? PTC_PERF_WRITE_PIPE : PTC_PERF_WRITE_FILE);
 		ret = convert(file, out, "spe-csv,spe-profile,bolt");
@@ -729,7 +748,7 @@ int main(void)
 				check_row(&c, found, &specs[i]);
 			if (found >= 0 && i == 0 && main_vaddr)
 				CHECK_COL(&c, found, "pc_symbol", "main+0x8");
-			if (found >= 0 && specs[i].want_pid == 5000)
+			if (found >= 0 && specs[i].want_pid == 5000 && !per_thread)
 				CHECK(!strchr(col(&c, found, "pc_symbol"), '+'),
 				      "pid 5000 symbolised from a file with another build-id: %s",
 				      col(&c, found, "pc_symbol"));
@@ -760,18 +779,20 @@ int main(void)
 		{
 			FILE *f = fopen(path, "r");
 			char l[256];
-			int lines = 0;
+			int lines = 0, mispred = 0;
 			while (f && fgets(l, sizeof(l), f)) {
 				unsigned long long from, to, cnt, mis;
 				CHECK(sscanf(l, "B %llx %llx %llu %llu", &from, &to, &cnt, &mis) == 4 &&
-				      cnt == 1 && mis == 1, "bolt line %s", l);
+				      cnt == 1, "bolt line %s", l);
+				mispred += (int)mis;
 				lines++;
 			}
 			if (f)
 				fclose(f);
-			/* only the BLR is a retired taken branch of pid 4242, whose
-			 * mapping is known; the others are left out */
-			CHECK(lines == 1, "bolt lines %d", lines);
+			/* the retired taken branches of pid 4242, whose mapping is
+			 * known: the BLR (mispredicted), and in the per-thread
+			 * recording also the RET; the others are left out */
+			CHECK(lines == (per_thread ? 2 : 1) && mispred == 1, "bolt lines %d", lines);
 		}
 	}
 
