@@ -396,6 +396,16 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 			      st->decode.dropped_records, st->decode.dropped_bytes, st->decode.bad_bytes,
 			      st->decode.resyncs, st->decode.discontinuities, aux_lost, lost_records,
 			      aux_errors);
+		if (st->bad_offset != UINT64_MAX) {
+			if (st->bad_cpu >= 0)
+				ptc_cli_error("%s: AUX data of cpu %d: offset 0x%" PRIx64 ": a byte that is no "
+					      "SPE packet header (the first corrupt byte)", ptc_perf_name(r),
+					      st->bad_cpu, st->bad_offset);
+			else
+				ptc_cli_error("%s: AUX data of thread %d: offset 0x%" PRIx64 ": a byte that is "
+					      "no SPE packet header (the first corrupt byte)", ptc_perf_name(r),
+					      st->bad_tid, st->bad_offset);
+		}
 		if (opt->strict && status == PTC_EXIT_OK)
 			status = PTC_EXIT_GAPS;
 	}

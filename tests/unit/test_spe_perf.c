@@ -25,15 +25,17 @@
 #include "spe_build.h"
 
 /* convert_spe.c reports through this (ptconv.c has the real one). */
-static char last_error[1024];
+static char last_error[1024], all_errors[8192];
 void ptc_cli_error(const char *fmt, ...)
 {
 	va_list ap;
+	size_t n = strlen(all_errors);
 
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "ptconv: %s\n", last_error);
+	snprintf(all_errors + n, sizeof(all_errors) - n, "%s\n", last_error);
 }
 
 #define PMU_TYPE 9
@@ -660,6 +662,7 @@ static int convert(const char *file, const char *outdir, const char *formats)
 	int ret;
 
 	memset(&o, 0, sizeof(o));
+	all_errors[0] = 0;
 	o.input = file;
 	o.outdir = outdir;
 	o.formats = formats;
@@ -754,9 +757,14 @@ int main(void)
 				      col(&c, found, "pc_symbol"));
 		}
 		free(c.text);
-		if (corrupt)
-			CHECK(strstr(last_error, "1 records dropped") && strstr(last_error, "1 corrupt bytes"),
-			      "v2 loss report: %s", last_error);
+		if (corrupt) {
+			char where[128];
+
+			snprintf(where, sizeof(where), "v2.data: AUX data of cpu 1: offset 0x%zx: a byte "
+				 "that is no SPE packet header", q1->n + 9);
+			CHECK(strstr(all_errors, "1 records dropped") && strstr(all_errors, "1 corrupt bytes") &&
+			      strstr(all_errors, where), "v2 loss report: %s", all_errors);
+		}
 
 		/* the profile has one row per static branch: 4 branches */
 		snprintf(path, sizeof(path), "%s/spe-profile.csv", out);

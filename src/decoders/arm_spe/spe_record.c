@@ -26,7 +26,7 @@ struct ptc_spe_decoder {
 	uint8_t hold[8];
 	size_t hold_len;
 	uint64_t hold_off;
-	uint64_t last_error;
+	uint64_t first_error, last_error;
 	struct ptc_spe_decode_stats st;
 };
 
@@ -42,7 +42,7 @@ int ptc_spe_decoder_new(struct ptc_spe_decoder **out, ptc_spe_record_fn fn, void
 	d->fn = fn;
 	d->ctx = ctx;
 	d->next_offset = UINT64_MAX;
-	d->last_error = UINT64_MAX;
+	d->first_error = d->last_error = UINT64_MAX;
 	*out = d;
 	return 0;
 }
@@ -55,6 +55,11 @@ void ptc_spe_decoder_free(struct ptc_spe_decoder *d)
 const struct ptc_spe_decode_stats *ptc_spe_decoder_stats(const struct ptc_spe_decoder *d)
 {
 	return &d->st;
+}
+
+uint64_t ptc_spe_decoder_first_error_offset(const struct ptc_spe_decoder *d)
+{
+	return d->first_error;
 }
 
 uint64_t ptc_spe_decoder_last_error_offset(const struct ptc_spe_decoder *d)
@@ -196,6 +201,8 @@ static int apply(struct ptc_spe_decoder *d, const struct ptc_spe_packet *p, uint
 static void corrupt(struct ptc_spe_decoder *d, uint64_t off)
 {
 	d->st.bad_bytes++;
+	if (d->first_error == UINT64_MAX)
+		d->first_error = off;
 	d->last_error = off;
 	if (!d->skipping)
 		d->st.resyncs++;

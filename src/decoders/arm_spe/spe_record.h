@@ -123,7 +123,9 @@ void ptc_spe_decoder_finish(struct ptc_spe_decoder *d);
 
 const struct ptc_spe_decode_stats *ptc_spe_decoder_stats(const struct ptc_spe_decoder *d);
 
-/* Offset of the most recent corrupt byte (for messages), UINT64_MAX if none. */
+/* Offsets of the first and the most recent corrupt byte (for messages),
+ * UINT64_MAX if none. */
+uint64_t ptc_spe_decoder_first_error_offset(const struct ptc_spe_decoder *d);
 uint64_t ptc_spe_decoder_last_error_offset(const struct ptc_spe_decoder *d);
 
 #endif

@@ -327,15 +327,6 @@ int ptc_spe_session_aux(struct ptc_spe_session *s, int32_t cpu, int32_t tid, uin
 	return ptc_spe_decoder_feed(q->dec, data, size, offset);
 }
 
-void ptc_spe_session_aux_lost(struct ptc_spe_session *s, int32_t cpu, int32_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_queues; i++)
-		if (s->queues[i]->cpu == cpu && (cpu >= 0 || s->queues[i]->tid == tid))
-			ptc_spe_decoder_finish(s->queues[i]->dec);
-}
-
 void ptc_spe_session_finish(struct ptc_spe_session *s)
 {
 	size_t i;
@@ -349,9 +340,17 @@ const struct ptc_spe_session_stats *ptc_spe_session_stats(struct ptc_spe_session
 	size_t i;
 
 	memset(&s->st.decode, 0, sizeof(s->st.decode));
+	s->st.bad_offset = UINT64_MAX;
+	s->st.bad_cpu = s->st.bad_tid = -1;
 	for (i = 0; i < s->nr_queues; i++) {
 		const struct ptc_spe_decode_stats *d = ptc_spe_decoder_stats(s->queues[i]->dec);
 		struct ptc_spe_decode_stats *t = &s->st.decode;
+
+		if (d->bad_bytes && s->st.bad_offset == UINT64_MAX) {
+			s->st.bad_offset = ptc_spe_decoder_first_error_offset(s->queues[i]->dec);
+			s->st.bad_cpu = s->queues[i]->cpu;
+			s->st.bad_tid = s->queues[i]->tid;
+		}
 
 		t->bytes += d->bytes;
 		t->packets += d->packets;

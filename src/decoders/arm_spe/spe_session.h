@@ -58,6 +58,9 @@ struct ptc_spe_session_stats {
 	uint64_t tid_from[4];		/* by enum ptc_spe_tid_source */
 	uint64_t timed;			/* samples with a timestamp */
 	struct ptc_spe_decode_stats decode;	/* summed over the queues */
+	/* where the first corrupt byte was (first queue that has one) */
+	int32_t bad_cpu, bad_tid;
+	uint64_t bad_offset;			/* UINT64_MAX: none */
 };
 
 struct ptc_spe_session;
@@ -81,10 +84,6 @@ int ptc_spe_session_sched(struct ptc_spe_session *s, int32_t cpu, uint64_t time,
  * at AUX offset `offset`. */
 int ptc_spe_session_aux(struct ptc_spe_session *s, int32_t cpu, int32_t tid, uint64_t offset,
 			const uint8_t *data, size_t size);
-/* Data of a queue was lost (AUX TRUNCATED/PARTIAL...): its pending record
- * is dropped and counted. */
-void ptc_spe_session_aux_lost(struct ptc_spe_session *s, int32_t cpu, int32_t tid);
-
 /* End of the recording: pending records are counted as dropped. */
 void ptc_spe_session_finish(struct ptc_spe_session *s);
 
