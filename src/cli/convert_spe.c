@@ -375,6 +375,11 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 				dso ? dso : "(unresolved addresses)", skipped);
 		}
 	}
+	if ((c.profile && ptc_spe_profile_overflow(c.profile)) || (c.bolt && ptc_spe_bolt_overflow(c.bolt)))
+		ptc_cli_error("more than %u static branches: %" PRIu64 " samples left out of the profile, %"
+			      PRIu64 " out of the BOLT file", PTC_SPE_MAX_BRANCHES,
+			      c.profile ? ptc_spe_profile_overflow(c.profile) : 0,
+			      c.bolt ? ptc_spe_bolt_overflow(c.bolt) : 0);
 	st = ptc_spe_session_stats(s);
 	if (!opt->quiet) {
 		fprintf(stderr, "ptconv: ARM SPE: %" PRIu64 " sampled records (1 in %" PRIu64

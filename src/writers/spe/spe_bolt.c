@@ -24,7 +24,13 @@ struct edge {
 struct ptc_spe_bolt {
 	struct edge *e;
 	size_t nr, cap;
+	uint64_t overflow;	/* samples of edges beyond PTC_SPE_MAX_BRANCHES */
 };
+
+uint64_t ptc_spe_bolt_overflow(const struct ptc_spe_bolt *b)
+{
+	return b->overflow;
+}
 
 int ptc_spe_bolt_new(struct ptc_spe_bolt **out)
 {
@@ -60,7 +66,7 @@ int ptc_spe_bolt_add(struct ptc_spe_bolt *b, const struct ptc_spe_sample *s)
 	if (!ptc_spe_is_branch(r) || !ptc_spe_retired(r) || !ptc_spe_branch_taken(r) ||
 	    (r->present & (PTC_SPE_F_PC | PTC_SPE_F_TARGET)) != (PTC_SPE_F_PC | PTC_SPE_F_TARGET))
 		return 0;
-	if ((b->nr + 1) * 2 > b->cap) {
+	if ((b->nr + 1) * 2 > b->cap && b->nr < PTC_SPE_MAX_BRANCHES) {
 		size_t cap = b->cap ? b->cap * 2 : 1024, k;
 		struct edge *n = calloc(cap, sizeof(*n));
 
@@ -75,6 +81,10 @@ int ptc_spe_bolt_add(struct ptc_spe_bolt *b, const struct ptc_spe_sample *s)
 	}
 	i = slot(b->e, b->cap, s->pid, r->pc.addr, r->target.addr);
 	e = &b->e[i];
+	if (!e->used && b->nr >= PTC_SPE_MAX_BRANCHES) {
+		b->overflow++;
+		return 0;
+	}
 	if (!e->used) {
 		e->used = 1;
 		e->pid = s->pid;

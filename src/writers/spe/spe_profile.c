@@ -24,7 +24,13 @@ struct entry {
 struct ptc_spe_profile {
 	struct entry *e;
 	size_t nr, cap;		/* open addressing, cap a power of two */
+	uint64_t overflow;	/* samples of branches beyond PTC_SPE_MAX_BRANCHES */
 };
+
+uint64_t ptc_spe_profile_overflow(const struct ptc_spe_profile *p)
+{
+	return p->overflow;
+}
 
 /* Square root by Newton's method: the build links no libm (configure is
  * shared), and the interval needs only a few digits. */
@@ -129,10 +135,14 @@ int ptc_spe_profile_add(struct ptc_spe_profile *p, const struct ptc_spe_sample *
 
 	if (!ptc_spe_is_branch(r) || !(r->present & PTC_SPE_F_PC))
 		return 0;
-	if ((p->nr + 1) * 2 > p->cap && grow(p))
+	if ((p->nr + 1) * 2 > p->cap && p->nr < PTC_SPE_MAX_BRANCHES && grow(p))
 		return -ptc_err_nomem;
 	i = slot(p->e, p->cap, s->pid, r->pc.addr);
 	e = &p->e[i];
+	if (!e->used && p->nr >= PTC_SPE_MAX_BRANCHES) {
+		p->overflow++;
+		return 0;
+	}
 	if (!e->used) {
 		e->used = 1;
 		e->b.pid = s->pid;

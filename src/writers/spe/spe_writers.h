@@ -41,6 +41,10 @@ int ptc_spe_profile_add(struct ptc_spe_profile *p, const struct ptc_spe_sample *
 int ptc_spe_profile_write(struct ptc_spe_profile *p, FILE *f, struct ptc_spe_symbols *syms,
 			  uint64_t sample_period);
 size_t ptc_spe_profile_branches(const struct ptc_spe_profile *p);
+/* Memory stays bounded: at most PTC_SPE_MAX_BRANCHES static branches (and
+ * as many BOLT edges) are kept; samples of further ones are counted here. */
+#define PTC_SPE_MAX_BRANCHES (1u << 22)
+uint64_t ptc_spe_profile_overflow(const struct ptc_spe_profile *p);
 void ptc_spe_profile_free(struct ptc_spe_profile *p);
 
 /* One aggregated row, for tests and other consumers. */
@@ -66,6 +70,7 @@ int ptc_spe_bolt_add(struct ptc_spe_bolt *b, const struct ptc_spe_sample *s);
 int ptc_spe_bolt_write(struct ptc_spe_bolt *b, FILE *f, struct ptc_spe_symbols *syms,
 		       const char **dso, uint64_t *written, uint64_t *skipped);
 void ptc_spe_bolt_free(struct ptc_spe_bolt *b);
+uint64_t ptc_spe_bolt_overflow(const struct ptc_spe_bolt *b);
 
 /* Whether a branch record was taken, trusting NOT-TAKEN only for
  * conditional operations (for others it is always taken). */
