@@ -45,19 +45,21 @@ for f in $files; do
 	# some pipe-mode files given with -i FILE)
 	if [ "$(od -An -tu8 -j8 -N8 "$f" | tr -d ' ')" = 16 ]; then
 		cat "$f" | "$PERF" script -D -i - >"$T/dump" 2>"$T/dump.err"; echo $? >"$T/dump.rc"
-		cat "$f" | "$PERF" report --header-only -i - >"$T/hdr" 2>/dev/null
+		cat "$f" | "$PERF" report --header-only -I -i - >"$T/hdr" 2>/dev/null
+		cat "$f" | "$PERF" buildid-list -i - >"$T/bids" 2>/dev/null
 	else
 		"$PERF" script -D -i "$f" >"$T/dump" 2>"$T/dump.err"; echo $? >"$T/dump.rc"
-		"$PERF" report --header-only -i "$f" >"$T/hdr" 2>/dev/null
+		"$PERF" report --header-only -I -i "$f" >"$T/hdr" 2>/dev/null
 	fi
+	"$PERF" buildid-list -i "$f" >"$T/bids" 2>/dev/null
 	"$PTCONV" info --json "$f" >"$T/info.json" 2>"$T/info.err"
 	rc=$?
 	if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
 		echo "FAIL $f: ptconv info exited $rc"; cat "$T/info.err"; status=1; continue
 	fi
-	python3 - "$f" "$T/dump" "$T/dump.err" "$(cat "$T/dump.rc")" "$T/hdr" "$T/info.json" <<'EOF' || status=1
+	python3 - "$f" "$T/dump" "$T/dump.err" "$(cat "$T/dump.rc")" "$T/hdr" "$T/info.json" "$T/bids" <<'EOF' || status=1
 import collections, json, re, sys
-name, dump, dump_err, perf_rc, hdr, info = sys.argv[1:7]
+name, dump, dump_err, perf_rc, hdr, info, bids = sys.argv[1:8]
 short = name.split('/')[-1]
 j = json.load(open(info))
 fails = []
@@ -140,7 +142,47 @@ if events:
         if (int(cf.group(1), 16) if cf else 0) != je['config']:
             fails.append('event %s config: perf %s, ptconv %d' % (je['name'], cf and cf.group(1), je['config']))
     compared += 1
+# lists: PMU mappings, CPU topology, hybrid topology (perf -I)
+hl = open(hdr, errors='replace').read().splitlines()
+m = [l for l in hl if l.startswith('# pmu mappings: ')]
+if m:
+    perf_pmus = sorted(tuple(x.rsplit(' = ', 1)) for x in m[0][len('# pmu mappings: '):].split(', '))
+    mine = sorted((p['name'], str(p['type'])) for p in j['pmus'])
+    if perf_pmus != mine:
+        fails.append('pmu mappings: perf %s, ptconv %s' % (perf_pmus, mine))
+    compared += 1
+st = [l.split(' : ', 1)[1] for l in hl if l.startswith('# sibling threads : ')]
+if st:
+    if st != j['thread_siblings']:
+        fails.append('thread siblings: perf %s, ptconv %s' % (st, j['thread_siblings']))
+    compared += 1
+sc = [l.split(' : ', 1)[1] for l in hl if l.startswith('# sibling sockets : ')]
+if sc:
+    if sc != j['core_siblings']:
+        fails.append('core siblings: perf %s, ptconv %s' % (sc, j['core_siblings']))
+    compared += 1
+hy = [re.match(r'^# (\S+) cpu list : (.*)$', l).groups() for l in hl
+      if re.match(r'^# \S+ cpu list : ', l) and not re.match(r'^# node\d+ ', l)]	# nodeN: NUMA
+if hy:
+    mine = [(x['pmu'], x['cpus']) for x in j['hybrid_topology']]
+    if hy != mine:
+        fails.append('hybrid topology: perf %s, ptconv %s' % (hy, mine))
+    compared += 1
 print('%s: %d header facts and %d events compared with perf --header-only' % (short, compared, len(events)))
+# build-ids of the mapped images vs perf buildid-list
+nb = 0
+for l in open(bids, errors='replace'):
+    m = re.match(r'^([0-9a-f]{8,40}) (.*)$', l.strip())
+    if not m:
+        continue
+    bid, path = m.groups()
+    for im in j['images']:
+        if im['path'] == path or (path == '[kernel.kallsyms]' and im['path'].startswith('[kernel.kallsyms]')):
+            nb += 1
+            if im['build_id'] != bid:
+                fails.append('build-id of %s: perf %s, ptconv %s' % (path, bid, im['build_id']))
+if nb:
+    print('%s: build-ids of %d images match perf buildid-list' % (short, nb))
 for f in fails:
     print('FAIL %s: %s' % (short, f))
 sys.exit(1 if fails else 0)

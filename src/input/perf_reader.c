@@ -59,6 +59,7 @@ struct ptc_perf_reader {
 	int seekable;
 	uint64_t file_size;	/* seekable inputs */
 	int failed;		/* sticky error code after a failure */
+	int ended;		/* trailing garbage seen: nothing more to read */
 
 	/* input window */
 	uint8_t *buf;
@@ -223,8 +224,9 @@ static int in_skip(struct ptc_perf_reader *r, uint64_t n)
 	}
 	while (n) {
 		ssize_t got;
+		/* the window is used up: slide it to the input position */
+		r->base += r->len;
 		r->pos = r->len = 0;
-		r->base = in_off(r);
 		got = in_fill(r, n < IN_CAP ? (size_t)n : IN_CAP);
 		if (got < 0)
 			return (int)got;
@@ -1486,6 +1488,7 @@ static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_
 		r->stats.trailing_offset = off;
 		r->stats.trailing_bytes = have;
 		warn_at(r, off, "%zu bytes of trailing garbage after the last record", have);
+		r->ended = 1;
 		return 0;
 	}
 	if (have < 8)
@@ -1507,6 +1510,8 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 
 		if (r->failed)
 			return r->failed;
+		if (r->ended)
+			return 0;
 		if (r->aux_left) {
 			uint64_t n = r->aux_left;
 			r->aux_left = 0;
@@ -1596,6 +1601,12 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
 					       (unsigned long long)asz, (unsigned long long)aoff,
 					       (unsigned long long)r->file_size);
+			/* ptc_perf_read_aux() moves the window: keep the record in
+			 * the scratch buffer so it stays valid while its data is read */
+			if (rec->data != (const uint8_t *)r->scratch) {
+				memcpy(r->scratch, rec->data, size);
+				rec->data = (const uint8_t *)r->scratch;
+			}
 			rec->aux_size = asz;
 			rec->aux_offset = aoff;
 			r->aux_left = asz;
@@ -1620,25 +1631,30 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				rec->data = (const uint8_t *)r->scratch;
 			}
 			if (!r->tracing && tsz <= TRACING_MAX) {
-				r->tracing = malloc(tsz ? (size_t)tsz : 1);
-				if (r->tracing) {
-					uint64_t done = 0;
-					while (done < tsz) {
-						size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
-						got = in_fill(r, want);
-						if (got < 0)
-							return (int)got;
-						if ((size_t)got < want)
-							return fail_at(r, ptc_err_truncated, in_off(r),
-								       "input ends inside tracing data");
-						memcpy(r->tracing + done, r->buf + r->pos, want);
-						r->pos += want;
-						done += want;
-					}
-					r->info.tracing_data = r->tracing;
-					r->info.tracing_data_size = (size_t)tsz;
-					break;
+				/* grown as the bytes arrive, so that memory follows
+				 * what the input holds, not what it claims */
+				uint64_t done = 0;
+				while (done < tsz) {
+					size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
+					uint8_t *nt;
+					got = in_fill(r, want);
+					if (got < 0)
+						return (int)got;
+					if ((size_t)got < want)
+						return fail_at(r, ptc_err_truncated, in_off(r),
+							       "input ends inside %llu bytes of tracing data",
+							       (unsigned long long)tsz);
+					nt = realloc(r->tracing, (size_t)(done + want));
+					if (!nt)
+						return fail_at(r, ptc_err_nomem, in_off(r), "out of memory");
+					r->tracing = nt;
+					memcpy(r->tracing + done, r->buf + r->pos, want);
+					r->pos += want;
+					done += want;
 				}
+				r->info.tracing_data = r->tracing;
+				r->info.tracing_data_size = (size_t)tsz;
+				break;
 			}
 			r->aux_left = tsz;	/* skipped like AUX data before the next record */
 			break;

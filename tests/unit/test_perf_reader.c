@@ -446,7 +446,91 @@ static void test_plain(void)
 		ptc_perf_close(r);
 	}
 	end_pipe(fd, child);
+	/* record offsets through a pipe are the offsets in the file */
+	{
+		uint64_t off_file[64], off_pipe[64];
+		int nf = 0, np = 0, i, pass;
+		struct ptc_perf_record rec;
+		for (pass = 0; pass < 2; pass++) {
+			uint64_t *offs = pass ? off_pipe : off_file;
+			int *cnt = pass ? &np : &nf;
+			fd = pass ? open_as_pipe(&pipe_rec, &child) : open_as_file(&pipe_rec, path, sizeof(path));
+			if (ptc_perf_open_fd(&r, fd, "p", err, sizeof(err)) == 0) {
+				while (ptc_perf_next(r, &rec) > 0 && *cnt < 64)
+					offs[(*cnt)++] = rec.offset;
+				ptc_perf_close(r);
+			}
+			if (pass)
+				end_pipe(fd, child);
+			else
+				close(fd);
+		}
+		CHECK_EQ_U64(np, nf);
+		for (i = 0; i < nf && i < np; i++)
+			CHECK(off_file[i] == off_pipe[i], "record %d at 0x%llx in the file, 0x%llx through a pipe",
+			      i, (unsigned long long)off_file[i], (unsigned long long)off_pipe[i]);
+	}
 	free(data.p); free(file.p); free(pipe_rec.p);
+}
+
+/* AUX data larger than the reader's window, skipped and read, through a
+ * pipe and a file: the records after it keep their true offsets. */
+static void test_big_aux(void)
+{
+	struct buf data = { 0 }, rec_pipe;
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	char path[256], err[512];
+	size_t at, big = 3 * 1024 * 1024 + 8, i;
+	uint64_t want_off[3];
+	int pass, n, fd;
+	pid_t child;
+
+	for (i = 0; i < 3; i++) {
+		at = rec_begin(&data, PTC_REC_AUXTRACE, 0);
+		put64(&data, big); put64(&data, 0); put64(&data, 0); put32(&data, 0); put32(&data, 8);
+		put32(&data, 0); put32(&data, 0);
+		rec_end(&data, at);
+		putz(&data, big);
+		want_off[i] = data.n;	/* relative to the data; the pipe header is added below */
+		at = rec_begin(&data, PTC_REC_FINISHED_ROUND, 0);
+		rec_end(&data, at);
+	}
+	build_pipe(&rec_pipe, &data);
+	for (i = 0; i < 3; i++)
+		want_off[i] += rec_pipe.n - data.n;
+	for (pass = 0; pass < 4; pass++) {
+		int piped = pass & 1, read_aux = pass & 2;
+		fd = piped ? open_as_pipe(&rec_pipe, &child) : open_as_file(&rec_pipe, path, sizeof(path));
+		CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, "big", err, sizeof(err)), 0);
+		n = 0;
+		if (r) {
+			int ret;
+			while ((ret = ptc_perf_next(r, &rec)) > 0) {
+				if (rec.type == PTC_REC_AUXTRACE && read_aux) {
+					static uint8_t sink[100000];
+					ssize_t k, total = 0;
+					while ((k = ptc_perf_read_aux(r, sink, sizeof(sink))) > 0)
+						total += k;
+					CHECK_EQ_U64(total, big);
+				}
+				if (rec.type == PTC_REC_FINISHED_ROUND && n < 3) {
+					CHECK(rec.offset == want_off[n], "pass %d: record at 0x%llx, want 0x%llx", pass,
+					      (unsigned long long)rec.offset, (unsigned long long)want_off[n]);
+					n++;
+				}
+			}
+			CHECK(ret == 0, "pass %d: %s", pass, ptc_perf_errmsg(r));
+			ptc_perf_close(r);
+		}
+		CHECK_EQ_U64(n, 3);
+		if (piped)
+			end_pipe(fd, child);
+		else
+			close(fd);
+	}
+	free(data.p);
+	free(rec_pipe.p);
 }
 
 /* Wrap plain records in COMPRESSED (type2: COMPRESSED2) records holding
@@ -756,13 +840,83 @@ static void test_json(void)
 	free(out);
 }
 
-int main(void)
+/* --cuts FILE: read offsets from standard input and, for each, read the
+ * first N bytes of FILE to the end; print "N CODE MESSAGE".  Used by
+ * tests/reader_bad_input.sh to cut recordings at every record boundary
+ * without starting a process per cut. */
+static int cuts(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf whole = { 0 };
+	uint8_t chunk[65536];
+	unsigned long long n;
+	size_t k;
+
+	if (!f)
+		return 2;
+	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		put(&whole, chunk, k);
+	fclose(f);
+	while (scanf("%llu", &n) == 1) {
+		struct buf t = { whole.p, n < whole.n ? (size_t)n : whole.n, 0 };
+		char msg[512];
+		int ret = read_all(&t, msg, sizeof(msg));
+		printf("%llu %d %s\n", n, ret, msg);
+	}
+	free(whole.p);
+	return 0;
+}
+
+static int main_tests(int argc, char **argv);
+
+/* --records FILE: one line per record, "OFFSET TYPE VALID CPU TIME PID TID IP"
+ * (sample-id fields as parsed), for tests/reader_sample_ids.sh to compare
+ * with perf. */
+static int records(const char *path)
+{
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	char err[512];
+	int ret;
+
+	if (ptc_perf_open(&r, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	while ((ret = ptc_perf_next(r, &rec)) > 0)
+		printf("0x%llx %u %u %u %llu %u %u 0x%llx\n", (unsigned long long)rec.offset, rec.type,
+		       rec.sid.valid, rec.sid.cpu, (unsigned long long)rec.sid.time, rec.sid.pid,
+		       rec.sid.tid, (unsigned long long)rec.sid.ip);
+	if (ret < 0)
+		fprintf(stderr, "%s\n", ptc_perf_errmsg(r));
+	ptc_perf_close(r);
+	return ret < 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--records"))
+		return records(argv[2]);
+	return main_tests(argc, argv);
+}
+
+static int main_tests(int argc, char **argv)
 {
 	char cmd[512];
 
 	if (!mkdtemp(tmpdir))
 		SKIP("cannot make a scratch directory");
+	if (argc == 3 && !strcmp(argv[1], "--cuts")) {
+		int ret = cuts(argv[2]);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+		return ret;
+	}
+	if (0)
+		SKIP("cannot make a scratch directory");
 	test_plain();
+	test_big_aux();
 	test_compressed();
 	test_compressed_large();
 	test_broken();
