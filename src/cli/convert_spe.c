@@ -42,10 +42,10 @@ static int parse_formats(const char *list, char *bad, size_t badlen)
 	char buf[512], *tok, *save = NULL;
 	int out = 0, others = 0;
 
+	bad[0] = 0;
 	if (!list || !*list)
 		return OUT_CSV | OUT_PROFILE;
 	snprintf(buf, sizeof(buf), "%s", list);
-	bad[0] = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "spe-csv"))
 			out |= OUT_CSV;
@@ -177,6 +177,9 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 			      "control-flow traces: use spe-csv, spe-profile or bolt", bad);
 		return PTC_EXIT_USAGE;
 	}
+	if (bad[0] && !opt->quiet)
+		ptc_cli_error("warning: -f %s ignored: ARM SPE recordings are sampled, not control-flow "
+			      "traces", bad);
 	if (!dir) {
 		const char *in = opt->input && strcmp(opt->input, "-") ? opt->input : "stdin";
 		snprintf(dirbuf, sizeof(dirbuf), "%s.ptconv", in);
