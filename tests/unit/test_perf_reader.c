@@ -533,6 +533,50 @@ static void test_big_aux(void)
 	free(rec_pipe.p);
 }
 
+/* Thousands of events, each followed by a record found through its id:
+ * the id lookup must not rebuild anything per event (this would take
+ * minutes if it did), and ids map to the right event. */
+static void test_many_events(void)
+{
+	struct buf f = { 0 };
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	char path[256], err[512];
+	size_t at;
+	uint32_t i, n = 16000, found = 0;
+	int fd, ret;
+
+	put64(&f, PTC_PERF_MAGIC); put64(&f, 16);
+	for (i = 0; i < n; i++) {
+		at = rec_begin(&f, PTC_REC_HEADER_ATTR, 0);
+		put_attr(&f, 1, i, (i & 1) ? ST_A : ST_B);
+		put64(&f, 1000000 + 4ull * i); put64(&f, 1000001 + 4ull * i);
+		rec_end(&f, at);
+		at = rec_begin(&f, PERF_RECORD_SAMPLE, 0);
+		put64(&f, 1000001 + 4ull * i);	/* IDENTIFIER comes first in both layouts */
+		putz(&f, 40);
+		rec_end(&f, at);
+	}
+	fd = open_as_file(&f, path, sizeof(path));
+	CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, path, err, sizeof(err)), 0);
+	if (r) {
+		while ((ret = ptc_perf_next(r, &rec)) > 0) {
+			const struct ptc_perf_attr *a;
+			if (rec.type != PERF_RECORD_SAMPLE)
+				continue;
+			a = ptc_perf_attr_of(r, rec.sid.id);
+			if (a && a->attr.config == (rec.sid.id - 1000001) / 4)
+				found++;
+		}
+		CHECK(ret == 0, "%s", ptc_perf_errmsg(r));
+		CHECK_EQ_U64(found, n);
+		CHECK_EQ_U64(ptc_perf_nr_attrs(r), n);
+		ptc_perf_close(r);
+	}
+	close(fd);
+	free(f.p);
+}
+
 /* Wrap plain records in COMPRESSED (type2: COMPRESSED2) records holding
  * pieces of one zstd frame of at most piece bytes: records straddle them. */
 static void compress_into(struct buf *out, const struct buf *plain, int type2, size_t piece)
@@ -917,6 +961,7 @@ static int main_tests(int argc, char **argv)
 		SKIP("cannot make a scratch directory");
 	test_plain();
 	test_big_aux();
+	test_many_events();
 	test_compressed();
 	test_compressed_large();
 	test_broken();
