@@ -1617,11 +1617,14 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				return fail_at(r, ptc_err_bad_size, off,
 					       "AUXTRACE data of %llu bytes runs past the end of the data section at 0x%llx",
 					       (unsigned long long)asz, (unsigned long long)r->data_end);
+			/* A file cut inside the trace data: hand out the record so
+			 * that the bytes present can be read; reading stops with an
+			 * error at the end of the input. */
 			if (r->seekable && (aoff > r->file_size || asz > r->file_size - aoff))
-				return fail_at(r, ptc_err_truncated, off,
-					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
-					       (unsigned long long)asz, (unsigned long long)aoff,
-					       (unsigned long long)r->file_size);
+				warn_at(r, off, "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the "
+					"input at 0x%llx: the file is truncated",
+					(unsigned long long)asz, (unsigned long long)aoff,
+					(unsigned long long)r->file_size);
 			/* ptc_perf_read_aux() moves the window: keep the record in
 			 * the scratch buffer so it stays valid while its data is read */
 			if (rec->data != (const uint8_t *)r->scratch) {

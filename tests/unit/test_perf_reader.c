@@ -756,6 +756,32 @@ static void test_broken(void)
 		if (ptc_le32(b.p + i) == PTC_REC_AUXTRACE)
 			break;
 	}
+	/* a file cut 30 bytes into the trace data: the record comes out with a
+	 * warning, its 30 bytes can be read, then the end is an error */
+	{
+		struct buf t = { b.p, i + PTC_AUXTRACE_RECORD_SIZE + 30, 0 };
+		struct ptc_perf_reader *r;
+		struct ptc_perf_record rec;
+		char path[256], err[512];
+		uint8_t got[AUX1];
+		int fd = open_as_file(&t, path, sizeof(path)), ret;
+		ssize_t k, have = 0;
+		CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, "cut.data", err, sizeof(err)), 0);
+		if (r) {
+			while ((ret = ptc_perf_next(r, &rec)) > 0 && rec.type != PTC_REC_AUXTRACE)
+				;
+			CHECK(ret == 1 && rec.aux_size == AUX1, "AUXTRACE handed out: %d %s", ret,
+			      ptc_perf_errmsg(r));
+			while ((k = ptc_perf_read_aux(r, got + have, sizeof(got) - have)) > 0)
+				have += k;
+			CHECK_EQ_U64(have, 30);
+			CHECK(k == -ptc_err_truncated, "read_aux ends with %zd", k);
+			CHECK(got[29] == aux_byte(29), "aux bytes before the cut");
+			CHECK(strstr(ptc_perf_errmsg(r), "cut.data: offset 0x") != NULL, "%s", ptc_perf_errmsg(r));
+			ptc_perf_close(r);
+		}
+		close(fd);
+	}
 	ptc_put64(b.p + i + 8, UINT64_MAX - 5);
 	snprintf(want, sizeof(want), "offset 0x%zx:", i);
 	expect(&b, ptc_err_bad_size, want);
