@@ -331,22 +331,20 @@ int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_r
 				goto out;
 			}
 			ret = feed_aux(r, s, &rec, buf);
-			if (ret < 0) {
-				if (ret == -ptc_err_io || ret == -ptc_err_nomem) {
-					ptc_cli_error("%s: writing the outputs failed", dir);
-					status = PTC_EXIT_OUTPUT;
-				} else {
-					ptc_cli_error("%s", ptc_perf_errmsg(r));
-					status = PTC_EXIT_INPUT;
-				}
+			if (ret == -ptc_err_io || ret == -ptc_err_nomem) {
+				ptc_cli_error("%s: writing the outputs failed", dir);
+				status = PTC_EXIT_OUTPUT;
 				goto out;
 			}
+			if (ret < 0)
+				goto read_error;	/* e.g. a file cut inside AUX data */
 			break;
 		default:
 			break;
 		}
 	}
 	if (ret < 0) {
+read_error:
 		/* What was decoded so far is still written; the error is reported. */
 		ptc_cli_error("%s", ptc_perf_errmsg(r));
 		status = PTC_EXIT_INPUT;

@@ -813,6 +813,57 @@ int main(void)
 	CHECK(ret == PTC_EXIT_INPUT, "bad metadata: %d", ret);
 	CHECK(strstr(last_error, "bad.data: offset 0x") && strstr(last_error, "priv[10]") &&
 	      strstr(last_error, "magic"), "message: %s", last_error);
+	/* A file cut inside the last AUX data: what was decoded is still
+	 * written, and the cut is reported with the file's name. */
+	{
+		char cut[4300];
+		struct csv cc;
+
+		snprintf(file, sizeof(file), "%s/v1.data", dir);
+		snprintf(cut, sizeof(cut), "%s/cut.data", dir);
+		snprintf(out, sizeof(out), "%s/cut.out", dir);
+		{
+			/* find the last AUXTRACE record with the reader, then cut there */
+			struct ptc_perf_reader *rd;
+			struct ptc_perf_record rec;
+			uint64_t last = 0;
+			char e2[256];
+			FILE *in, *o2;
+			char *bytes;
+			long size;
+
+			CHECK(ptc_perf_open(&rd, file, e2, sizeof(e2)) == 0, "open %s", file);
+			while (ptc_perf_next(rd, &rec) > 0)
+				if (rec.type == PTC_REC_AUXTRACE)
+					last = rec.aux_offset;
+			ptc_perf_close(rd);
+			in = fopen(file, "rb");
+			fseek(in, 0, SEEK_END);
+			size = ftell(in);
+			fseek(in, 0, SEEK_SET);
+			bytes = malloc((size_t)size);
+			CHECK(fread(bytes, 1, (size_t)size, in) == (size_t)size, "read");
+			fclose(in);
+			o2 = fopen(cut, "wb");
+			/* the whole file up to 40 bytes before the end of cpu 1's data;
+			 * file mode keeps its header, whose data size now runs past
+			 * the end, as a copy interrupted mid-way leaves it */
+			fwrite(bytes, 1, (size_t)(last + q1->n - 40), o2);
+			fclose(o2);
+			free(bytes);
+		}
+		ret = convert(cut, out, "spe-csv");
+		CHECK(ret == PTC_EXIT_INPUT, "cut file: %d", ret);
+		CHECK(strstr(all_errors, "cut.data") != NULL, "cut file message: %s", all_errors);
+		snprintf(path, sizeof(path), "%s/spe.csv", out);
+		CHECK(read_csv(path, &cc) == 0, "read %s", path);
+		/* cpu 0's three records and cpu 1's first two are complete; the
+		 * last one (49 bytes) lost its end */
+		CHECK(cc.nr_rows == 5, "cut file: %d rows", cc.nr_rows);
+		CHECK(strstr(all_errors, "1 records dropped") != NULL, "cut file loss: %s", all_errors);
+		free(cc.text);
+	}
+
 	/* A branch-trace format is refused for sampled data. */
 	snprintf(file, sizeof(file), "%s/v1.data", dir);
 	ret = convert(file, out, "cbp2016");
