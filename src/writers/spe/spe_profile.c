@@ -270,11 +270,24 @@ int ptc_spe_profile_write(struct ptc_spe_profile *p, FILE *f, struct ptc_spe_sym
 
 		if (syms && ptc_spe_symbols_lookup(syms, b->pid, b->pc, &loc))
 			ptc_spe_location_format(&loc, b->pc, sym, sizeof(sym));
-		if (strpbrk(sym, ",\"\n"))
-			strcpy(sym, "?");
-		fprintf(f, "%d,0x%" PRIx64 ",%s,%s,0x%02x,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",", b->pid, b->pc, sym, kind_name(b->op_payload), b->op_payload,
-			b->mixed_op, b->samples, b->retired, b->taken, b->not_taken);
+		fprintf(f, "%d,0x%" PRIx64 ",", b->pid, b->pc);
+		if (strpbrk(sym, ",\"\n\r")) {
+			/* CSV quoting, as spe.csv does (C++ names hold commas) */
+			const char *c;
+
+			fputc('"', f);
+			for (c = sym; *c; c++) {
+				if (*c == '"')
+					fputc('"', f);
+				fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+			}
+			fputc('"', f);
+		} else {
+			fputs(sym, f);
+		}
+		fprintf(f, ",%s,0x%02x,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
+			kind_name(b->op_payload), b->op_payload, b->mixed_op, b->samples, b->retired,
+			b->taken, b->not_taken);
 		if (b->retired)
 			fprintf(f, "%.6f,", (double)b->taken / (double)b->retired);
 		else
