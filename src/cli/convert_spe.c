@@ -155,7 +155,28 @@ static int feed_aux(struct ptc_perf_reader *r, struct ptc_spe_session *s,
 	return 0;
 }
 
+static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader *r);
+
+/* The caller may have read records already (to find out that this is an
+ * SPE recording): a regular file is read afresh from its start so that no
+ * sideband record before the AUXTRACE_INFO is missed; a pipe is read from
+ * where the caller left it, which must be before the AUXTRACE_INFO record. */
 int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_reader *r)
+{
+	struct ptc_perf_reader *own = NULL;
+	char err[512];
+	int ret;
+
+	if (opt->input && strcmp(opt->input, "-") && ptc_perf_seekable(r) &&
+	    ptc_perf_open(&own, opt->input, err, sizeof(err)) == 0) {
+		ret = convert(opt, own);
+		ptc_perf_close(own);
+		return ret;
+	}
+	return convert(opt, r);
+}
+
+static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader *r)
 {
 	struct conv c;
 	struct ptc_spe_session *s = NULL;

@@ -654,9 +654,14 @@ static int compare_with_perf(const char *file, const struct spe_buf *pieces[], i
 	return lines;
 }
 
+/* preread: read records up to the AUXTRACE_INFO first, as a generic
+ * `convert` does to find out which decoder to call */
+static int preread;
+
 static int convert(const char *file, const char *outdir, const char *formats)
 {
 	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
 	struct ptc_convert_options o;
 	char err[512];
 	int ret;
@@ -673,6 +678,8 @@ static int convert(const char *file, const char *outdir, const char *formats)
 		CHECK(0, "open %s: %s", file, err);
 		return -1;
 	}
+	while (preread && ptc_perf_next(r, &rec) > 0 && rec.type != PTC_REC_AUXTRACE_INFO)
+		;
 	ret = ptc_convert_arm_spe(&o, r);
 	ptc_perf_close(r);
 	return ret;
@@ -727,6 +734,8 @@ int main(void)
 		const char *suffix[] = { "", "-pipe", "", "-per-thread" };
 
 		per_thread = pass == 3;
+		/* the file-mode pass starts from a reader the caller has used */
+		preread = pass == 0;
 		snprintf(file, sizeof(file), "%s/v%d%s.data", dir, version, suffix[pass]);
 		snprintf(out, sizeof(out), "%s/v%d%s.out", dir, version, suffix[pass]);
 		write_recording(file, version, split, corrupt, q0, q1,
@@ -804,6 +813,7 @@ int main(void)
 		}
 	}
 
+	preread = 0;
 	/* Malformed version 2 metadata: refused, naming the file, record
 	 * offset and word. */
 	snprintf(file, sizeof(file), "%s/bad.data", dir);
