@@ -64,7 +64,10 @@ static uint64_t main_vaddr;	/* from nm, 0 when unknown */
 /* --per-thread recording: AUX queues are threads 4243 (records of "cpu 0")
  * and 6000 ("cpu 1"), AUXTRACE cpu is -1 */
 static int per_thread;
-#define QUEUE_TID(cpu) ((cpu) ? 6000 : 4243)
+#define QUEUE_TID(cpu) ((cpu) == 2 ? 7000 : (cpu) ? 6000 : 4243)
+/* A real SPE buffer from hardware (../shared), put in as cpu 2's AUX data
+ * when the shared folder is there; NULL otherwise. */
+static struct spe_buf *real;
 #define AUX_CPU(cpu) (per_thread ? UINT32_MAX : (uint32_t)(cpu))
 
 static struct spec specs[] = {
@@ -240,6 +243,9 @@ static void write_recording(const char *path, int version, int split, int corrup
 	} else {
 		CHECK(ptc_perf_writer_auxtrace(w, 0, 3, 1, QUEUE_TID(1), AUX_CPU(1), q1->b, q1->n) == 0, "aux 1");
 	}
+	if (real)
+		CHECK(ptc_perf_writer_auxtrace(w, 0, 4, 2, QUEUE_TID(2), AUX_CPU(2), real->b, real->n) == 0,
+		      "aux 2 (real)");
 	for (i = 0; i < 1; i++)
 		ptc_perf_writer_finished_round(w);
 	CHECK(ptc_perf_writer_finish(w) == 0, "finish: %s", ptc_perf_writer_errmsg(w));
@@ -718,6 +724,21 @@ int main(void)
 	int pass, row, ret;
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	{
+		const char *sh = getenv("PTC_SHARED");
+		char rp[4096];
+		FILE *f;
+
+		snprintf(rp, sizeof(rp), "%s/data/arm_spe/spe-b1-ts1.bin", sh && *sh ? sh : "../shared");
+		f = fopen(rp, "rb");
+		if (f) {
+			real = calloc(1, sizeof(*real));
+			real->n = fread(real->b, 1, sizeof(real->b), f);
+			fclose(f);
+		} else {
+			fprintf(stderr, "note: %s absent: the real buffer is not included\n", rp);
+		}
+	}
 	main_vaddr = nm_main();
 	if (main_vaddr) {
 		/* the first record's PC lands 8 bytes into main */
@@ -744,7 +765,29 @@ int main(void)
 		CHECK(ret == PTC_EXIT_OK, "v%d: convert returned %d (%s)", version, ret, last_error);
 		snprintf(path, sizeof(path), "%s/spe.csv", out);
 		CHECK(read_csv(path, &c) == 0, "read %s", path);
-		CHECK(c.nr_rows == (int)NR_SPECS, "v%d: %d rows, want %zu", version, c.nr_rows, NR_SPECS);
+		CHECK(c.nr_rows == (int)NR_SPECS + !!real, "v%d: %d rows, want %zu", version, c.nr_rows,
+		      NR_SPECS + !!real);
+		/* the real record: the values ../shared/README.md documents,
+		 * and its time through TIME_CONV */
+		for (row = 0; real && row < c.nr_rows; row++) {
+			if (strcmp(col(&c, row, "pc"), "0x7ffdbf2143e0"))
+				continue;
+			CHECK_COL(&c, row, "cpu", per_thread ? "" : "2");
+			CHECK_COL(&c, row, "pc_el", "0");
+			CHECK_COL(&c, row, "pc_ns", "1");
+			CHECK_COL(&c, row, "op_class", "BRANCH");
+			CHECK_COL(&c, row, "cond", "1");
+			CHECK_COL(&c, row, "event_names", "RETIRED");
+			CHECK_COL(&c, row, "lat_issue", "41");
+			CHECK_COL(&c, row, "lat_total", "42");
+			CHECK_COL(&c, row, "target", "0x7ffdbf214408");
+			CHECK_COL(&c, row, "target_el", "0");
+			CHECK_COL(&c, row, "target_ns", "1");
+			CHECK_COL(&c, row, "timestamp", "3913207673451");
+			CHECK_COL(&c, row, "time", "7826415347902");
+			break;
+		}
+		CHECK(!real || row < c.nr_rows, "v%d: the real record is missing", version);
 		/* rows of one queue keep their order; queues interleave as
 		 * their data arrives: find each record by its PC */
 		for (i = 0; i < NR_SPECS; i++) {
@@ -778,7 +821,7 @@ int main(void)
 		/* the profile has one row per static branch: 4 branches */
 		snprintf(path, sizeof(path), "%s/spe-profile.csv", out);
 		CHECK(read_csv(path, &c) == 0, "read %s", path);
-		CHECK(c.nr_rows == 4, "profile rows %d", c.nr_rows);
+		CHECK(c.nr_rows == 4 + !!real, "profile rows %d", c.nr_rows);
 		if (c.nr_rows >= 1) {
 			/* the mispredicted BLR first */
 			char want[64];
@@ -843,9 +886,12 @@ int main(void)
 			long size;
 
 			CHECK(ptc_perf_open(&rd, file, e2, sizeof(e2)) == 0, "open %s", file);
-			while (ptc_perf_next(rd, &rec) > 0)
-				if (rec.type == PTC_REC_AUXTRACE)
+			while (ptc_perf_next(rd, &rec) > 0) {
+				struct ptc_perf_auxtrace at;
+				if (rec.type == PTC_REC_AUXTRACE && ptc_perf_parse_auxtrace(&rec, &at) == 0 &&
+				    at.cpu == 1)
 					last = rec.aux_offset;
+			}
 			ptc_perf_close(rd);
 			in = fopen(file, "rb");
 			fseek(in, 0, SEEK_END);
@@ -855,9 +901,11 @@ int main(void)
 			CHECK(fread(bytes, 1, (size_t)size, in) == (size_t)size, "read");
 			fclose(in);
 			o2 = fopen(cut, "wb");
-			/* the whole file up to 40 bytes before the end of cpu 1's data;
+			/* the whole file up to 40 bytes before the end of cpu 1's data
+			 * (the real buffer of cpu 2, when there, is cut off too);
 			 * file mode keeps its header, whose data size now runs past
 			 * the end, as a copy interrupted mid-way leaves it */
+			CHECK(last && last + q1->n - 40 <= (uint64_t)size, "cut inside the file");
 			fwrite(bytes, 1, (size_t)(last + q1->n - 40), o2);
 			fclose(o2);
 			free(bytes);
@@ -881,9 +929,9 @@ int main(void)
 
 	/* Version 1: Linux perf decodes the same packets. */
 	{
-		const struct spe_buf *pieces[2] = { q0, q1 };
+		const struct spe_buf *pieces[3] = { q0, q1, real };
 		snprintf(file, sizeof(file), "%s/v1.data", dir);
-		ret = compare_with_perf(file, pieces, 2);
+		ret = compare_with_perf(file, pieces, real ? 3 : 2);
 		if (ret < 0) {
 			fprintf(stderr, "note: perf not available, perf comparisons skipped\n");
 		} else {
@@ -903,5 +951,6 @@ int main(void)
 		fprintf(stderr, "could not remove %s\n", dir);
 	free(q0);
 	free(q1);
+	free(real);
 	return check_result();
 }
