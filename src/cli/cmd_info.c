@@ -1109,9 +1109,12 @@ int cmd_info(int argc, char **argv)
 	in.read_err = ret;
 	locate_images(&in);
 	/* sorted for output (the hash indexes are not used any more) */
-	qsort(in.threads.v, in.threads.n, sizeof(*in.threads.v), thread_cmp);
-	qsort(in.aux_cpu.v, in.aux_cpu.n, sizeof(*in.aux_cpu.v), u32_stat_cmp);
-	qsort(in.aux_tid.v, in.aux_tid.n, sizeof(*in.aux_tid.v), u32_stat_cmp);
+	if (in.threads.n)
+		qsort(in.threads.v, in.threads.n, sizeof(*in.threads.v), thread_cmp);
+	if (in.aux_cpu.n)
+		qsort(in.aux_cpu.v, in.aux_cpu.n, sizeof(*in.aux_cpu.v), u32_stat_cmp);
+	if (in.aux_tid.n)
+		qsort(in.aux_tid.v, in.aux_tid.n, sizeof(*in.aux_tid.v), u32_stat_cmp);
 	if (json)
 		print_json(&in);
 	else

@@ -1617,11 +1617,14 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				return fail_at(r, ptc_err_bad_size, off,
 					       "AUXTRACE data of %llu bytes runs past the end of the data section at 0x%llx",
 					       (unsigned long long)asz, (unsigned long long)r->data_end);
+			/* A file cut inside the trace data: hand out the record so
+			 * that the bytes present can be read; reading stops with an
+			 * error at the end of the input. */
 			if (r->seekable && (aoff > r->file_size || asz > r->file_size - aoff))
-				return fail_at(r, ptc_err_truncated, off,
-					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
-					       (unsigned long long)asz, (unsigned long long)aoff,
-					       (unsigned long long)r->file_size);
+				warn_at(r, off, "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the "
+					"input at 0x%llx: the file is truncated",
+					(unsigned long long)asz, (unsigned long long)aoff,
+					(unsigned long long)r->file_size);
 			/* ptc_perf_read_aux() moves the window: keep the record in
 			 * the scratch buffer so it stays valid while its data is read */
 			if (rec->data != (const uint8_t *)r->scratch) {
@@ -1704,32 +1707,35 @@ ssize_t ptc_perf_read_aux(struct ptc_perf_reader *r, void *buf, size_t n)
 		size_t take = in_avail(r);
 		if (!take) {
 			ssize_t got;
-			if (n - done >= IN_CAP / 2 && r->pos == r->len) {
+			if (n - done >= IN_CAP / 2) {
 				/* Large reads go straight to the caller's buffer. */
 				got = read(r->fd, dst + done, n - done);
 				if (got < 0 && errno == EINTR)
 					continue;
-				if (got < 0)
-					return fail_at(r, ptc_err_io, in_off(r), "read failed: %s",
-						       strerror(errno));
+				if (got > 0) {
+					r->base += (uint64_t)got + r->len;
+					r->pos = r->len = 0;
+					r->stats.bytes_read += (uint64_t)got;
+					done += (size_t)got;
+					continue;
+				}
 				if (got == 0)
-					return fail_at(r, ptc_err_truncated, in_off(r),
-						       "input ends inside AUXTRACE data (%llu bytes missing)",
-						       (unsigned long long)(r->aux_left - done));
-				r->base += (uint64_t)got + r->len;
-				r->pos = r->len = 0;
-				r->stats.bytes_read += (uint64_t)got;
-				done += (size_t)got;
-				continue;
+					r->eof = 1;
+			} else {
+				got = in_fill(r, 1);
+				if (got > 0)
+					continue;
+				r->failed = 0;	/* reported below, after the bytes copied */
 			}
-			got = in_fill(r, 1);
-			if (got < 0)
-				return got;
-			if (got == 0)
-				return fail_at(r, ptc_err_truncated, in_off(r),
-					       "input ends inside AUXTRACE data (%llu bytes missing)",
-					       (unsigned long long)(r->aux_left - done));
-			take = (size_t)got;
+			/* The input ends (or fails) inside the trace data: hand out
+			 * what was copied; the next call reports it. */
+			if (done)
+				break;
+			if (got < 0 && errno != 0)
+				return fail_at(r, ptc_err_io, in_off(r), "read failed: %s", strerror(errno));
+			return fail_at(r, ptc_err_truncated, in_off(r),
+				       "input ends inside AUXTRACE data (%llu bytes missing)",
+				       (unsigned long long)r->aux_left);
 		}
 		if (take > n - done)
 			take = n - done;
