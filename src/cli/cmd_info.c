@@ -769,6 +769,9 @@ static void print_text(struct info *in)
 	       ", partial %" PRIu64 ", collision %" PRIu64 ", overwrite %" PRIu64 "\n",
 	       in->aux_records, in->aux_bytes_reported, in->aux_truncated, in->aux_partial,
 	       in->aux_collision, in->aux_overwrite);
+	if (in->aux_bytes_reported && !st->aux_bytes)
+		printf("note:            the AUX records announce %" PRIu64 " bytes of trace, but the "
+		       "recording holds no AUXTRACE data\n", in->aux_bytes_reported);
 	printf("lost:            %" PRIu64 " LOST records (%" PRIu64 " events), %" PRIu64
 	       " LOST_SAMPLES records (%" PRIu64 " samples)\n", in->lost_records, in->lost_events,
 	       in->lost_samples_records, in->lost_samples);
@@ -952,6 +955,7 @@ static void print_json(struct info *in)
 	ptc_json_end_array(&j);
 	ptc_json_u64(&j, "aux_records", in->aux_records);
 	ptc_json_u64(&j, "aux_records_bytes", in->aux_bytes_reported);
+	ptc_json_bool(&j, "aux_data_missing", in->aux_bytes_reported && !st->aux_bytes);
 	ptc_json_u64(&j, "truncated", in->aux_truncated);
 	ptc_json_u64(&j, "partial", in->aux_partial);
 	ptc_json_u64(&j, "collision", in->aux_collision);
