@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "decoders/arm_spe/spe_info.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "images/locate.h"
@@ -751,6 +752,15 @@ static void print_text(struct info *in)
 				       in->priv[i], in->priv[i]);
 			if (pt_filter(in, filt, sizeof(filt)))
 				printf("  %-20s %s\n", "filter", filt);
+		}
+		if (in->auxinfo_type == PTC_AUXTRACE_ARM_SPE) {
+			const struct perf_event_attr *attrs[64];
+			size_t n = 0;
+
+			for (i = 0; i < ptc_perf_nr_attrs(r) && n < 64; i++)
+				attrs[n++] = &ptc_perf_attr(r, i)->attr;
+			fflush(stdout);
+			ptc_spe_describe_info(stdout, in->priv, in->nr_priv, attrs, n);
 		}
 		if (in->nr_auxinfo > 1)
 			printf("  (%" PRIu64 " AUXTRACE_INFO records; the first is shown)\n",
