@@ -14,8 +14,10 @@ EXTRA_DIST += tests/ptgen/encode/compare.py tests/ptgen/encode/README.md
 # by Linux perf and by libipt.  The traced programs are compiled by the
 # tests themselves, without the sanitizer flags of the build.
 AM_TESTS_ENVIRONMENT += PTGEN_CC='$(CC)'; export PTGEN_CC;
-TESTS += tests/ptgen/encode-perf.sh tests/ptgen/encode-libipt.sh
+TESTS += tests/ptgen/encode-perf.sh tests/ptgen/encode-libipt.sh \
+	tests/ptgen/encode-corpus.sh
 EXTRA_DIST += tests/ptgen/encode-perf.sh tests/ptgen/encode-libipt.sh \
+	tests/ptgen/encode-corpus.sh \
 	tests/ptgen/encode/common.sh \
 	tests/ptgen/encode/progs/pe_calls.c tests/ptgen/encode/progs/pe_threads.c \
 	tests/ptgen/encode/progs/pe_fork.c
