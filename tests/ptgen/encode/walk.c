@@ -886,6 +886,9 @@ int main(int argc, char **argv)
 	if (readbin && optind + 1 == argc) {
 		load_elf(&r.w, argv[optind]);
 		read_bin(&r.w, readbin, r.pid);
+		free(r.w.funcs);
+		free(r.w.blocks);
+		munmap(r.w.file, r.w.file_size);
 		return 0;
 	}
 	if (optind + 1 != argc || !r.branches || !r.slice)
