@@ -56,6 +56,7 @@
 
 #define ID_PT_BASE 1000
 #define ID_DUMMY_BASE 2000
+#define ID_SWITCH_BASE 3000	/* per CPU: the CPU-wide context-switch dummy */
 
 
 /* Where a thread switched out in user mode continues.  far: it had in fact
@@ -312,7 +313,7 @@ static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
 	ptc_put32(body + 4, to->tid);
 	sid_of(g, from, time, 0, &sid);
 	sid.cpu = (uint32_t)cpu;
-	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	sid.id = ID_SWITCH_BASE + (unsigned)cpu;
 	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH_CPU_WIDE,
 				       PERF_RECORD_MISC_SWITCH_OUT |
 				       PERF_RECORD_MISC_SWITCH_OUT_PREEMPT,
@@ -321,7 +322,7 @@ static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
 	ptc_put32(body + 4, from->tid);
 	sid_of(g, to, time, 0, &sid);
 	sid.cpu = (uint32_t)cpu;
-	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	sid.id = ID_SWITCH_BASE + (unsigned)cpu;
 	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH_CPU_WIDE, 0,
 				       body, sizeof(body), &sid), "SWITCH_CPU_WIDE");
 }
@@ -694,7 +695,11 @@ static void write_header(struct gen *g)
 	check(g, ptc_perf_writer_add_attr(g->w, &pt, "intel_pt//u", ids,
 					  (uint32_t)g->nr_queues), "attr");
 
-	/* The sideband event perf record adds for Intel PT. */
+	/* The sideband events perf record adds for Intel PT, as a real
+	 * recording of a workload has them: per CPU, a CPU-wide dummy for
+	 * context switches (SWITCH_CPU_WIDE, have_sched_switch = 3) and the
+	 * tracking dummy; per thread, the tracking dummy also records the
+	 * thread's own switches. */
 	memset(&dummy, 0, sizeof(dummy));
 	dummy.type = PERF_TYPE_SOFTWARE;
 	dummy.config = PERF_COUNT_SW_DUMMY;
@@ -703,15 +708,24 @@ static void write_header(struct gen *g)
 	dummy.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 	dummy.read_format = PERF_FORMAT_ID;
-	dummy.disabled = 1;
 	dummy.inherit = 1;
 	dummy.exclude_kernel = 1;
 	dummy.exclude_hv = 1;
+	dummy.sample_id_all = 1;
+	if (!g->o.per_thread) {
+		struct perf_event_attr sw = dummy;
+
+		sw.context_switch = 1;
+		for (i = 0; i < g->nr_queues; i++)
+			ids[i] = ID_SWITCH_BASE + i;
+		check(g, ptc_perf_writer_add_attr(g->w, &sw, "dummy:u", ids,
+						  (uint32_t)g->nr_queues), "attr");
+	}
+	dummy.disabled = 1;
 	dummy.mmap = dummy.comm = dummy.task = dummy.mmap2 = 1;
 	dummy.comm_exec = 1;
-	dummy.context_switch = 1;
+	dummy.context_switch = g->o.per_thread;
 	dummy.enable_on_exec = 1;
-	dummy.sample_id_all = 1;
 	for (i = 0; i < g->nr_queues; i++)
 		ids[i] = ID_DUMMY_BASE + i;
 	check(g, ptc_perf_writer_add_attr(g->w, &dummy, "dummy:u", ids,
