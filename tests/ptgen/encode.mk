@@ -28,3 +28,9 @@ tests_ptgen_ptgen_walk_SOURCES = tests/ptgen/encode/walk.c \
 	tests/ptgen/encode/gen.c tests/ptgen/encode/gen.h \
 	tests/ptgen/encode/ptenc.c tests/ptgen/encode/ptenc.h \
 	tests/ptgen/encode/truth.c tests/ptgen/encode/truth.h
+
+# The packet policy, read back with libipt's packet decoder.
+check_PROGRAMS += tests/ptgen/encode/test_ptenc
+tests_ptgen_encode_test_ptenc_SOURCES = tests/ptgen/encode/test_ptenc.c \
+	tests/ptgen/encode/ptenc.c tests/ptgen/encode/ptenc.h
+TESTS += tests/ptgen/encode/test_ptenc
