@@ -249,8 +249,41 @@ static void test_psb_period(void)
 	ptenc_free(e);
 }
 
+/* AUX buffer full: nothing is written until `bytes` bytes of packets were
+ * lost, then a PSB+ with the current IP, and packets again. */
+static void test_stop(void)
+{
+	struct ptenc *e = make(1, 1 << 20);
+	size_t i, before;
+	int k;
+
+	ptenc_start(e, 1);
+	ptenc_resume(e, 2, 0x400000);
+	ptenc_branch(e, 3, PTENC_JMP_IND, 0x400000, 0x400100, 1, 2);
+	ptenc_branch(e, 4, PTENC_COND, 0x400100, 0x400000, 1, 2);	/* pending, lost */
+	before = (size_t)ptenc_offset(e);
+	CHECK(ptenc_stop(e, 40) == 0, "stop");
+	for (k = 0; k < 30; k++)
+		ptenc_branch(e, 5 + (uint64_t)k, PTENC_JMP_IND, 0x400100, 0x400200 + (uint64_t)k, 1, 2);
+	CHECK(!ptenc_stopped(e), "writing again");
+	CHECK(ptenc_stats(e)->bytes_lost >= 40, "%llu bytes lost",
+	      (unsigned long long)ptenc_stats(e)->bytes_lost);
+	ptenc_flush(e);
+	decode();
+	/* PSB+ (start), TSC, TMA, MODE, PGE, TIP, then the restart PSB right
+	 * where writing stopped. */
+	i = find(1, ppt_psb);
+	CHECK(i < npkts && offs[i] == before, "restart PSB at %llu, stopped at %zu",
+	      (unsigned long long)offs[i], before);
+	CHECK(count(ppt_tnt_8) == 0, "the pending TNT bit was lost");
+	i = find(i, ppt_fup);
+	CHECK(i < npkts && pkts[i].payload.ip.ipc == pt_ipc_sext_48, "FUP in the restart PSB+");
+	ptenc_free(e);
+}
+
 int main(void)
 {
+	test_stop();
 	test_start_resume_tnt_tip();
 	test_interrupt_and_ovf();
 	test_ret_compression(1);
