@@ -18,7 +18,7 @@ tests_ptgen_truth_check_SOURCES = tests/ptgen/truth-check.c
 PTG_CORPUS = tests/corpus/c_nolibc tests/corpus/c_static \
 	tests/corpus/c_recurse tests/corpus/c_switch tests/corpus/c_setjmp \
 	tests/corpus/c_signal tests/corpus/c_vdso tests/corpus/c_threads \
-	tests/corpus/c_forkexec
+	tests/corpus/c_forkexec tests/corpus/c_spawn tests/corpus/c_mainexit
 check_DATA = $(PTG_CORPUS)
 CLEANFILES += $(PTG_CORPUS)
 EXTRA_DIST += $(PTG_CORPUS:=.c)
@@ -44,9 +44,20 @@ tests/corpus/c_threads: $(srcdir)/tests/corpus/c_threads.c
 	$(PTG_CORPUS_CC) -O2 -pthread -o $@ $(srcdir)/tests/corpus/c_threads.c
 tests/corpus/c_forkexec: $(srcdir)/tests/corpus/c_forkexec.c
 	$(PTG_CORPUS_CC) -O2 -o $@ $(srcdir)/tests/corpus/c_forkexec.c
+tests/corpus/c_spawn: $(srcdir)/tests/corpus/c_spawn.c
+	$(PTG_CORPUS_CC) -O2 -o $@ $(srcdir)/tests/corpus/c_spawn.c
+tests/corpus/c_mainexit: $(srcdir)/tests/corpus/c_mainexit.c
+	$(PTG_CORPUS_CC) -O2 -pthread -o $@ $(srcdir)/tests/corpus/c_mainexit.c
 
 TESTS += tests/ptgen/trace-corpus.sh tests/ptgen/trace-objdump.sh \
 	tests/ptgen/trace-valgrind.sh tests/ptgen/trace-robust.sh
 EXTRA_DIST += tests/ptgen/trace-lib.sh tests/ptgen/trace-corpus.sh \
 	tests/ptgen/trace-objdump.sh tests/ptgen/trace-valgrind.sh \
 	tests/ptgen/trace-robust.sh
+
+# Instruction classification against the x86 encodings and the CPU itself.
+check_PROGRAMS += tests/ptgen/test_trace_insn
+tests_ptgen_test_trace_insn_SOURCES = tests/ptgen/test_trace_insn.c \
+	tests/ptgen/trace/insn.c tests/ptgen/trace/insn.h
+tests_ptgen_test_trace_insn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/ptgen/trace -I$(top_srcdir)
+TESTS += tests/ptgen/test_trace_insn

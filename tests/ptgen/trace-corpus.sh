@@ -3,14 +3,14 @@
 # those of the untraced program (the real execution is the oracle), the
 # ground truth is well formed and its blocks chain (truth-check), and each
 # program shows what it is in the corpus for: the vDSO executed, recursion
-# 200 deep, a jump table, three faults, three threads, an exec'd child.
+# 200 deep, a jump table, three faults, three threads, exec'd children.
 . "$top_srcdir/tests/lib/common.sh"
 . "$top_srcdir/tests/ptgen/trace-lib.sh"
 scratch
 need_ptrace
 
 for p in c_nolibc c_static c_recurse c_switch c_setjmp c_signal c_vdso \
-	 c_threads c_forkexec; do
+	 c_threads c_forkexec c_spawn c_mainexit; do
 	prog="$CORPUS/$p"
 	"$prog" > "$T/$p.want" 2>&1
 	want_rc=$?
@@ -68,4 +68,16 @@ n=$(awk '$1 == "F" && $3 != $5 { n++ } END { print n + 0 }' "$T/c_forkexec.truth
 awk '$1 == "F" && $3 != $5 { child = $5 } $1 == "C" && $3 == child && $5 == 1 { ex = 1 }
      ex && $1 == "M" && $3 == child && $10 ~ /c_nolibc$/ { ok = 1 } END { exit !ok }' "$T/c_forkexec.truth" ||
 	fail "c_forkexec: no M line of c_nolibc after the child's exec"
+
+# posix_spawn and vfork: two children, each exec'd c_nolibc, which wrote
+# its line (the output comparison above) and ran to its exit_group.
+n=$(awk '$1 == "F" && $3 != $5 { child[$5] = 1 } $1 == "C" && child[$3] && $5 == 1 && $6 == "c_nolibc" { n++ } END { print n + 0 }' "$T/c_spawn.truth")
+[ "$n" -eq 2 ] || fail "c_spawn: $n children exec'd c_nolibc, want 2"
+# The main thread's exit (its last far branch) comes before the worker's
+# last instructions; its E and X when the process ends.
+awk '$1 == "T" { if (!main) main = $4; else worker = $4 }
+     $1 == "B" && $3 == main && $6 == 6 { last_main = NR }
+     $1 == "B" && $3 == worker { last_worker = NR }
+     END { exit !(main && worker && last_main < last_worker) }' "$T/c_mainexit.truth" ||
+	fail "c_mainexit: the main thread's exit is not before the worker's end"
 exit 0

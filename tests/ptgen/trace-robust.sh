@@ -28,8 +28,20 @@ tail -n 3 "$T/crash.truth" | cut -d' ' -f1 | tr -d '\n' | grep -qx AEX ||
 grep -qx "total 5000 [0-9]*" "$T/max.stats" || fail "max-insns: $(cat "$T/max.stats")"
 tail -n 1 "$T/max.truth" | grep -q '^E ' || fail "max-insns: no E line at the end"
 
+# SIGTERM to the tracer ends the trace cleanly too (a program that never
+# ends: the shell's busy loop).
+"$PTGEN_TRACE" -o "$T/term.truth" -- /bin/sh -c 'while :; do :; done' > /dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: status $rc, want 143"
+"$TRUTH_CHECK" "$T/term.truth" || fail "SIGTERM: truth-check found problems"
+tail -n 1 "$T/term.truth" | grep -q '^E ' || fail "SIGTERM: no E line at the end"
+
 # Both engines agree, on signals and faults, and on threads taking turns.
-for p in c_nolibc c_setjmp c_signal c_threads; do
+for p in c_nolibc c_static c_setjmp c_signal c_threads; do
 	"$PTGEN_TRACE" --slice 2000 -o "$T/$p.fast" -- "$CORPUS/$p" > /dev/null || fail "$p: fast run failed"
 	"$PTGEN_TRACE" --slice 2000 --single-step -o "$T/$p.step" -- "$CORPUS/$p" > /dev/null || fail "$p: single-step run failed"
 	# Process and thread ids differ between the runs.

@@ -28,8 +28,8 @@ struct ptg_mline_ctx {
 struct ptg_aspace *ptg_aspace_open(pid_t pid, int announced_now);
 void ptg_aspace_free(struct ptg_aspace *as);
 
-/* Re-reads the mappings (after a system call that may have changed them)
- * and writes an M line for each executable mapping not announced before.
+/* Re-reads the mappings (after a system call that may have changed them;
+ * through thread m->tid, which must be alive) and writes an M line for each executable mapping not announced before.
  * Returns the number of M lines, or -1 when the maps cannot be read (the
  * process is gone). */
 int ptg_aspace_refresh(struct ptg_aspace *as, const struct ptg_mline_ctx *m);

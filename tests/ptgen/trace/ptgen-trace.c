@@ -45,6 +45,7 @@
 #define PTG_PATH_MAX 512	/* instructions walked per run */
 #define PTG_NBP 4		/* debug registers for breakpoints */
 #define PTG_SEG_MAX 16
+#define PTG_DR7_ALL 0x55	/* DR0-DR3 enabled, execute, local */
 
 enum thread_state {
 	TH_NEW,		/* announced by its parent, initial stop not seen yet */
@@ -100,6 +101,14 @@ static struct {
 	int single_step;	/* --single-step: no runs to breakpoints */
 	uint64_t runs;
 } g = { .slice = 10000 };
+
+/* SIGINT/SIGTERM to the tracer: end the trace cleanly (E lines). */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
 
 static void fatal(const char *fmt, ...)
 {
@@ -563,35 +572,60 @@ static int is_maps_syscall(long nr)
 	return 0;
 }
 
-/* How long to wait for a system call before stepping other threads:
- * calls that wait for another traced thread would wait for ever. */
-static int syscall_timeout(struct thread *t)
+/* Whether the thread sleeps in the kernel (state S or D in /proc): it
+ * waits for something, maybe another traced thread, and will not report
+ * by itself soon.  A thread that was woken is R until it stops. */
+static int sleeping(struct thread *t)
 {
-	int others = 0;
+	char name[96], buf[512], *p;
+	ssize_t n;
+	int fd;
 
-	for (size_t i = 0; i < g.nthreads; i++)
-		if (g.threads[i] != t && g.threads[i]->state != TH_DEAD)
-			others = 1;
-	if (!others)
-		return -1;
-	switch ((long)t->regs.rax) {
-	case SYS_futex:
-		switch (t->regs.rsi & FUTEX_CMD_MASK) {
-		case FUTEX_WAIT:
-		case FUTEX_WAIT_BITSET:
-		case FUTEX_LOCK_PI:
-		case FUTEX_WAIT_REQUEUE_PI:
-			return 0;
-		}
-		break;
-	case SYS_wait4:
-	case SYS_waitid:
-	case SYS_pause:
-	case SYS_rt_sigsuspend:
-	case SYS_vfork:
+	snprintf(name, sizeof(name), "/proc/%d/task/%d/stat",
+		 (int)t->proc->pid, (int)t->tid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* Only a running (R) or stopped (t, T) thread reports soon; a
+	 * zombie leader (Z) reports when its whole group has ended. */
+	return p && p[1] == ' ' && p[2] != 'R' && p[2] != 't' && p[2] != 'T';
+}
+
+static int others_live(struct thread *t)
+{
+	for (size_t i = 0; i < g.nthreads; i++)
+		if (g.threads[i] != t && g.threads[i]->state != TH_DEAD &&
+		    g.threads[i]->proc)
+			return 1;
+	return 0;
+}
+
+/* Waits for the end of t's system call.  Returns 1 with *status, or 0 when
+ * t sleeps in the kernel while other threads could run: it may wait for
+ * one of them (futex, wait4, a pipe, ...).  Whether it sleeps depends on
+ * what the program did, not on timing, so the interleaving is
+ * reproducible (except for sleeps that end by time, like nanosleep). */
+static int wait_syscall(struct thread *t, int *status)
+{
+	int ended_by_exit = (t->sysno == SYS_exit && t->tid != t->proc->pid) ||
+			    t->sysno == SYS_exit_group;
+
+	if (ended_by_exit || !others_live(t))
+		return wait_thread(t, -1, status);
+	for (;;) {
+		if (wait_thread(t, 1, status))
+			return 1;
+		if (t->state == TH_DEAD)
+			return 0;
+		if (sleeping(t))
+			return 0;
 	}
-	return 50;
 }
 
 /* The step of t (insn) ended with status. */
@@ -760,11 +794,10 @@ static void disarm_at(struct thread *t, uint64_t ip)
 	for (int i = 0; i < PTG_NBP; i++) {
 		if (t->dr[i] != ip || !(t->dr7 & (1u << (2 * i))))
 			continue;
-		if (set_dr(t, 7, 0) < 0)
-			fatal("cannot clear the debug registers of thread %d: "
-			      "%s", (int)t->tid, strerror(errno));
-		t->dr7 = 0;
-		return;
+		if (set_dr(t, i, 0) < 0)
+			fatal("cannot clear a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr[i] = 0;
 	}
 }
 
@@ -792,8 +825,10 @@ static void step(struct thread *t)
 	if (t->b_pending)
 		insn->target = 0;
 	resume_step(t, 0);
-	if (!wait_thread(t, insn->kind == PTC_BR_FAR ? syscall_timeout(t) : -1,
-			 &status)) {
+	if (!(insn->kind == PTC_BR_FAR ? wait_syscall(t, &status) :
+					  wait_thread(t, -1, &status))) {
+		/* It sleeps in its system call, which therefore ran. */
+		flush_far(t);
 		t->state = TH_INFLIGHT;
 		t->done = 0;
 		return;
@@ -1077,24 +1112,56 @@ static void tree_executed(struct thread *t, struct tree *tr, int segi,
 	}
 }
 
+/* Arms the tree's breakpoints.  All four debug registers stay enabled: an
+ * address left from an earlier run is harmless unless it is on the tree
+ * (the thread executes nothing else before it stops), so only those are
+ * cleared (to 0, which no run executes), and a breakpoint a register
+ * already holds stays there: loops meet the same addresses again, and
+ * every ptrace call counts. */
 static void arm(struct thread *t, const struct tree *tr)
 {
-	uint64_t dr7 = 0;
+	int slot[PTG_NBP], used[PTG_NBP] = { 0 };
 
 	for (int i = 0; i < tr->nbp; i++) {
-		dr7 |= 1u << (2 * i);
-		if (t->dr[i] == tr->bp[i])
+		slot[i] = -1;
+		for (int j = 0; j < PTG_NBP; j++)
+			if (!used[j] && t->dr[j] == tr->bp[i]) {
+				slot[i] = j;
+				used[j] = 1;
+				break;
+			}
+	}
+	for (int i = 0; i < tr->nbp; i++) {
+		int j = -1;
+
+		if (slot[i] >= 0)
 			continue;
-		if (set_dr(t, i, tr->bp[i]) < 0)
+		/* Prefer a register that must change anyway. */
+		for (int k = 0; k < PTG_NBP && j < 0; k++)
+			if (!used[k] && (!t->dr[k] || on_tree(tr, t->dr[k])))
+				j = k;
+		for (int k = 0; k < PTG_NBP && j < 0; k++)
+			if (!used[k])
+				j = k;
+		used[j] = 1;
+		if (set_dr(t, j, tr->bp[i]) < 0)
 			fatal("cannot set a breakpoint in thread %d: %s",
 			      (int)t->tid, strerror(errno));
-		t->dr[i] = tr->bp[i];
+		t->dr[j] = tr->bp[i];
 	}
-	if (t->dr7 != dr7) {
-		if (set_dr(t, 7, dr7) < 0)
-			fatal("cannot arm a breakpoint in thread %d: %s",
+	for (int j = 0; j < PTG_NBP; j++) {
+		if (used[j] || !t->dr[j] || !on_tree(tr, t->dr[j]))
+			continue;
+		if (set_dr(t, j, 0) < 0)
+			fatal("cannot clear a breakpoint in thread %d: %s",
 			      (int)t->tid, strerror(errno));
-		t->dr7 = dr7;
+		t->dr[j] = 0;
+	}
+	if (t->dr7 != PTG_DR7_ALL) {
+		if (set_dr(t, 7, PTG_DR7_ALL) < 0)
+			fatal("cannot arm breakpoints in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr7 = PTG_DR7_ALL;
 	}
 }
 
@@ -1165,6 +1232,17 @@ static void reap_inflight(void)
 	for (size_t i = 0; i < g.nthreads; i++) {
 		struct thread *t = g.threads[i];
 
+		/* A thread woken by what the others did is running towards
+		 * its stop: wait for it, so that it is runnable here
+		 * whatever the timing. */
+		while (t->state == TH_INFLIGHT && !t->done && !sleeping(t)) {
+			int status;
+
+			if (wait_thread(t, 1, &status)) {
+				t->done = 1;
+				t->done_status = status;
+			}
+		}
 		if (t->state == TH_INFLIGHT && t->done) {
 			t->done = 0;
 			complete_step(t, &t->insn, t->done_status);
@@ -1231,6 +1309,12 @@ static void run(void)
 		if (g.max_insns && g.now >= g.max_insns) {
 			fprintf(stderr, "ptgen-trace: stopped after %" PRIu64
 				" instructions (--max-insns)\n", g.now);
+			stop_all();
+			return;
+		}
+		if (interrupted) {
+			fprintf(stderr, "ptgen-trace: interrupted after %" PRIu64
+				" instructions\n", g.now);
 			stop_all();
 			return;
 		}
@@ -1479,6 +1563,14 @@ int main(int argc, char **argv)
 		}
 	}
 	pin_to_one_cpu();
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	start(argv + optind);
 	run();
 	if (fflush(g.out) || ferror(g.out) || (g.out != stdout && fclose(g.out)))
@@ -1489,6 +1581,8 @@ int main(int argc, char **argv)
 			PRIu64 " steps, %" PRIu64 " runs\n", g.now, g.steps,
 			g.runs);
 	free(dir);
+	if (interrupted)
+		return 128 + interrupted;
 	if (!g.root_done)
 		return 0;
 	if (WIFSIGNALED(g.root_status))
