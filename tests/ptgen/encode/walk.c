@@ -412,7 +412,7 @@ struct run {
 	struct gen *g;
 	int scan;
 	uint64_t now;		/* ns: one instruction = 1 ns */
-	uint64_t n_taken, n_resume, n_async;	/* second pass */
+	uint64_t n_taken, n_resume, n_async, n_switch;	/* second pass */
 };
 
 static void put_varint(FILE *f, uint64_t v)
@@ -478,6 +478,7 @@ static void event(struct run *r, struct truth_event *ev)
 			r->n_taken++;
 		r->n_resume += ev->type == 'R';
 		r->n_async += ev->type == 'A';
+		r->n_switch += ev->type == 'S';
 	}
 	emit_text(r, ev);
 	emit(r, &copy);
@@ -937,12 +938,13 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"ptgen-walk: %llu branches, %llu instructions, %zu blocks, %zu functions, "
 		"%llu AUX bytes (%.3f bytes/branch), %.2f s (%.1f Mbranches/s, both passes); "
-		"%llu taken, %llu user-mode entries, %llu asynchronous exits\n",
+		"%llu taken, %llu user-mode entries, %llu asynchronous exits, %llu time slices\n",
 		(unsigned long long)r.branches, (unsigned long long)r.now, r.w.nr_blocks,
 		r.w.nr_funcs, (unsigned long long)gen_aux_bytes(r.g),
 		(double)gen_aux_bytes(r.g) / (double)r.branches, secs,
 		(double)r.branches / secs / 1e6, (unsigned long long)r.n_taken,
-		(unsigned long long)r.n_resume, (unsigned long long)r.n_async);
+		(unsigned long long)r.n_resume, (unsigned long long)r.n_async,
+		(unsigned long long)r.n_switch);
 	if (getenv("PTGEN_STATS"))
 		gen_stats(r.g, stderr);
 	gen_free(r.g);
