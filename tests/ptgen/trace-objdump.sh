@@ -14,11 +14,29 @@ for p in c_nolibc c_static; do
 	objdump_list "$CORPUS/$p" > "$T/$p.list"
 	[ -s "$T/$p.list" ] || fail "$p: objdump listed nothing"
 	"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null || fail "$p: ptgen-trace failed"
-	"$TRUTH_CHECK" --objdump "$T/$p.list" "$T/$p.truth" ||
+	"$TRUTH_CHECK" --objdump "$T/$p.list" "$T/$p.truth" > "$T/$p.out" ||
 		fail "$p: the ground truth disagrees with objdump"
 	n=$(grep -c '^B ' "$T/$p.truth")
+	grep -qx "listed $n" "$T/$p.out" || fail "$p: not all $n branches are in objdump's listing: $(cat "$T/$p.out")"
 	echo "$p: $n branches checked against objdump"
 done
+# The programs' own code in dynamic programs too: non-PIE (c_recurse) and
+# PIE (c_switch: the listing moves by the load bias, from the mapping of the
+# executable segment in the truth and its address in the ELF file).
+for p in c_recurse c_switch; do
+	objdump_list "$CORPUS/$p" > "$T/$p.list"
+	"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null || fail "$p: ptgen-trace failed"
+	start=$(awk -v p="$p" '$1 == "M" && $10 ~ ("/" p "$") { print $5; exit }' "$T/$p.truth")
+	vaddr=$(readelf -lW "$CORPUS/$p" | awk '$1 == "LOAD" && / E / { print $3; exit }')
+	[ -n "$start" ] && [ -n "$vaddr" ] || fail "$p: no executable mapping or segment"
+	bias=$(printf '%x' $(( (start - vaddr) & ~0xfff )))
+	"$TRUTH_CHECK" --objdump "$T/$p.list" --bias "$bias" "$T/$p.truth" > "$T/$p.out" ||
+		fail "$p: the ground truth disagrees with objdump (load bias $bias)"
+	n=$(awk '$1 == "listed" { print $2 }' "$T/$p.out")
+	[ "${n:-0}" -gt 1000 ] || fail "$p: only ${n:-0} branches in its own code"
+	echo "$p: $n branches in its own code checked against objdump (bias $bias)"
+done
+
 # Conditional branches to their own fall-through: the direction comes from
 # the flags (and rcx), as the CPU defines them for the instructions the
 # program runs before each (see c_nolibc.c).

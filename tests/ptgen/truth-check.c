@@ -1,6 +1,6 @@
 /* truth-check: an independent checker of ptgen ground-truth files.
  *
- *   truth-check [--objdump LIST] [--stats] FILE.truth
+ *   truth-check [--objdump LIST [--bias HEX]] [--stats] FILE.truth
  *
  * Checks the format of every line (tests/ptgen/ground-truth.md), that time
  * never decreases, that every thread's lines chain (a block starts where
@@ -15,6 +15,8 @@
  * and the instruction count of every block that starts there must equal
  * the number of instructions objdump lists from the block's start to the
  * branch.  objdump is the oracle here, not Zydis, which the tracer uses.
+ * --bias adds the load bias of a position-independent binary to the
+ * listed addresses and direct targets.
  *
  * Exit 0 when all holds, 1 otherwise (each problem is printed with its
  * line number).  --stats prints "thread TID PID INSNS BRANCHES" per thread
@@ -57,6 +59,7 @@ static struct thr *thrs;
 static size_t nthrs;
 static int errors;
 static long lineno;
+static uint64_t listed_branches;	/* B lines checked against the listing */
 
 static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -94,7 +97,7 @@ static int cmp_ins(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-static void load_list(const char *path)
+static void load_list(const char *path, uint64_t bias)
 {
 	FILE *f = fopen(path, "r");
 	size_t cap = 0;
@@ -106,6 +109,9 @@ static void load_list(const char *path)
 	}
 	while (fscanf(f, "%" SCNx64 " %d %d %" SCNx64, &in.addr, &in.len,
 		      &in.cls, &in.target) == 4) {
+		in.addr += bias;
+		if (in.target)
+			in.target += bias;
 		list = grow(list, &cap, nlist, sizeof(*list));
 		list[nlist++] = in;
 	}
@@ -246,6 +252,7 @@ static void line_B(char **f, int n)
 	if (in_listing(ip)) {
 		long i = find_ins(ip);
 
+		listed_branches++;
 		if (i >= 0 && (list[i].cls != kind || list[i].len != len))
 			bad("branch 0x%" PRIx64 ": kind %d len %d, objdump says "
 			    "kind %d len %d", ip, kind, len, list[i].cls,
@@ -405,6 +412,7 @@ static void line(char **f, int n)
 int main(int argc, char **argv)
 {
 	const char *objdump = NULL, *path = NULL;
+	uint64_t bias = 0;
 	int stats = 0;
 	char buf[8192];
 	uint64_t last = 0, tot = 0, totb = 0;
@@ -413,18 +421,20 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--objdump") && i + 1 < argc)
 			objdump = argv[++i];
+		else if (!strcmp(argv[i], "--bias") && i + 1 < argc)
+			bias = strtoull(argv[++i], NULL, 16);
 		else if (!strcmp(argv[i], "--stats"))
 			stats = 1;
 		else
 			path = argv[i];
 	}
 	if (!path) {
-		fprintf(stderr, "usage: truth-check [--objdump LIST] [--stats] "
-				"FILE.truth\n");
+		fprintf(stderr, "usage: truth-check [--objdump LIST [--bias HEX]] "
+				"[--stats] FILE.truth\n");
 		return 2;
 	}
 	if (objdump)
-		load_list(objdump);
+		load_list(objdump, bias);
 	f = fopen(path, "r");
 	if (!f) {
 		perror(path);
@@ -476,6 +486,13 @@ int main(int argc, char **argv)
 	if (tot != last)
 		fprintf(stderr, "note: %" PRIu64 " instructions, last time %"
 			PRIu64 "\n", tot, last);
+	if (objdump) {
+		printf("listed %" PRIu64 "\n", listed_branches);
+		if (!listed_branches) {
+			fprintf(stderr, "no branch lies in the listed code\n");
+			errors++;
+		}
+	}
 	if (errors)
 		fprintf(stderr, "%s: %d problem(s)\n", path, errors);
 	return errors ? 1 : 0;

@@ -383,13 +383,6 @@ static struct ptg_map *find(struct ptg_aspace *as, uint64_t ip)
 	return NULL;
 }
 
-int ptg_aspace_is_exec(struct ptg_aspace *as, uint64_t ip)
-{
-	struct ptg_map *m = find(as, ip);
-
-	return m && is_code(m);
-}
-
 size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 		       size_t n)
 {

@@ -42,7 +42,4 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 /* Reads n bytes of data at addr (not cached): 0, or -1. */
 int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n);
 
-/* Whether ip lies in an executable mapping. */
-int ptg_aspace_is_exec(struct ptg_aspace *as, uint64_t ip);
-
 #endif

@@ -1,16 +1,18 @@
-/* ptgen-trace: the exact user-mode execution of a program, by single-step.
+/* ptgen-trace: the exact user-mode execution of a program, under ptrace.
  *
  *   ptgen-trace [-o OUT.truth] [--vdso-dir DIR] [--slice N] [--max-insns N]
- *               -- PROGRAM ARGS...
+ *               [--single-step] [--aslr] [-v] -- PROGRAM ARGS...
  *
- * Forks, lets the child PTRACE_TRACEME and exec PROGRAM, then single-steps
+ * Forks, lets the child PTRACE_TRACEME and exec PROGRAM, then follows
  * every thread of every process it creates, one thread at a time, and
  * writes what executed as a ground truth (tests/ptgen/ground-truth.md):
  * every branch with its kind, direction and the instructions before it,
  * every entry into and exit from user mode, the executable mappings, the
  * threads and processes.  It is the oracle of the test suite, so it
  * decides nothing from a model of the program: every line is what the
- * CPU did, as the next RIP after each step shows.
+ * CPU did, as the next RIP after each step shows (or, in the default
+ * engine, the breakpoint where a run of known code stopped: see "runs to
+ * breakpoints" below).
  *
  * The tracer's exit status is the traced program's (128 + signal when a
  * signal killed it), 127 when it cannot be executed, 77 when ptrace is not
