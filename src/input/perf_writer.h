@@ -87,7 +87,7 @@ int ptc_perf_writer_set_feature(struct ptc_perf_writer *w,
 /* HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID: one perf string. */
 int ptc_perf_writer_set_string(struct ptc_perf_writer *w,
 			       enum ptc_perf_feature feat, const char *s);
-/* TOTAL_MEM (kB), CLOCKID (ns per clock tick... as perf stores it). */
+/* TOTAL_MEM (kB), CLOCKID (the clock's resolution in ns), or any u64 feature. */
 int ptc_perf_writer_set_u64(struct ptc_perf_writer *w,
 			    enum ptc_perf_feature feat, uint64_t v);
 int ptc_perf_writer_set_nrcpus(struct ptc_perf_writer *w, uint32_t avail,

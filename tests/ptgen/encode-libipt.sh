@@ -71,4 +71,13 @@ python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T
 "$BLK" "$T/pe_calls.truth" "$pid" "$T/q.0.pt" > "$T/b.out"
 python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T/b.out" ||
 	fail "lost data: libipt's errors are not where the data was cut"
+# AUX buffer full: the consumer splits the stream where the TRUNCATED AUX
+# record says; both pieces decode exactly.
+"$ENC" --per-thread --aux-dump "$T/q" --psb-period 0 --truncate 1000@5000 \
+	--gaps "$T/g" -o "$T/t.data" "$T/pe_calls.truth" || fail "ptgen-encode --truncate"
+cut=$(awk '$1 == "truncate" { print $5 }' "$T/g")
+[ -n "$cut" ] || fail "no truncation recorded"
+"$BLK" "$T/pe_calls.truth" "$pid" "$T/q.0.pt" "$cut" > "$T/b.out"
+python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T/b.out" ||
+	fail "truncated: libipt does not decode both pieces exactly"
 exit 0

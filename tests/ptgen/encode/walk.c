@@ -412,6 +412,7 @@ struct run {
 	struct gen *g;
 	int scan;
 	uint64_t now;		/* ns: one instruction = 1 ns */
+	uint64_t n_taken, n_resume, n_async, n_switch;	/* second pass */
 };
 
 static void put_varint(FILE *f, uint64_t v)
@@ -472,6 +473,13 @@ static void event(struct run *r, struct truth_event *ev)
 {
 	struct truth_event copy = *ev;
 
+	if (!r->scan) {
+		if (ev->type == 'B' && (ev->kind != PTENC_COND || ev->taken))
+			r->n_taken++;
+		r->n_resume += ev->type == 'R';
+		r->n_async += ev->type == 'A';
+		r->n_switch += ev->type == 'S';
+	}
 	emit_text(r, ev);
 	emit(r, &copy);
 }
@@ -886,6 +894,9 @@ int main(int argc, char **argv)
 	if (readbin && optind + 1 == argc) {
 		load_elf(&r.w, argv[optind]);
 		read_bin(&r.w, readbin, r.pid);
+		free(r.w.funcs);
+		free(r.w.blocks);
+		munmap(r.w.file, r.w.file_size);
 		return 0;
 	}
 	if (optind + 1 != argc || !r.branches || !r.slice)
@@ -926,11 +937,14 @@ int main(int argc, char **argv)
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr,
 		"ptgen-walk: %llu branches, %llu instructions, %zu blocks, %zu functions, "
-		"%llu AUX bytes (%.3f bytes/branch), %.2f s (%.1f Mbranches/s, both passes)\n",
+		"%llu AUX bytes (%.3f bytes/branch), %.2f s (%.1f Mbranches/s, both passes); "
+		"%llu taken, %llu user-mode entries, %llu asynchronous exits, %llu time slices\n",
 		(unsigned long long)r.branches, (unsigned long long)r.now, r.w.nr_blocks,
 		r.w.nr_funcs, (unsigned long long)gen_aux_bytes(r.g),
 		(double)gen_aux_bytes(r.g) / (double)r.branches, secs,
-		(double)r.branches / secs / 1e6);
+		(double)r.branches / secs / 1e6, (unsigned long long)r.n_taken,
+		(unsigned long long)r.n_resume, (unsigned long long)r.n_async,
+		(unsigned long long)r.n_switch);
 	if (getenv("PTGEN_STATS"))
 		gen_stats(r.g, stderr);
 	gen_free(r.g);
