@@ -1,1 +1,30 @@
-# Build fragment for src/writers (see Makefile.am).
+# Build fragment for src/writers: the output formats (see Makefile.am).
+libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/fmt.h \
+	src/writers/insn.c src/writers/insn.h \
+	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
+	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
+	src/writers/xtrace.c src/writers/bbv.c
+AM_CPPFLAGS += -I$(top_srcdir)/include
+
+# libptconv-trace: the installed reader library of ptconv's trace format.
+lib_LTLIBRARIES = libptconv-trace.la
+libptconv_trace_la_SOURCES = src/writers/trace_reader.c src/writers/ptc_format.h \
+	src/common/error.c src/common/error.h src/common/bytes.h
+libptconv_trace_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^ptc_trace_'
+libptconv_trace_la_LIBADD = -lzstd
+libptconv_trace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=default
+pkginclude_HEADERS = include/ptconv/trace.h
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = ptconv-trace.pc
+EXTRA_DIST += ptconv-trace.pc.in
+
+# Format tests: a test-only oracle (stepper), a feeder from ground truth to
+# the writers, and independent readers in Python.
+check_PROGRAMS += tests/writers/stepper tests/writers/truth2fmt tests/writers/bench_reader
+tests_writers_stepper_SOURCES = tests/writers/stepper.c
+tests_writers_truth2fmt_SOURCES = tests/writers/truth2fmt.c
+tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
+TESTS += tests/writers/formats.sh
+EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/read_ptc.py \
+	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
+	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py

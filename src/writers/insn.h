@@ -1,0 +1,59 @@
+/* The instructions between branches, for per-instruction formats.
+ *
+ * A branch event says how many instructions ran since the previous branch's
+ * destination; the walker decodes them from the code bytes with Zydis, so
+ * that writers can list every instruction with its operands.
+ */
+#ifndef PTC_WRITERS_INSN_H
+#define PTC_WRITERS_INSN_H
+
+#include <Zydis/Zydis.h>
+
+#include "common/trace_event.h"
+#include "writers/fmt.h"
+
+struct ptc_insn {
+	uint64_t ip;
+	uint8_t len;
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	int decoded;			/* 0 when the bytes were missing or invalid */
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+};
+
+/* Called for each instruction; br is NULL for non-branches and the branch
+ * event for the block's last instruction. */
+typedef int (*ptc_insn_fn)(void *ctx, const struct ptc_insn *in, const struct ptc_branch *br);
+
+struct ptc_walker {
+	ZydisDecoder dec;
+	const struct ptc_code_reader *code;
+	struct ptc_wctx *wctx;
+	uint64_t next;			/* where the next block starts */
+	int next_known;
+	uint64_t missing;		/* instructions not listed (unknown start, no bytes) */
+	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
+};
+
+void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
+		     struct ptc_wctx *c);
+
+/* Decode the block ending in branch b and call fn per instruction. */
+int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
+		    ptc_insn_fn fn, void *ctx);
+
+/* After a gap the next block starts at its resume IP. */
+void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g);
+
+/* Where execution continues after branch b (0 if unknown). */
+static inline uint64_t ptc_branch_dest(const struct ptc_branch *b)
+{
+	if (b->kind == PTC_BR_FAR && !b->target)
+		return b->ip + b->length;	/* syscall returns behind itself */
+	return b->taken ? b->target : b->ip + b->length;
+}
+
+/* Decode one instruction at ip into in (in->decoded says if it worked). */
+void ptc_insn_decode(struct ptc_walker *w, uint64_t ip, struct ptc_insn *in);
+
+#endif

@@ -1,0 +1,9 @@
+/* placeholder */
+#include "writers/fmt.h"
+static int o(void **st, const struct ptc_writer_config *cfg, const struct ptc_thread_info *t, struct ptc_wctx *c)
+{ return ptc_wfail(c, ptc_err_unsupported, "xtrace: not built yet"); }
+static int b(void *st, const struct ptc_branch *br, size_t n) { return 0; }
+static int g(void *st, const struct ptc_gap *gp) { return 0; }
+static int fi(void *st) { return 0; }
+static void fr(void *st) { }
+const struct ptc_fmt_ops ptc_fmt_xtrace = { { "xtrace", "xtrace", 1 }, o, b, g, fi, fr };

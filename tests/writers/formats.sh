@@ -1,0 +1,30 @@
+#!/bin/sh
+# Every output format, read back by an independent reader (tests/writers/*.py,
+# written from the format descriptions) and compared with the oracle: the
+# exact execution of a real program, single-stepped by tests/writers/stepper.
+. "$top_srcdir/tests/lib/common.sh"
+W="$top_srcdir/tests/writers"
+B="$top_builddir/tests/writers"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v zstd >/dev/null || skip "zstd not installed"
+CC=${CC:-cc}
+scratch
+$CC -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" || skip "cannot build a static test program: $(cat "$T/cc.err")"
+"$B/stepper" -o "$T/prog.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
+grep -q '^B ' "$T/prog.truth" || fail "no branches in the ground truth"
+
+fmt() {	# fmt FORMATS [truth2fmt options]
+	f=$1; shift
+	rm -rf "$T/out"; mkdir "$T/out"
+	"$B/truth2fmt" -f "$f" -o "$T/out" "$@" "$T/prog.truth" 2>"$T/warn" || { cat "$T/warn" >&2; fail "writing $f"; }
+	[ -s "$T/warn" ] && { cat "$T/warn" >&2; fail "warnings writing $f"; }
+	return 0
+}
+
+# ptconv: one chunk, many small chunks; seeking agrees with reading.
+for chunk in 0 100; do
+	fmt ptconv -c $chunk
+	python3 "$W/read_ptc.py" "$T"/out/trace.*.ptc "$T/prog.truth" "$T/prog" || fail "ptc (chunk $chunk)"
+	"$B/bench_reader" -s "$T"/out/trace.*.ptc >/dev/null || fail "ptc seek (chunk $chunk)"
+done
+exit 0

@@ -1,0 +1,59 @@
+"""The oracle side of the format tests: load a ground-truth file
+(tests/ptgen/ground-truth.md) and the stepper's instruction list."""
+
+
+class Branch:
+    __slots__ = ("time", "ip", "target", "kind", "taken", "length", "insns")
+
+    def __init__(self, time, ip, target, kind, taken, length, insns):
+        self.time, self.ip, self.target = time, ip, target
+        self.kind, self.taken, self.length, self.insns = kind, taken, length, insns
+
+    def key(self):
+        return (self.ip, self.target, self.kind, self.taken, self.length, self.insns)
+
+    def dest(self):
+        if self.kind == 6 and self.target == 0:
+            return self.ip + self.length
+        return self.target if self.taken else self.ip + self.length
+
+
+def load(path):
+    """Branches of the (single) traced thread, asynchronous instructions
+    folded into the next branch like an exact branch trace shows them."""
+    out, pending, meta = [], 0, {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if not p or p[0].startswith("#"):
+                continue
+            if p[0] == "T" and "tid" not in meta:
+                meta["pid"], meta["tid"], meta["comm"] = int(p[2]), int(p[3]), p[4] if len(p) > 4 else ""
+            elif p[0] == "A":
+                pending += int(p[4])
+            elif p[0] == "B":
+                out.append(Branch(int(p[1]), int(p[3], 16), int(p[4], 16), int(p[5]), int(p[6]),
+                                  int(p[7]), int(p[8]) + pending))
+                pending = 0
+    return out, meta
+
+
+def load_ips(path):
+    with open(path) as f:
+        return [int(x, 16) for x in f if x.strip()]
+
+
+def fail(msg):
+    import sys
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def compare(name, got, want):
+    """Compare two sequences, reporting the first difference."""
+    n = min(len(got), len(want))
+    for i in range(n):
+        if got[i] != want[i]:
+            fail("%s: item %d differs: got %r, want %r" % (name, i, got[i], want[i]))
+    if len(got) != len(want):
+        fail("%s: %d items, want %d" % (name, len(got), len(want)))
