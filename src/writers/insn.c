@@ -82,3 +82,61 @@ int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 	w->next_known = w->next != 0;
 	return 0;
 }
+
+static void add_reg(ZydisRegister *set, int *n, ZydisRegister reg)
+{
+	int i;
+
+	if (reg == ZYDIS_REGISTER_NONE)
+		return;
+	reg = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+	if (reg == ZYDIS_REGISTER_NONE || ZydisRegisterGetClass(reg) == ZYDIS_REGCLASS_IP)
+		return;
+	if (ZydisRegisterGetClass(reg) == ZYDIS_REGCLASS_FLAGS)
+		reg = ZYDIS_REGISTER_RFLAGS;
+	for (i = 0; i < *n; i++)
+		if (set[i] == reg)
+			return;
+	if (*n < 16)
+		set[(*n)++] = reg;
+}
+
+void ptc_insn_regs(const struct ptc_insn *in, struct ptc_insn_regs *r)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	if (!in->decoded)
+		return;
+	for (i = 0; i < in->zi.operand_count; i++) {
+		const ZydisDecodedOperand *op = &in->ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+				add_reg(r->rd, &r->nrd, op->reg.value);
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				add_reg(r->wr, &r->nwr, op->reg.value);
+		} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			add_reg(r->rd, &r->nrd, op->mem.base);
+			add_reg(r->rd, &r->nrd, op->mem.index);
+			if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN ||
+			    op->mem.type == ZYDIS_MEMOP_TYPE_MIB ||
+			    in->zi.mnemonic == ZYDIS_MNEMONIC_NOP)
+				continue;
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+				r->mem_read = 1;
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				r->mem_write = 1;
+			if (op->mem.index != ZYDIS_REGISTER_NONE)
+				r->mem_index = 1;
+			if (op->size / 8 > r->mem_size)
+				r->mem_size = op->size / 8;
+		}
+	}
+	if (in->zi.cpu_flags) {
+		if (in->zi.cpu_flags->tested)
+			add_reg(r->rd, &r->nrd, ZYDIS_REGISTER_RFLAGS);
+		if (in->zi.cpu_flags->modified | in->zi.cpu_flags->set_0 | in->zi.cpu_flags->set_1 |
+		    in->zi.cpu_flags->undefined)
+			add_reg(r->wr, &r->nwr, ZYDIS_REGISTER_RFLAGS);
+	}
+}

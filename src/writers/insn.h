@@ -57,3 +57,16 @@ static inline uint64_t ptc_branch_dest(const struct ptc_branch *b)
 void ptc_insn_decode(struct ptc_walker *w, uint64_t ip, struct ptc_insn *in);
 
 #endif
+
+/* The registers an instruction reads and writes, as Zydis's largest
+ * enclosing registers (eax -> rax), without duplicates; flags appear as
+ * ZYDIS_REGISTER_RFLAGS, instruction-pointer uses are left out.  Memory
+ * operands contribute their base and index to the reads; *mem_read and
+ * *mem_write say whether it accesses memory (LEA and NOP do not). */
+struct ptc_insn_regs {
+	ZydisRegister rd[16], wr[16];
+	int nrd, nwr;
+	int mem_read, mem_write, mem_size, mem_index;
+};
+
+void ptc_insn_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);

@@ -1,6 +1,6 @@
 # Build fragment for src/writers: the output formats (see Makefile.am).
 libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/fmt.h \
-	src/writers/insn.c src/writers/insn.h \
+	src/writers/insn.c src/writers/insn.h src/writers/wutil.c src/writers/wutil.h \
 	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
 	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
 	src/writers/xtrace.c src/writers/bbv.c

@@ -12,11 +12,12 @@ scratch
 $CC -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" || skip "cannot build a static test program: $(cat "$T/cc.err")"
 "$B/stepper" -o "$T/prog.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
 grep -q '^B ' "$T/prog.truth" || fail "no branches in the ground truth"
+START=$(head -n 1 "$T/prog.ips")
 
 fmt() {	# fmt FORMATS [truth2fmt options]
 	f=$1; shift
 	rm -rf "$T/out"; mkdir "$T/out"
-	"$B/truth2fmt" -f "$f" -o "$T/out" "$@" "$T/prog.truth" 2>"$T/warn" || { cat "$T/warn" >&2; fail "writing $f"; }
+	"$B/truth2fmt" -f "$f" -o "$T/out" -s "$START" "$@" "$T/prog.truth" 2>"$T/warn" || { cat "$T/warn" >&2; fail "writing $f"; }
 	[ -s "$T/warn" ] && { cat "$T/warn" >&2; fail "warnings writing $f"; }
 	return 0
 }
@@ -24,7 +25,15 @@ fmt() {	# fmt FORMATS [truth2fmt options]
 # ptconv: one chunk, many small chunks; seeking agrees with reading.
 for chunk in 0 100; do
 	fmt ptconv -c $chunk
-	python3 "$W/read_ptc.py" "$T"/out/trace.*.ptc "$T/prog.truth" "$T/prog" || fail "ptc (chunk $chunk)"
+	python3 "$W/read_ptc.py" "$T"/out/trace.*.ptc "$T/prog.truth" "$T/prog" "$START" || fail "ptc (chunk $chunk)"
 	"$B/bench_reader" -s "$T"/out/trace.*.ptc >/dev/null || fail "ptc seek (chunk $chunk)"
 done
+
+fmt bt9
+python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/prog.truth" || fail bt9
+
+fmt champsim
+python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.xz "$T/prog.truth" "$T/prog.ips" || fail "champsim .xz"
+fmt champsim -z
+python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/prog.ips" || fail "champsim .gz"
 exit 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reader of ptconv's trace format (ptconv-trace(5)), written
 from the man page; checks a .ptc file against the ground truth.
-usage: read_ptc.py FILE.ptc X.truth [--tail N]"""
+usage: read_ptc.py FILE.ptc X.truth [BINARY [START_IP]]"""
 import struct
 import subprocess
 import sys
@@ -130,9 +130,18 @@ def main():
         truth.fail("thread %r" % ((t["pid"], t["tid"], t["comm"]),))
     got = [r[1:7] for r in t["recs"] if r[0] != "gap"]
     truth.compare("ptc branches", got, [b.key() for b in want])
-    truth.compare("ptc times", [r[0] for r in t["recs"]], [b.time for b in want])
+    truth.compare("ptc times", [r[0] for r in t["recs"] if r[0] != "gap"], [b.time for b in want])
+    gaps = [r[1] for r in t["recs"] if r[0] == "gap"]
+    if len(sys.argv) > 4:
+        start = int(sys.argv[4], 0)
+        if len(gaps) != 1 or gaps[0][0] != 7 or gaps[0][5] != start or t["recs"][0][0] != "gap":
+            truth.fail("want one start gap at 0x%x, have %r" % (start, gaps))
+    elif gaps:
+        truth.fail("unexpected gaps %r" % gaps)
     # The embedded code covers every block: its last instruction is the branch.
     for r in t["recs"]:
+        if r[0] == "gap":
+            continue
         start, ip, length, off, clen = r[8], r[1], r[5], r[9], r[10]
         if start and clen != ip + length - start:
             truth.fail("block 0x%x-0x%x: %d code bytes" % (start, ip + length, clen))

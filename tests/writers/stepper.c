@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	const char *outpath = NULL, *ipspath = NULL;
 	struct user_regs_struct regs;
 	uint64_t t = 0, insns = 0, ip;
-	int opt, status, mapped = 0;
+	int opt, status, mapped = 0, repeat = 0;
 	pid_t pid;
 
 	while ((opt = getopt(argc, argv, "o:i:")) != -1) {
@@ -110,10 +110,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "stepper: cannot decode at 0x%" PRIx64 "\n", ip);
 			return 1;
 		}
-		if (ips)
-			fprintf(ips, "0x%" PRIx64 "\n", ip);
-		insns++;
-		t++;
+		/* A rep-prefixed instruction traps once per iteration: count
+		 * it once, as the hardware's instruction counts do. */
+		if (!repeat) {
+			if (ips)
+				fprintf(ips, "0x%" PRIx64 "\n", ip);
+			insns++;
+			t++;
+		}
 		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0)
 			break;
 		waitpid(pid, &status, 0);
@@ -130,6 +134,9 @@ int main(int argc, char **argv)
 		}
 		ptrace(PTRACE_GETREGS, pid, 0, &regs);
 		next = regs.rip;
+		repeat = next == ip;
+		if (repeat)
+			continue;
 		switch (zi.meta.category) {
 		case ZYDIS_CATEGORY_COND_BR:
 			kind = 5;

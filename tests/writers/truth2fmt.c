@@ -1,7 +1,9 @@
 /* Test feeder: turn a ground-truth file (tests/ptgen/ground-truth.md) into the
  * branch-event stream a decoder would produce and hand it to ptconv's
  * writers.  Code bytes come from the files named in the M lines.
- * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] X.truth */
+ * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] X.truth
+ * -s: the thread's first instruction (a decoder knows it from the trace), sent
+ * as a PTC_GAP_START gap; -z: champsim as .gz. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +77,14 @@ int main(int argc, char **argv)
 	struct ptc_sink s;
 	char line[2048], comm[64] = "";
 	size_t nb = 0;
-	uint64_t pending_async = 0;
+	uint64_t pending_async = 0, start_ip = 0;
 	int opt, err, begun = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "f:o:b:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:o:b:c:s:z")) != -1) {
 		switch (opt) {
+		case 's': start_ip = strtoull(optarg, NULL, 0); break;
+		case 'z': cfg.champsim_gz = 1; break;
 		case 'f': formats = optarg; break;
 		case 'o': cfg.outdir = optarg; break;
 		case 'b': cfg.bbv_interval = strtoull(optarg, NULL, 0); break;
@@ -117,6 +121,11 @@ int main(int argc, char **argv)
 			ti.comm = comm;
 			CALL(s.begin(s.ctx, &ti));
 			begun = 1;
+			if (start_ip) {
+				/* Where a decoder starts: what PGE tells it. */
+				struct ptc_gap g = { PTC_GAP_START, 0, 0, t, 0, start_ip, 0, 0, NULL };
+				CALL(s.gap(s.ctx, &g));
+			}
 		} else if (ty == 'M') {
 			n = sscanf(line, "M %" SCNu64 " %u %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %*s %255s %1023s %1023s",
 				   &t, &pid, &tid, &start, &len, &pgoff, bid, path, dump);
