@@ -36,4 +36,7 @@ fmt champsim
 python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.xz "$T/prog.truth" "$T/prog.ips" || fail "champsim .xz"
 fmt champsim -z
 python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/prog.ips" || fail "champsim .gz"
+
+fmt cbp2025
+python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/prog.ips" || fail cbp2025
 exit 0
