@@ -84,8 +84,7 @@ enum ptc_trace_gap_cause {
 	PTC_TRACE_GAP_BUILD_ID,		/* image with a different build-id */
 	PTC_TRACE_GAP_DECODE,		/* packets contradicting the code */
 	PTC_TRACE_GAP_DISABLED,		/* tracing off, then on elsewhere */
-	PTC_TRACE_GAP_START,		/* not a loss: the stream starts at target */
-	PTC_TRACE_GAP_SLICE,		/* not a loss: a slice starts at target (ptconv slice) */
+	PTC_TRACE_GAP_START,		/* not a loss: the stream (or a slice) starts at target */
 };
 
 struct ptc_trace_gap {

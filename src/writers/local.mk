@@ -27,4 +27,4 @@ tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh
 EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/read_ptc.py \
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
-	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py
+	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py

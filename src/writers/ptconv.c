@@ -660,3 +660,26 @@ const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
 	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free,
 };
+
+/* For ptconv slice: record that the trace at path ends with tail
+ * instructions after its last branch (header fields, ptconv-trace(5)). */
+int ptc_ptconv_set_tail(const char *path, uint64_t tail)
+{
+	uint8_t h[PTCF_HEADER_SIZE];
+	FILE *f = fopen(path, "r+b");
+	int err = 0;
+
+	if (!f)
+		return -ptc_err_io;
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, PTCF_MAGIC, 8)) {
+		fclose(f);
+		return -ptc_err_bad_magic;
+	}
+	ptc_put64(h + PTCF_H_INSNS, ptc_le64(h + PTCF_H_INSNS) - ptc_le64(h + PTCF_H_TAIL) + tail);
+	ptc_put64(h + PTCF_H_TAIL, tail);
+	if (fseek(f, 0, SEEK_SET) < 0 || fwrite(h, 1, sizeof(h), f) != sizeof(h))
+		err = -ptc_err_io;
+	if (fclose(f) != 0)
+		err = -ptc_err_io;
+	return err;
+}

@@ -76,4 +76,8 @@ const char *ptc_writer_warnings(const struct ptc_writer *w);
 
 void ptc_writer_free(struct ptc_writer *w);
 
+/* ptconv format only: mark the trace at path as ending with tail
+ * instructions after its last branch (used by ptconv slice). */
+int ptc_ptconv_set_tail(const char *path, uint64_t tail);
+
 #endif

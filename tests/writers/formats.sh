@@ -29,6 +29,19 @@ for chunk in 0 100; do
 	"$B/bench_reader" -s "$T"/out/trace.*.ptc >/dev/null || fail "ptc seek (chunk $chunk)"
 done
 
+# SimPoint vectors beside any format, recomputed from the ground truth.
+for iv in 5000 777; do
+	fmt ptconv -b $iv -c 300
+	python3 "$W/read_bbv.py" "$T"/out/trace.*.bb "$T/prog.truth" $iv "$START" || fail "bbv $iv"
+done
+# Slices have exact boundaries: [N, N+M) of the ground truth's instructions.
+for range in "0 100" "5 1" "12345 5000" "40000 3" "30000 7777"; do
+	set -- $range
+	"$PTCONV" slice --start $1 --count $2 -o "$T/slice.ptc" "$T"/out/trace.*.ptc || fail "slice $range"
+	python3 "$W/check_slice.py" "$T/slice.ptc" "$T/prog.truth" "$T/prog.ips" $1 $2 || fail "slice $range"
+done
+"$PTCONV" slice --start 1 --count 1000000000 "$T"/out/trace.*.ptc 2>/dev/null && fail "slice beyond the end"
+
 fmt bt9
 python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/prog.truth" || fail bt9
 
