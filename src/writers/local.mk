@@ -3,7 +3,7 @@ libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/f
 	src/writers/insn.c src/writers/insn.h src/writers/wutil.c src/writers/wutil.h \
 	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
 	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
-	src/writers/xtrace.c src/writers/bbv.c
+	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c
 AM_CPPFLAGS += -I$(top_srcdir)/include
 
 # libptconv-trace: the installed reader library of ptconv's trace format.
@@ -27,4 +27,4 @@ tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh
 EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/read_ptc.py \
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
-	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py
+	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py

@@ -38,6 +38,7 @@ struct ptc_writer_config {
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
+	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
 };
 
 /* One registered format. */

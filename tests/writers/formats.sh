@@ -42,6 +42,20 @@ for range in "0 100" "5 1" "12345 5000" "40000 3" "30000 7777"; do
 done
 "$PTCONV" slice --start 1 --count 1000000000 "$T"/out/trace.*.ptc 2>/dev/null && fail "slice beyond the end"
 
+# dump lists every instruction from the code embedded in the trace alone.
+fmt ptconv -c 1000
+"$PTCONV" dump -i "$T"/out/trace.*.ptc > "$T/dump" || fail "dump"
+awk '/^    0x/ { print $1 }' "$T/dump" | sed 's/^0x0*/0x/' > "$T/dump.ips"
+cmp -s "$T/dump.ips" "$T/prog.ips" || fail "dump -i does not list the executed instructions"
+# stats: totals and branch mix against the ground truth (awk over its B lines).
+"$PTCONV" stats "$T"/out/trace.*.ptc > "$T/stats" || fail "stats"
+awk '$1 == "B" { n++; i += $9; k[$6]++; if ($6 == 5) t += $7 }
+     END { printf "instructions: %d\nbranches: %d\ncond %d %.2f%%\n", i, n, k[5], 100 * t / k[5] }' \
+	"$T/prog.truth" > "$T/stats.want"
+{ grep '^instructions:' "$T/stats"; grep '^branches:' "$T/stats" | cut -d' ' -f1-2
+  awk '$1 == "cond" { print "cond", $2, $5 }' "$T/stats"; } > "$T/stats.got"
+diff "$T/stats.want" "$T/stats.got" >&2 || fail "stats differ from the ground truth"
+
 fmt bt9
 python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/prog.truth" || fail bt9
 
@@ -52,4 +66,9 @@ python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/p
 
 fmt cbp2025
 python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/prog.ips" || fail cbp2025
+
+fmt xtrace -x 10000
+python3 "$W/read_xtrace.py" "$T/out" "$T/prog.truth" "$T/prog.ips" 10000 || fail xtrace
+"$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin > "$T/xdump" || fail "dump xtrace"
+grep -v '^#' "$T/xdump" | awk '{ print $2 }' | cmp -s - "$T/prog.ips" || fail "dump of xtrace differs"
 exit 0

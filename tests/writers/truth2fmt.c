@@ -1,7 +1,7 @@
 /* Test feeder: turn a ground-truth file (tests/ptgen/ground-truth.md) into the
  * branch-event stream a decoder would produce and hand it to ptconv's
  * writers.  Code bytes come from the files named in the M lines.
- * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] X.truth
+ * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] [-x SNAPSHOT_INTERVAL] X.truth
  * -s: the thread's first instruction (a decoder knows it from the trace), sent
  * as a PTC_GAP_START gap; -z: champsim as .gz. */
 #include <inttypes.h>
@@ -81,10 +81,11 @@ int main(int argc, char **argv)
 	int opt, err, begun = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "f:o:b:c:s:z")) != -1) {
+	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:")) != -1) {
 		switch (opt) {
 		case 's': start_ip = strtoull(optarg, NULL, 0); break;
 		case 'z': cfg.champsim_gz = 1; break;
+		case 'x': cfg.xtrace_snapshot = strtoull(optarg, NULL, 0); break;
 		case 'f': formats = optarg; break;
 		case 'o': cfg.outdir = optarg; break;
 		case 'b': cfg.bbv_interval = strtoull(optarg, NULL, 0); break;
