@@ -56,6 +56,20 @@ awk '$1 == "B" { n++; i += $9; k[$6]++; if ($6 == 5) t += $7 }
   awk '$1 == "cond" { print "cond", $2, $5 }' "$T/stats"; } > "$T/stats.got"
 diff "$T/stats.want" "$T/stats.got" >&2 || fail "stats differ from the ground truth"
 
+# Corrupt and truncated traces: a clear error naming file and offset, never a crash.
+fmt ptconv -c 500
+cp "$T"/out/trace.*.ptc "$T/good.ptc"
+size=$(wc -c < "$T/good.ptc")
+for k in 0 7 8 12 16 33 48 63 64 100 500 1000 2000 $((size / 2)) $((size - 100)) $((size - 17)) $((size - 1)); do
+	head -c $k "$T/good.ptc" > "$T/bad.ptc"
+	"$PTCONV" stats "$T/bad.ptc" > /dev/null 2> "$T/err"; rc=$?
+	[ $rc = 3 ] && grep -q "bad.ptc: offset [0-9]*: " "$T/err" || fail "truncated at $k: exit $rc: $(cat "$T/err")"
+	python3 -c "import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[int(sys.argv[2])] ^= 0x5a; open(sys.argv[3], 'wb').write(d)" \
+		"$T/good.ptc" $k "$T/bad.ptc"
+	"$PTCONV" stats "$T/bad.ptc" > /dev/null 2> "$T/err"; rc=$?
+	[ $rc = 0 ] || { [ $rc = 3 ] && grep -q "bad.ptc: offset [0-9]*: " "$T/err"; } || fail "byte $k flipped: exit $rc: $(cat "$T/err")"
+done
+
 fmt bt9
 python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/prog.truth" || fail bt9
 
