@@ -37,3 +37,8 @@ tests_fuzz_fuzz_ptc_trace_SOURCES = tests/fuzz/fuzz_ptc_trace.c tests/fuzz/stand
 tests_fuzz_fuzz_ptc_trace_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/writers/fuzz_seeds.sh
 EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace
+
+# Manual pages of the formats and of dump, stats, slice; the SimPoint flow.
+dist_man_MANS += man/ptconv-trace.5 man/ptconv-formats.5 man/ptconv-xtrace.5 \
+	man/ptconv-dump.1 man/ptconv-stats.1 man/ptconv-slice.1
+EXTRA_DIST += contrib/simpoint-flow

@@ -94,6 +94,8 @@ static int buf_grow(struct buf *b, size_t add)
 
 static int buf_put(struct buf *b, const void *p, size_t n)
 {
+	if (!n)
+		return 0;
 	if (buf_grow(b, n) < 0)
 		return -ptc_err_nomem;
 	memcpy(b->p + b->len, p, n);
