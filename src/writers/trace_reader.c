@@ -22,10 +22,14 @@
 /* A node as the hot loop wants it: the record it expands to. */
 struct rnode {
 	struct ptc_trace_record tmpl;	/* ip, target, insns, kind, length; taken 1 */
+	uint32_t succ[2];		/* successors of slots 0 and 1 (direct kinds) */
+	uint8_t mode;			/* MODE_* */
 	uint32_t first_edge, n_edges;
 	uint64_t start, code_off;
 	uint32_t code_len;
 };
+
+enum { MODE_COND, MODE_DIRECT, MODE_INDIRECT };
 
 struct redge {
 	uint64_t dest;
@@ -223,6 +227,14 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 			err = fail(t, ptc_err_bad_record, off, "static part: edge %" PRIu64 " is inconsistent", i);
 			goto out;
 		}
+	}
+	for (i = 0; i < t->n_nodes; i++) {
+		struct rnode *n = &t->nodes[i];
+		n->mode = n->tmpl.kind == PTC_TRACE_COND ? MODE_COND :
+			  n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL ? MODE_DIRECT :
+			  MODE_INDIRECT;
+		n->succ[0] = n->n_edges > 0 ? t->edges[n->first_edge].succ : PTCF_NO_NODE;
+		n->succ[1] = n->n_edges > 1 ? t->edges[n->first_edge + 1].succ : PTCF_NO_NODE;
 	}
 	for (i = 0; i < t->n_chunks; i++, p += PTCF_CHUNK_SIZE) {
 		struct rchunk *c = &t->chunks[i];
@@ -425,7 +437,7 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	}
 	if (c->raw > t->raw_cap) {
 		free(t->raw);
-		t->raw = malloc(c->raw);
+		t->raw = calloc(1, (size_t)c->raw + 8);	/* + padding read by expand_run */
 		t->raw_cap = t->raw ? c->raw : 0;
 	}
 	if (!t->comp || !t->raw)
@@ -528,6 +540,78 @@ bad:
 		    t->chunk, t->rec);
 }
 
+/* Expand records [t->rec, end) of the current chunk, none of which has an
+ * event, into out.  This is the hot loop: state lives in locals (the output
+ * records could otherwise alias it) and every input byte is bounds-checked. */
+static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t count)
+{
+	const struct rnode *nodes = t->nodes;
+	const struct redge *edges = t->edges;
+	const uint8_t *bits = t->bits, *sp = t->slots, *send = t->slots_end;
+	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
+	uint64_t bitpos = t->bitpos, time = t->time, insns = t->insns_before;
+	uint32_t cur = t->cur, i, slot;
+	int err = 0;
+
+	for (i = 0; i < count; i++) {
+		const struct rnode *nd;
+		struct ptc_trace_record *r = &out[i];
+
+		if (cur == PTCF_NO_NODE) {
+			err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+				   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
+			break;
+		}
+		nd = &nodes[cur];
+		*r = nd->tmpl;
+		r->time = time;
+		if (nd->mode == MODE_COND) {
+			if (bitpos >= nbits) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+				break;
+			}
+			/* A branch rather than an index: the CPU then predicts
+			 * the next node instead of waiting for the bit. */
+			if ((bits[bitpos >> 3] >> (bitpos & 7)) & 1) {
+				r->taken = 1;
+				cur = nd->succ[1];
+			} else {
+				r->taken = 0;
+				cur = nd->succ[0];
+			}
+			bitpos++;
+		} else if (nd->mode == MODE_DIRECT) {
+			cur = nd->succ[0];
+		} else {
+			uint64_t v;
+			if (sp < send && *sp < 0x80) {
+				v = *sp++;
+			} else if (get_varint(&sp, send, &v) < 0) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+				break;
+			}
+			if (v >= nd->n_edges) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
+					   t->chunk, t->rec + i, v, nd->n_edges);
+				break;
+			}
+			slot = (uint32_t)v;
+			r->target = edges[nd->first_edge + slot].dest;
+			cur = edges[nd->first_edge + slot].succ;
+		}
+		insns += nd->tmpl.insns;
+	}
+	t->bitpos = bitpos;
+	t->slots = sp;
+	t->cur = cur;
+	t->insns_before = insns;
+	t->rec += i;
+	return err < 0 ? err : (int)i;
+}
+
 int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 {
 	size_t k = 0;
@@ -536,9 +620,8 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 	if (n > INT32_MAX)
 		n = INT32_MAX;
 	while (k < n) {
-		const struct rnode *nd;
 		struct ptc_trace_record *r;
-		uint32_t slot, e;
+		uint32_t run;
 
 		if (!t->loaded || t->rec == t->nrec) {
 			uint64_t next = t->loaded ? t->chunk + 1 : t->chunk;
@@ -552,6 +635,7 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 		}
 		r = &rec[k];
 		if (t->rec == t->next_ev) {
+			/* A record with events: the slow path, one record. */
 			int is_gap = 0, taken = -1;
 			uint8_t flags = 0;
 			if ((err = do_events(t, r, &is_gap, &flags, &taken)) < 0)
@@ -561,56 +645,21 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 				k++;
 				continue;
 			}
-			if (t->cur == PTCF_NO_NODE)
-				return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					    "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec);
-			nd = &t->nodes[t->cur];
-			*r = nd->tmpl;
+			if ((err = expand_run(t, r, 1)) < 0)
+				return err;
 			r->flags = flags;
 			if (taken >= 0)
 				r->taken = (uint8_t)taken;
-		} else {
-			if (t->cur == PTCF_NO_NODE)
-				return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					    "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec);
-			nd = &t->nodes[t->cur];
-			*r = nd->tmpl;
+			k++;
+			continue;
 		}
-		r->time = t->time;
-		switch (r->kind) {
-		case PTC_TRACE_COND:
-			if ((t->bitpos >> 3) >= t->n_bits_bytes)
-				return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					    "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
-			slot = (t->bits[t->bitpos >> 3] >> (t->bitpos & 7)) & 1;
-			t->bitpos++;
-			r->taken = (uint8_t)slot;
-			break;
-		case PTC_TRACE_JMP:
-		case PTC_TRACE_CALL:
-			slot = 0;
-			break;
-		default: {
-			uint64_t v;
-			if (t->slots < t->slots_end && *t->slots < 0x80) {
-				v = *t->slots++;
-			} else if (get_varint(&t->slots, t->slots_end, &v) < 0) {
-				return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					    "chunk %" PRIu64 ": target slots exhausted", t->chunk);
-			}
-			if (v >= nd->n_edges)
-				return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
-					    t->chunk, t->rec, v, nd->n_edges);
-			slot = (uint32_t)v;
-			r->target = t->edges[nd->first_edge + slot].dest;
-		}
-		}
-		e = nd->first_edge + slot;
-		t->cur = t->edges[e].succ;
-		t->insns_before += r->insns;
-		t->rec++;
-		k++;
+		/* Records up to the next event (or chunk end, or n) have none. */
+		run = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
+		if (run > n - k)
+			run = (uint32_t)(n - k);
+		if ((err = expand_run(t, r, run)) < 0)
+			return err;
+		k += run;
 	}
 	return (int)k;
 }

@@ -1,7 +1,9 @@
 /* Test feeder: turn a ground-truth file (tests/ptgen/ground-truth.md) into the
  * branch-event stream a decoder would produce and hand it to ptconv's
  * writers.  Code bytes come from the files named in the M lines.
- * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] [-x SNAPSHOT_INTERVAL] X.truth
+ * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] [-x SNAPSHOT_INTERVAL] [-r REPEAT] [-q NS] X.truth
+ * -r: feed the branches REPEAT times, -q: round times down to multiples of NS
+ * (benchmarks: real timing packets come every few microseconds)
  * -s: the thread's first instruction (a decoder knows it from the trace), sent
  * as a PTC_GAP_START gap; -z: champsim as .gz. */
 #include <inttypes.h>
@@ -79,12 +81,16 @@ int main(int argc, char **argv)
 	size_t nb = 0;
 	uint64_t pending_async = 0, start_ip = 0;
 	int opt, err, begun = 0;
+	unsigned long repeat = 1, round;
+	uint64_t quantum = 1, tbase = 0, tlast = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:")) != -1) {
 		switch (opt) {
 		case 's': start_ip = strtoull(optarg, NULL, 0); break;
 		case 'z': cfg.champsim_gz = 1; break;
+		case 'q': quantum = strtoull(optarg, NULL, 0); break;
+		case 'r': repeat = strtoul(optarg, NULL, 0); break;
 		case 'x': cfg.xtrace_snapshot = strtoull(optarg, NULL, 0); break;
 		case 'f': formats = optarg; break;
 		case 'o': cfg.outdir = optarg; break;
@@ -107,6 +113,7 @@ int main(int argc, char **argv)
 	}
 	s = ptc_writer_sink(w);
 #define CALL(x) do { if ((err = (x)) < 0) goto fail; } while (0)
+	for (round = 0; round < repeat; round++, rewind(f), tbase = tlast)
 	while (fgets(line, sizeof(line), f)) {
 		char ty = line[0];
 		uint64_t t, ip, target, insns, start, len, pgoff;
@@ -127,7 +134,7 @@ int main(int argc, char **argv)
 				struct ptc_gap g = { PTC_GAP_START, 0, 0, t, 0, start_ip, 0, 0, NULL };
 				CALL(s.gap(s.ctx, &g));
 			}
-		} else if (ty == 'M') {
+		} else if (ty == 'M' && !round) {
 			n = sscanf(line, "M %" SCNu64 " %u %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %*s %255s %1023s %1023s",
 				   &t, &pid, &tid, &start, &len, &pgoff, bid, path, dump);
 			if (n < 8 || nmaps == 64)
@@ -149,7 +156,9 @@ int main(int argc, char **argv)
 			memset(b, 0, sizeof(*b));
 			b->ip = ip;
 			b->target = target;
-			b->time = t;
+			/* -q: time as coarse as timing packets make it. */
+			b->time = (tbase + t) / quantum * quantum;
+			tlast = tbase + t;
 			b->insns = (uint32_t)(insns + pending_async);
 			pending_async = 0;
 			b->kind = (uint8_t)kind;
