@@ -1,7 +1,9 @@
 #!/bin/sh
 # Every output format, read back by an independent reader (tests/writers/*.py,
 # written from the format descriptions) and compared with the oracle: the
-# exact execution of a real program, single-stepped by tests/writers/stepper.
+# exact execution of a real program, as the ground-truth tracer ptgen-trace
+# records it.  A second, independent single-stepper (tests/writers/stepper)
+# lists every executed instruction, and must agree with ptgen-trace.
 . "$top_srcdir/tests/lib/common.sh"
 W="$top_srcdir/tests/writers"
 B="$top_builddir/tests/writers"
@@ -10,14 +12,18 @@ command -v zstd >/dev/null || skip "zstd not installed"
 CC=${CC:-cc}
 scratch
 $CC -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" || skip "cannot build a static test program: $(cat "$T/cc.err")"
-"$B/stepper" -o "$T/prog.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
+"$top_builddir/tests/ptgen/ptgen-trace" -o "$T/prog.truth" -- "$T/prog" >/dev/null || fail "ptgen-trace"
+"$B/stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
 grep -q '^B ' "$T/prog.truth" || fail "no branches in the ground truth"
+grep '^B ' "$T/prog.truth" | cut -d' ' -f4- > "$T/b1"
+grep '^B ' "$T/step.truth" | cut -d' ' -f4- > "$T/b2"
+cmp -s "$T/b1" "$T/b2" || fail "ptgen-trace and the stepper disagree"
 START=$(head -n 1 "$T/prog.ips")
 
 fmt() {	# fmt FORMATS [truth2fmt options]
 	f=$1; shift
 	rm -rf "$T/out"; mkdir "$T/out"
-	"$B/truth2fmt" -f "$f" -o "$T/out" -s "$START" "$@" "$T/prog.truth" 2>"$T/warn" || { cat "$T/warn" >&2; fail "writing $f"; }
+	"$B/truth2fmt" -f "$f" -o "$T/out" "$@" "$T/prog.truth" 2>"$T/warn" || { cat "$T/warn" >&2; fail "writing $f"; }
 	[ -s "$T/warn" ] && { cat "$T/warn" >&2; fail "warnings writing $f"; }
 	return 0
 }

@@ -21,20 +21,29 @@ class Branch:
 def load(path):
     """Branches of the (single) traced thread, asynchronous instructions
     folded into the next branch like an exact branch trace shows them."""
-    out, pending, meta = [], 0, {}
+    out, pending, meta, far_done = [], 0, {}, True
     with open(path) as f:
         for line in f:
             p = line.split()
             if not p or p[0].startswith("#"):
                 continue
+            if p[0] == "R" and "start" not in meta:
+                meta["start"] = int(p[3], 16)
             if p[0] == "T" and "tid" not in meta:
                 meta["pid"], meta["tid"], meta["comm"] = int(p[2]), int(p[3]), p[4] if len(p) > 4 else ""
             elif p[0] == "A":
                 pending += int(p[4])
+            elif p[0] == "R" and out and out[-1].kind == 6 and not far_done:
+                # where user mode resumed after a far branch, when that is
+                # not the next instruction (a decoder reports it as target)
+                r = int(p[3], 16)
+                if r != out[-1].ip + out[-1].length:
+                    out[-1].target = r
+                far_done = True
             elif p[0] == "B":
                 out.append(Branch(int(p[1]), int(p[3], 16), int(p[4], 16), int(p[5]), int(p[6]),
                                   int(p[7]), int(p[8]) + pending))
-                pending = 0
+                pending, far_done = 0, False
     return out, meta
 
 

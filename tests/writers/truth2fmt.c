@@ -80,6 +80,7 @@ int main(int argc, char **argv)
 	char line[2048], comm[64] = "";
 	size_t nb = 0;
 	uint64_t pending_async = 0, start_ip = 0;
+	int far_pending = 0, started = 0;
 	int opt, err, begun = 0;
 	unsigned long repeat = 1, round;
 	uint64_t quantum = 1, tbase = 0, tlast = 0;
@@ -133,7 +134,22 @@ int main(int argc, char **argv)
 				/* Where a decoder starts: what PGE tells it. */
 				struct ptc_gap g = { PTC_GAP_START, 0, 0, t, 0, start_ip, 0, 0, NULL };
 				CALL(s.gap(s.ctx, &g));
+				started = 1;
 			}
+		} else if (ty == 'R') {
+			if (sscanf(line, "R %" SCNu64 " %u %" SCNx64, &t, &tid, &ip) != 3 || !begun)
+				goto bad;
+			if (!started) {
+				/* The thread's first instruction: what PGE tells a decoder. */
+				struct ptc_gap g = { PTC_GAP_START, 0, 0, t, 0, ip, 0, 0, NULL };
+				CALL(s.gap(s.ctx, &g));
+				started = 1;
+			} else if (far_pending && nb && batch[nb - 1].ip + batch[nb - 1].length != ip) {
+				/* User mode resumed elsewhere (a signal handler): a
+				 * decoder reports where, as the far branch's target. */
+				batch[nb - 1].target = ip;
+			}
+			far_pending = 0;
 		} else if (ty == 'M' && !round) {
 			n = sscanf(line, "M %" SCNu64 " %u %u %" SCNx64 " %" SCNx64 " %" SCNx64 " %*s %255s %1023s %1023s",
 				   &t, &pid, &tid, &start, &len, &pgoff, bid, path, dump);
@@ -149,7 +165,12 @@ int main(int argc, char **argv)
 			}
 			nmaps++;
 		} else if (ty == 'B') {
-			struct ptc_branch *b = &batch[nb];
+			struct ptc_branch *b;
+			if (nb == BATCH) {
+				CALL(s.branches(s.ctx, batch, nb));
+				nb = 0;
+			}
+			b = &batch[nb];
 			if (sscanf(line, "B %" SCNu64 " %u %" SCNx64 " %" SCNx64 " %u %u %u %" SCNu64,
 				   &t, &tid, &ip, &target, &kind, &taken, &blen, &insns) != 8 || !begun)
 				goto bad;
@@ -164,10 +185,8 @@ int main(int argc, char **argv)
 			b->kind = (uint8_t)kind;
 			b->taken = (uint8_t)taken;
 			b->length = (uint8_t)blen;
-			if (++nb == BATCH) {
-				CALL(s.branches(s.ctx, batch, nb));
-				nb = 0;
-			}
+			far_pending = kind == PTC_BR_FAR;
+			nb++;
 		} else if (ty == 'A') {
 			/* An interrupt that resumes where it stopped is invisible in
 			 * a branch trace: its instructions join the next block. */
