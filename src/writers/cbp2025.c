@@ -190,6 +190,7 @@ static void cbp_free(void *st)
 	struct cbp *w = st;
 
 	ptc_zout_abort(w->z);
+	ptc_walker_fini(&w->walk);
 	free(w);
 }
 
@@ -206,11 +207,13 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 	w->c = c;
 	ptc_walker_init(&w->walk, cfg->code, c);
 	if (ptc_wpath(w->path, sizeof(w->path), cfg, t, "cbp2025.gz") < 0) {
+		ptc_walker_fini(&w->walk);
 		free(w);
 		return ptc_wfail(c, ptc_err_invalid, "cbp2025: output path too long");
 	}
 	if (ptc_zout_open(&w->z, w->path, PTC_Z_GZIP, cfg->level) < 0) {
 		int err = ptc_wfail(c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+		ptc_walker_fini(&w->walk);
 		free(w);
 		return err;
 	}

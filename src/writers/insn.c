@@ -1,8 +1,11 @@
 /* Decode the instructions of a branch block with Zydis. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "writers/insn.h"
+
+#define CACHE_SIZE 2048
 
 void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
 		     struct ptc_wctx *c)
@@ -11,21 +14,41 @@ void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
 	ZydisDecoderInit(&w->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	w->code = code;
 	w->wctx = c;
+	w->cache = calloc(CACHE_SIZE + 1, sizeof(*w->cache));	/* [CACHE_SIZE]: scratch */
 }
 
-void ptc_insn_decode(struct ptc_walker *w, uint64_t ip, struct ptc_insn *in)
+void ptc_walker_fini(struct ptc_walker *w)
 {
+	free(w->cache);
+	w->cache = NULL;
+}
+
+const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip)
+{
+	static __thread struct ptc_insn fallback;
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	struct ptc_insn *in;
 	size_t n = 0;
 
+	if (w->code && w->code->read)
+		n = w->code->read(w->code->ctx, ip, bytes, sizeof(bytes));
+	if (w->cache) {
+		in = &w->cache[(ip ^ (ip >> 11)) & (CACHE_SIZE - 1)];
+		/* Reuse only if the bytes there are still the same code. */
+		if (in->decoded && in->ip == ip && n >= in->len && !memcmp(in->bytes, bytes, in->len))
+			return in;
+	} else {
+		in = &fallback;
+	}
 	in->ip = ip;
 	in->decoded = 0;
 	in->len = 0;
-	if (w->code && w->code->read)
-		n = w->code->read(w->code->ctx, ip, in->bytes, sizeof(in->bytes));
+	memcpy(in->bytes, bytes, n);
 	if (n && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&w->dec, in->bytes, n, &in->zi, in->ops))) {
 		in->decoded = 1;
 		in->len = in->zi.length;
 	}
+	return in;
 }
 
 void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g)
@@ -37,7 +60,7 @@ void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g)
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 		    ptc_insn_fn fn, void *ctx)
 {
-	struct ptc_insn in;
+	const struct ptc_insn *in;
 	uint64_t ip = w->next, i;
 	int err;
 
@@ -49,18 +72,18 @@ int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 			  " not listed: block start unknown", b->insns - 1, b->ip);
 	} else {
 		for (i = 0; b->insns && i < b->insns - 1u; i++) {
-			ptc_insn_decode(w, ip, &in);
-			if (!in.decoded) {
+			in = ptc_insn_decode(w, ip);
+			if (!in->decoded) {
 				w->missing += b->insns - 1 - i;
 				ptc_wwarn(w->wctx, "no code bytes at 0x%" PRIx64
 					  ": %" PRIu64 " instructions not listed", ip,
 					  (uint64_t)(b->insns - 1 - i));
 				break;
 			}
-			err = fn(ctx, &in, NULL);
+			ip += in->len;
+			err = fn(ctx, in, NULL);
 			if (err < 0)
 				return err;
-			ip += in.len;
 		}
 		if (i == b->insns - 1u && b->insns && ip != b->ip) {
 			w->mismatches++;
@@ -68,14 +91,21 @@ int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 				  ", not at its branch 0x%" PRIx64, w->next, ip, b->ip);
 		}
 	}
-	ptc_insn_decode(w, b->ip, &in);
-	if (!in.decoded) {
+	in = ptc_insn_decode(w, b->ip);
+	if (!in->decoded) {
 		/* Still list the branch: its IP and length are in the event. */
-		memset(&in.zi, 0, sizeof(in.zi));
-		in.len = b->length;
-		in.ip = b->ip;
+		struct ptc_insn *s = w->cache ? &w->cache[CACHE_SIZE] : NULL;
+		static __thread struct ptc_insn scratch;
+		if (!s)
+			s = &scratch;
+		memset(&s->zi, 0, sizeof(s->zi));
+		s->decoded = 0;
+		s->len = b->length;
+		s->ip = b->ip;
+		memset(s->bytes, 0, sizeof(s->bytes));
+		in = s;
 	}
-	err = fn(ctx, &in, b);
+	err = fn(ctx, in, b);
 	if (err < 0)
 		return err;
 	w->next = ptc_branch_dest(b);

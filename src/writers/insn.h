@@ -33,10 +33,12 @@ struct ptc_walker {
 	int next_known;
 	uint64_t missing;		/* instructions not listed (unknown start, no bytes) */
 	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
+	struct ptc_insn *cache;		/* decoded instructions by address (NULL: none) */
 };
 
 void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
 		     struct ptc_wctx *c);
+void ptc_walker_fini(struct ptc_walker *w);
 
 /* Decode the block ending in branch b and call fn per instruction. */
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
@@ -53,8 +55,10 @@ static inline uint64_t ptc_branch_dest(const struct ptc_branch *b)
 	return b->taken ? b->target : b->ip + b->length;
 }
 
-/* Decode one instruction at ip into in (in->decoded says if it worked). */
-void ptc_insn_decode(struct ptc_walker *w, uint64_t ip, struct ptc_insn *in);
+/* Decode the instruction at ip (->decoded says if it worked).  The result
+ * is valid until the next call; decodings are cached by address and reused
+ * while the code bytes there are unchanged. */
+const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip);
 
 #endif
 

@@ -184,6 +184,7 @@ static void xt_free(void *st)
 
 	ptc_zout_abort(w->z);
 	ptc_zout_abort(w->snap);
+	ptc_walker_fini(&w->walk);
 	free(w);
 }
 

@@ -86,10 +86,11 @@ int main(int argc, char **argv)
 	uint64_t quantum = 1, tbase = 0, tlast = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:l:")) != -1) {
 		switch (opt) {
 		case 's': start_ip = strtoull(optarg, NULL, 0); break;
 		case 'z': cfg.champsim_gz = 1; break;
+		case 'l': cfg.level = atoi(optarg); break;
 		case 'q': quantum = strtoull(optarg, NULL, 0); break;
 		case 'r': repeat = strtoul(optarg, NULL, 0); break;
 		case 'x': cfg.xtrace_snapshot = strtoull(optarg, NULL, 0); break;
