@@ -20,13 +20,12 @@
 #include "writers/ptc_format.h"
 
 /* A node as the hot loop wants it: the record it expands to. */
+/* 48 bytes, so that the nodes of a hot loop stay in the first-level cache. */
 struct rnode {
 	struct ptc_trace_record tmpl;	/* ip, target, insns, kind, length; taken 1 */
 	uint32_t succ[2];		/* successors of slots 0 and 1 (direct kinds) */
-	uint8_t mode;			/* MODE_* */
-	uint32_t first_edge, n_edges;
-	uint64_t start, code_off;
-	uint32_t code_len;
+	uint32_t first_edge;
+	uint32_t n_edges : 30, mode : 2;	/* mode: MODE_* */
 };
 
 enum { MODE_COND, MODE_DIRECT, MODE_INDIRECT };
@@ -194,29 +193,28 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	p = s + PTCF_S_HEAD;
 	for (i = 0; i < t->n_nodes; i++, p += PTCF_NODE_SIZE) {
 		struct rnode *n = &t->nodes[i];
-		n->start = ptc_le64(p);
+		uint64_t start = ptc_le64(p), code_off = ptc_le64(p + 24);
+		uint32_t code_len = ptc_le32(p + 44), n_edges = ptc_le32(p + 40);
 		n->tmpl.ip = ptc_le64(p + 8);
 		n->tmpl.target = ptc_le64(p + 16);
-		n->code_off = ptc_le64(p + 24);
 		n->tmpl.insns = ptc_le32(p + 32);
 		n->first_edge = ptc_le32(p + 36);
-		n->n_edges = ptc_le32(p + 40);
-		n->code_len = ptc_le32(p + 44);
+		n->n_edges = n_edges & 0x3fffffff;
 		n->tmpl.kind = p[48];
 		n->tmpl.length = p[49];
 		n->tmpl.taken = 1;
-		if (n->tmpl.kind > PTC_TRACE_FAR ||
+		if (n->tmpl.kind > PTC_TRACE_FAR || n_edges > 0x3fffffff ||
 		    (uint64_t)n->first_edge + n->n_edges > t->n_edges ||
 		    (n->tmpl.kind == PTC_TRACE_COND && n->n_edges != 2) ||
 		    ((n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL) && n->n_edges != 1) ||
-		    n->code_off > t->code_size || n->code_len > t->code_size - n->code_off) {
+		    code_off > t->code_size || code_len > t->code_size - code_off) {
 			err = fail(t, ptc_err_bad_record, off, "static part: node %" PRIu64 " is inconsistent", i);
 			goto out;
 		}
-		if (n->code_len) {
-			t->ranges[t->n_ranges].start = n->start;
-			t->ranges[t->n_ranges].end = n->start + n->code_len;
-			t->ranges[t->n_ranges].off = n->code_off;
+		if (code_len) {
+			t->ranges[t->n_ranges].start = start;
+			t->ranges[t->n_ranges].end = start + code_len;
+			t->ranges[t->n_ranges].off = code_off;
 			t->n_ranges++;
 		}
 	}
