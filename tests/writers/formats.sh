@@ -91,4 +91,22 @@ fmt xtrace -x 10000
 python3 "$W/read_xtrace.py" "$T/out" "$T/prog.truth" "$T/prog.ips" 10000 || fail xtrace
 "$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin > "$T/xdump" || fail "dump xtrace"
 grep -v '^#' "$T/xdump" | awk '{ print $2 }' | cmp -s - "$T/prog.ips" || fail "dump of xtrace differs"
+
+# Two threads: one set of files per thread, each equal to its thread's truth.
+$CC -O2 -static -pthread -o "$T/thr" "$W/threads.c" 2>"$T/cc.err" || skip "cannot build a static threaded program: $(cat "$T/cc.err")"
+"$top_builddir/tests/ptgen/ptgen-trace" -o "$T/thr.truth" -- "$T/thr" >/dev/null || fail "ptgen-trace (threads)"
+rm -rf "$T/out"; mkdir "$T/out"
+"$B/truth2fmt" -f ptconv,bt9,champsim,cbp2025,xtrace -x 1000 -o "$T/out" "$T/thr.truth" 2>"$T/warn" || fail "writing (threads)"
+[ -s "$T/warn" ] && { cat "$T/warn" >&2; fail "warnings writing (threads)"; }
+tids=$(awk '$1 == "T" { print $4 }' "$T/thr.truth")
+[ $(echo $tids | wc -w) = 2 ] || fail "want 2 threads, have: $tids"
+for tid in $tids; do
+	export TRUTH_TID=$tid
+	python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$T/thr.truth" || fail "ptc thread $tid"
+	python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$T/thr.truth" || fail "bt9 thread $tid"
+	python3 "$W/read_champsim.py" "$T/out/trace.$tid.champsim.xz" "$T/thr.truth" - || fail "champsim thread $tid"
+	python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$T/thr.truth" - || fail "cbp2025 thread $tid"
+	python3 "$W/read_xtrace.py" "$T/out" "$T/thr.truth" - 1000 || fail "xtrace thread $tid"
+done
+unset TRUTH_TID
 exit 0

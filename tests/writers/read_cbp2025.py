@@ -59,6 +59,8 @@ def main():
     truth.compare("cbp2025 pcs", [r[0] for r in recs], truth.load_ips(sys.argv[3]))
     got = [r for r in recs if r[1] in BRANCH]
     want, _ = truth.load(sys.argv[2])
+    if len(recs) != sum(b.insns for b in want):
+        truth.fail("%d instructions, want %d" % (len(recs), sum(b.insns for b in want)))
     exp = [(b.ip, KIND[b.kind], b.taken, b.target if b.taken else None) for b in want if b.kind != 6]
     truth.compare("cbp2025 branches", got, exp)
     # A branch's successor is the next record (the x86 caveat: not pc + 4).

@@ -62,6 +62,8 @@ def main():
             nxt = recs[i + 1][0] if i + 1 < len(recs) else None
             got.append((ip, t, taken, nxt))
     want, _ = truth.load(sys.argv[2])
+    if len(recs) != sum(b.insns for b in want):
+        truth.fail("%d instructions, want %d" % (len(recs), sum(b.insns for b in want)))
     exp = []
     for j, b in enumerate(want):
         if b.kind == 6:

@@ -132,8 +132,8 @@ def main():
     truth.compare("ptc branches", got, [b.key() for b in want])
     truth.compare("ptc times", [r[0] for r in t["recs"] if r[0] != "gap"], [b.time for b in want])
     gaps = [r[1] for r in t["recs"] if r[0] == "gap"]
-    if len(sys.argv) > 4:
-        start = int(sys.argv[4], 0)
+    if len(sys.argv) > 4 or "start" in meta:
+        start = int(sys.argv[4], 0) if len(sys.argv) > 4 else meta["start"]
         if len(gaps) != 1 or gaps[0][0] != 7 or gaps[0][5] != start or t["recs"][0][0] != "gap":
             truth.fail("want one start gap at 0x%x, have %r" % (start, gaps))
     elif gaps:
@@ -145,7 +145,7 @@ def main():
         start, ip, length, off, clen = r[8], r[1], r[5], r[9], r[10]
         if start and clen != ip + length - start:
             truth.fail("block 0x%x-0x%x: %d code bytes" % (start, ip + length, clen))
-    if len(sys.argv) > 3:
+    if len(sys.argv) > 3 and sys.argv[3] != "-":
         with open(sys.argv[3], "rb") as f:
             img = f.read()
         # code bytes equal the binary's (static non-PIE: vaddr - 0x400000 = offset)

@@ -15,13 +15,13 @@ import truth
 
 def main():
     d, interval = sys.argv[1], int(sys.argv[4])
-    ins = glob.glob(os.path.join(d, "xtrace.*.hint9.xinsndata.bin"))
+    want, meta = truth.load(sys.argv[2])
+    ins = glob.glob(os.path.join(d, "xtrace.*.%d.hint9.xinsndata.bin" % meta["tid"]))
     if len(ins) != 1:
         truth.fail("want one xinsndata.bin, have %r" % ins)
     m = re.match(r"xtrace\.(\d+)\.(\d+)\.hint9\.xinsndata\.bin$", os.path.basename(ins[0]))
     if not m:
         truth.fail("file name %s" % ins[0])
-    want, meta = truth.load(sys.argv[2])
     if int(m.group(2)) != meta["tid"]:
         truth.fail("tid in the file name")
     data = open(ins[0], "rb").read()
@@ -60,6 +60,8 @@ def main():
         else:
             truth.fail("unexpected token class %d at %d" % (cls, start))
     truth.compare("xtrace pcs", [i[0] for i in insns], truth.load_ips(sys.argv[3]))
+    if len(insns) != sum(b.insns for b in want):
+        truth.fail("%d instructions, want %d" % (len(insns), sum(b.insns for b in want)))
     # Block starts and indirect targets from the ground truth.
     pos, k = 0, 0
     for b in want:
