@@ -102,8 +102,15 @@ void ptc_wwarn(struct ptc_wctx *c, const char *fmt, ...)
 int ptc_wpath(char *buf, size_t size, const struct ptc_writer_config *cfg,
 	      const struct ptc_thread_info *t, const char *suffix)
 {
-	int n = snprintf(buf, size, "%s/%s.%u.%s", cfg->outdir ? cfg->outdir : ".",
-			 cfg->prefix ? cfg->prefix : "trace", t ? t->tid : 0, suffix);
+	int n;
+
+	/* Per-CPU streams (--per-cpu) are named after the CPU. */
+	if (t && t->cpu >= 0)
+		n = snprintf(buf, size, "%s/%s.cpu%d.%s", cfg->outdir ? cfg->outdir : ".",
+			     cfg->prefix ? cfg->prefix : "trace", t->cpu, suffix);
+	else
+		n = snprintf(buf, size, "%s/%s.%u.%s", cfg->outdir ? cfg->outdir : ".",
+			     cfg->prefix ? cfg->prefix : "trace", t ? t->tid : 0, suffix);
 
 	return n < 0 || (size_t)n >= size ? -ptc_err_invalid : 0;
 }

@@ -49,17 +49,21 @@ static int xt_open_files(struct xtw *w, uint64_t time)
 {
 	uint8_t h[PTC_XT_HEADER_SIZE];
 	char suffix[128];
+	int per_core = w->thread.cpu >= 0;
 
 	if (w->opened)
 		return 0;
 	w->opened = 1;
 	if (w->cfg->start_time)
 		time = w->cfg->start_time;
-	snprintf(w->path, sizeof(w->path), "%s/xtrace.%" PRIu64 ".%u.hint9.xinsndata.bin",
-		 w->cfg->outdir ? w->cfg->outdir : ".", time, w->thread.tid);
-	snprintf(w->snap_path, sizeof(w->snap_path), "%s/xtrace.%" PRIu64 ".%u.hint9.xsnapshot.bin",
-		 w->cfg->outdir ? w->cfg->outdir : ".", time, w->thread.tid);
-	(void)suffix;
+	/* Per-thread: the tid and hint9; per-core: the cpu id, hint9 for the
+	 * primary core (cpu 0) and hint13 for the others. */
+	snprintf(suffix, sizeof(suffix), "%u.hint%d", per_core ? (unsigned)w->thread.cpu : w->thread.tid,
+		 per_core && w->thread.cpu ? 13 : 9);
+	snprintf(w->path, sizeof(w->path), "%s/xtrace.%" PRIu64 ".%s.xinsndata.bin",
+		 w->cfg->outdir ? w->cfg->outdir : ".", time, suffix);
+	snprintf(w->snap_path, sizeof(w->snap_path), "%s/xtrace.%" PRIu64 ".%s.xsnapshot.bin",
+		 w->cfg->outdir ? w->cfg->outdir : ".", time, suffix);
 	if (ptc_zout_open(&w->z, w->path, PTC_Z_NONE, 0) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
 	if (ptc_zout_open(&w->snap, w->snap_path, PTC_Z_NONE, 0) < 0)
@@ -69,7 +73,7 @@ static int xt_open_files(struct xtw *w, uint64_t time)
 	ptc_put32(h + 4, 0);			/* global snapshot point */
 	ptc_put64(h + 8, PTC_XT_VERSION);
 	h[16] = 0;				/* division: every N user-mode instructions */
-	h[17] = 0;				/* stream type: thread */
+	h[17] = per_core ? 1 : 0;		/* stream type: thread 0, core 1 */
 	h[18] = 0;				/* no TIME tokens */
 	h[19] = PTC_XT_ISA_X86_64;
 	h[20] = 0;				/* registers not captured */
