@@ -20,10 +20,9 @@
 #define PTCF_H_STATIC 48
 #define PTCF_H_TAIL 56
 
-/* static part: 64-byte head then tables */
+/* static part: 64-byte head, LEB128 node and edge tables, fixed-size chunk
+ * index and gaps, code, strings */
 #define PTCF_S_HEAD 64
-#define PTCF_NODE_SIZE 56
-#define PTCF_EDGE_SIZE 16
 #define PTCF_CHUNK_SIZE 48
 #define PTCF_GAP_SIZE 72
 

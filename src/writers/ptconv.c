@@ -122,6 +122,11 @@ static int is_indirect(uint8_t kind)
 	       kind == PTC_BR_RET || kind == PTC_BR_FAR || kind >= PTC_BR_KIND_NR;
 }
 
+static uint64_t zigzag(uint64_t v)
+{
+	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+}
+
 static uint64_t mix(uint64_t h)
 {
 	h ^= h >> 33;
@@ -466,20 +471,11 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
 static int write_static(struct ptcw *w)
 {
 	struct buf s = { 0 };
-	uint8_t head[PTCF_S_HEAD], ent[PTCF_NODE_SIZE], *z = NULL;
-	uint32_t i, e, *newid = NULL, next = 0;
+	uint8_t head[PTCF_S_HEAD], *z = NULL;
+	uint32_t i, e;
 	size_t bound, zn;
 	int err = -ptc_err_nomem;
 
-	/* Edges are renumbered so that each node's are contiguous, in slot order. */
-	newid = malloc(((size_t)w->n_edges + 1) * sizeof(*newid));
-	if (!newid)
-		goto out;
-	for (i = 0; i < w->n_nodes; i++) {
-		uint32_t k;
-		for (e = w->nodes[i].first_edge, k = 0; k < w->nodes[i].n_edges; k++, e = w->edges[e].next)
-			newid[e] = next++;
-	}
 	memset(head, 0, sizeof(head));
 	ptc_put64(head, w->n_nodes);
 	ptc_put64(head + 8, w->n_edges);
@@ -491,29 +487,29 @@ static int write_static(struct ptcw *w)
 	ptc_put64(head + 56, w->branches);
 	if (buf_put(&s, head, sizeof(head)) < 0)
 		goto out;
-	for (i = 0; i < w->n_nodes; i++) {
-		struct node *n = &w->nodes[i];
-		memset(ent, 0, sizeof(ent));
-		ptc_put64(ent, n->start);
-		ptc_put64(ent + 8, n->ip);
-		ptc_put64(ent + 16, n->target);
-		ptc_put64(ent + 24, n->code_off);
-		ptc_put32(ent + 32, n->insns);
-		ptc_put32(ent + 36, n->n_edges ? newid[n->first_edge] : 0);
-		ptc_put32(ent + 40, n->n_edges);
-		ptc_put32(ent + 44, n->code_len);
-		ent[48] = n->kind;
-		ent[49] = n->length;
-		if (buf_put(&s, ent, sizeof(ent)) < 0)
-			goto out;
+	/* Nodes and edges as LEB128 numbers relative to their neighbours
+	 * (ptconv-trace(5)): addresses of a program are close together. */
+	{
+		uint64_t prev_start = 0;
+		for (i = 0; i < w->n_nodes; i++) {
+			struct node *n = &w->nodes[i];
+			if (buf_varint(&s, zigzag(n->start - prev_start)) < 0 ||
+			    buf_varint(&s, zigzag(n->ip - n->start)) < 0 ||
+			    buf_varint(&s, n->target ? zigzag(n->target - n->ip) + 1 : 0) < 0 ||
+			    buf_varint(&s, n->insns) < 0 || buf_varint(&s, n->n_edges) < 0 ||
+			    buf_varint(&s, n->code_len) < 0 ||
+			    buf_put(&s, &n->kind, 1) < 0 || buf_put(&s, &n->length, 1) < 0)
+				goto out;
+			prev_start = n->start;
+		}
 	}
 	for (i = 0; i < w->n_nodes; i++) {
 		uint32_t k;
-		for (e = w->nodes[i].first_edge, k = 0; k < w->nodes[i].n_edges; k++, e = w->edges[e].next) {
-			uint8_t ee[PTCF_EDGE_SIZE] = { 0 };
-			ptc_put64(ee, w->edges[e].dest);
-			ptc_put32(ee + 8, w->edges[e].succ);
-			if (buf_put(&s, ee, sizeof(ee)) < 0)
+		struct node *n = &w->nodes[i];
+		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
+			uint64_t dest = w->edges[e].dest, succ = w->edges[e].succ;
+			if (buf_varint(&s, dest ? zigzag(dest - n->ip) + 1 : 0) < 0 ||
+			    buf_varint(&s, succ == PTCF_NO_NODE ? 0 : zigzag(succ - (uint64_t)i) + 1) < 0)
 				goto out;
 		}
 	}
@@ -545,7 +541,6 @@ static int write_static(struct ptcw *w)
 	}
 	err = 0;
 out:
-	free(newid);
 	free(s.p);
 	free(z);
 	return err;

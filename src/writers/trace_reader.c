@@ -133,6 +133,13 @@ static int decompress(struct ptc_trace *t, uint64_t off, const uint8_t *z, size_
 	return 0;
 }
 
+static uint64_t unzigzag(uint64_t v)
+{
+	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+}
+
+static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v);
+
 static int cmp_range(const void *a, const void *b)
 {
 	const struct range *x = a, *y = b;
@@ -173,10 +180,12 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	if (t->n_nodes > sn || t->n_edges > sn || t->n_chunks > sn || t->n_gaps > sn ||
 	    t->code_size > sn || t->strings_size > sn)
 		goto bad;
-	need = PTCF_S_HEAD + t->n_nodes * PTCF_NODE_SIZE + t->n_edges * PTCF_EDGE_SIZE +
-	       t->n_chunks * PTCF_CHUNK_SIZE + t->n_gaps * PTCF_GAP_SIZE + t->code_size +
-	       t->strings_size;
-	if (need != sn || ptc_le32(s + 48) > t->strings_size)
+	/* The fixed-size tables and blobs after the LEB128 node and edge
+	 * tables must fit; a node or edge takes at least 2 bytes, 8 or 2. */
+	need = PTCF_S_HEAD + t->n_chunks * PTCF_CHUNK_SIZE + t->n_gaps * PTCF_GAP_SIZE +
+	       t->code_size + t->strings_size;
+	if (need > sn || t->n_nodes * 8 + t->n_edges * 2 > sn - need ||
+	    ptc_le32(s + 48) > t->strings_size)
 		goto bad;
 	t->info.branches = ptc_le64(s + 56);
 	t->nodes = calloc(t->n_nodes + 1, sizeof(*t->nodes));
@@ -190,41 +199,71 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 		err = fail(t, ptc_err_nomem, off, "out of memory");
 		goto out;
 	}
-	p = s + PTCF_S_HEAD;
-	for (i = 0; i < t->n_nodes; i++, p += PTCF_NODE_SIZE) {
-		struct rnode *n = &t->nodes[i];
-		uint64_t start = ptc_le64(p), code_off = ptc_le64(p + 24);
-		uint32_t code_len = ptc_le32(p + 44), n_edges = ptc_le32(p + 40);
-		n->tmpl.ip = ptc_le64(p + 8);
-		n->tmpl.target = ptc_le64(p + 16);
-		n->tmpl.insns = ptc_le32(p + 32);
-		n->first_edge = ptc_le32(p + 36);
-		n->n_edges = n_edges & 0x3fffffff;
-		n->tmpl.kind = p[48];
-		n->tmpl.length = p[49];
-		n->tmpl.taken = 1;
-		if (n->tmpl.kind > PTC_TRACE_FAR || n_edges > 0x3fffffff ||
-		    (uint64_t)n->first_edge + n->n_edges > t->n_edges ||
-		    (n->tmpl.kind == PTC_TRACE_COND && n->n_edges != 2) ||
-		    ((n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL) && n->n_edges != 1) ||
-		    code_off > t->code_size || code_len > t->code_size - code_off) {
-			err = fail(t, ptc_err_bad_record, off, "static part: node %" PRIu64 " is inconsistent", i);
+	{
+		const uint8_t *q = s + PTCF_S_HEAD, *qend = s + (sn - (need - PTCF_S_HEAD));
+		uint64_t start = 0, code_off = 0, edge = 0, v[6];
+		for (i = 0; i < t->n_nodes; i++) {
+			struct rnode *n = &t->nodes[i];
+			int k;
+			for (k = 0; k < 6; k++)
+				if (get_varint(&q, qend, &v[k]) < 0)
+					goto badnode;
+			if (qend - q < 2)
+				goto badnode;
+			start += unzigzag(v[0]);
+			n->tmpl.ip = start + unzigzag(v[1]);
+			n->tmpl.target = v[2] ? n->tmpl.ip + unzigzag(v[2] - 1) : 0;
+			n->tmpl.kind = q[0];
+			n->tmpl.length = q[1];
+			n->tmpl.taken = 1;
+			q += 2;
+			if (v[3] > UINT32_MAX || v[4] > 0x3fffffff || v[4] > t->n_edges - edge ||
+			    v[5] > t->code_size - code_off || n->tmpl.kind > PTC_TRACE_FAR ||
+			    (n->tmpl.kind == PTC_TRACE_COND && v[4] != 2) ||
+			    ((n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL) && v[4] != 1))
+				goto badnode;
+			n->tmpl.insns = (uint32_t)v[3];
+			n->first_edge = (uint32_t)edge;
+			n->n_edges = (uint32_t)v[4];
+			edge += v[4];
+			if (v[5]) {
+				t->ranges[t->n_ranges].start = start;
+				t->ranges[t->n_ranges].end = start + v[5];
+				t->ranges[t->n_ranges].off = code_off;
+				t->n_ranges++;
+			}
+			code_off += v[5];
+		}
+		if (edge != t->n_edges || code_off != t->code_size) {
+			err = fail(t, ptc_err_bad_record, off, "static part: nodes account for %" PRIu64
+				   " edges and %" PRIu64 " code bytes, not %" PRIu64 " and %" PRIu64,
+				   edge, code_off, t->n_edges, t->code_size);
 			goto out;
 		}
-		if (code_len) {
-			t->ranges[t->n_ranges].start = start;
-			t->ranges[t->n_ranges].end = start + code_len;
-			t->ranges[t->n_ranges].off = code_off;
-			t->n_ranges++;
+		for (i = 0; i < t->n_nodes; i++) {
+			struct rnode *n = &t->nodes[i];
+			uint32_t k;
+			for (k = 0; k < n->n_edges; k++) {
+				struct redge *e = &t->edges[n->first_edge + k];
+				if (get_varint(&q, qend, &v[0]) < 0 || get_varint(&q, qend, &v[1]) < 0)
+					goto badedge;
+				e->dest = v[0] ? n->tmpl.ip + unzigzag(v[0] - 1) : 0;
+				if (!v[1]) {
+					e->succ = PTCF_NO_NODE;
+				} else {
+					uint64_t succ = i + unzigzag(v[1] - 1);
+					if (succ >= t->n_nodes)
+						goto badedge;
+					e->succ = (uint32_t)succ;
+				}
+			}
 		}
-	}
-	for (i = 0; i < t->n_edges; i++, p += PTCF_EDGE_SIZE) {
-		t->edges[i].dest = ptc_le64(p);
-		t->edges[i].succ = ptc_le32(p + 8);
-		if (t->edges[i].succ != PTCF_NO_NODE && t->edges[i].succ >= t->n_nodes) {
-			err = fail(t, ptc_err_bad_record, off, "static part: edge %" PRIu64 " is inconsistent", i);
+		if (q != qend) {
+			err = fail(t, ptc_err_bad_record, off, "static part: node and edge tables"
+				   " do not end where the chunk index begins");
 			goto out;
 		}
+		p = (uint8_t *)qend;
 	}
 	for (i = 0; i < t->n_nodes; i++) {
 		struct rnode *n = &t->nodes[i];
@@ -283,6 +322,12 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	t->comm[ptc_le32(s + 48)] = 0;
 	qsort(t->ranges, t->n_ranges, sizeof(*t->ranges), cmp_range);
 	err = 0;
+	goto out;
+badnode:
+	err = fail(t, ptc_err_bad_record, off, "static part: node %" PRIu64 " is inconsistent", i);
+	goto out;
+badedge:
+	err = fail(t, ptc_err_bad_record, off, "static part: an edge of node %" PRIu64 " is inconsistent", i);
 	goto out;
 bad:
 	err = fail(t, ptc_err_bad_size, off, "static part: counts do not match its size %" PRIu64, sn);

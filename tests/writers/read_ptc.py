@@ -37,16 +37,33 @@ def read(path):
         truth.fail("static part size")
     nn, ne, nc, ng, codesz, strsz, commlen, _, nbr = struct.unpack_from("<QQQQQQIIQ", s, 0)
     p = 64
-    nodes = []
+    # nodes and edges: LEB128 numbers relative to their neighbours
+    def unzz(v):
+        return (v >> 1) ^ -(v & 1)
+    nodes, prev_start, code_off, first = [], 0, 0, 0
     for i in range(nn):
-        start, ip, target, code_off, insns, fe, nedge, code_len, kind, length = struct.unpack_from(
-            "<QQQQIIIIBB", s, p)
-        nodes.append((start, ip, target, code_off, insns, fe, nedge, code_len, kind, length))
-        p += 56
+        v = []
+        for k in range(6):
+            x, p = varint(s, p)
+            v.append(x)
+        kind, length = s[p], s[p + 1]
+        p += 2
+        start = (prev_start + unzz(v[0])) & (2**64 - 1)
+        prev_start = start
+        ip = (start + unzz(v[1])) & (2**64 - 1)
+        target = (ip + unzz(v[2] - 1)) & (2**64 - 1) if v[2] else 0
+        insns, nedge, code_len = v[3], v[4], v[5]
+        nodes.append((start, ip, target, code_off, insns, first, nedge, code_len, kind, length))
+        code_off += code_len
+        first += nedge
+    if first != ne or code_off != codesz:
+        truth.fail("static part: edges or code do not add up")
     edges = []
-    for i in range(ne):
-        edges.append(struct.unpack_from("<QI", s, p))
-        p += 16
+    for i, n in enumerate(nodes):
+        for k in range(n[6]):
+            d, p = varint(s, p)
+            sc, p = varint(s, p)
+            edges.append(((n[1] + unzz(d - 1)) & (2**64 - 1) if d else 0, i + unzz(sc - 1) if sc else None))
     chunks = []
     for i in range(nc):
         chunks.append(struct.unpack_from("<QQQQII", s, p))
