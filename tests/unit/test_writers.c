@@ -27,7 +27,7 @@ static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 
 static int exists(const char *dir, const char *name)
 {
-	char p[512];
+	char p[1100];
 	struct stat st;
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
@@ -36,7 +36,7 @@ static int exists(const char *dir, const char *name)
 
 int main(void)
 {
-	char dir[] = "/tmp/ptc-writers-XXXXXX", bad[16], path[600];
+	char dir[512], bad[16], path[600];
 	struct ptc_code_reader code = { code_read, NULL };
 	struct ptc_writer_config cfg = { 0 };
 	struct ptc_thread_info cpu3 = { 0, 0, "x", 3 };
@@ -59,6 +59,7 @@ int main(void)
 	      !strcmp(bad, "champsimx"), "bad list names the culprit: %s", bad);
 	CHECK(ptc_writer_new(&w, "bt9,nope", &cfg) == -ptc_err_not_found, "unknown format refused");
 
+	snprintf(dir, sizeof(dir), "%s/ptc-writers-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir))
 		SKIP("no temporary directory");
 	cfg.outdir = dir;
