@@ -1,8 +1,159 @@
-/* ptconv stats: placeholder until its issue lands. */
+/* ptconv stats: what a ptconv trace holds, read through libptconv-trace:
+ * instruction and branch totals (the MPKI denominators), the branch mix,
+ * gaps by cause, and the hottest branches with their taken rates. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "common/error.h"
+#include "ptconv/trace.h"
+#include "writers/wutil.h"
+
+static const char *const kind_names[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far" };
+static const char *const gap_names[] = { "overflow", "aux-lost", "records-lost", "no-image",
+					 "build-id", "decode", "disabled", "start" };
+
+struct site {
+	uint64_t ip, execs, taken, targets_hash;
+	uint8_t kind;
+};
+
+static int by_execs(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	if (x->execs != y->execs)
+		return x->execs < y->execs ? 1 : -1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
 
 int cmd_stats(int argc, char **argv)
 {
-	ptc_cli_error("stats: not built yet");
-	return PTC_EXIT_USAGE;
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct ptc_trace_record buf[4096];
+	uint64_t kinds[8] = { 0 }, taken[8] = { 0 }, gaps[16] = { 0 }, insns = 0, lost = 0;
+	struct site *sites = NULL;
+	size_t n_sites = 0, cap = 0, top = 20, i;
+	struct ptc_map map;
+	struct ptc_trace_info info;
+	struct ptc_trace *t;
+	char msg[1024] = "";
+	int opt, err, n;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		if (opt == 't') {
+			top = strtoul(optarg, NULL, 0);
+		} else {
+			fprintf(opt == 'h' ? stdout : stderr, "usage: ptconv stats [--top N] TRACE.ptc\n");
+			return opt == 'h' ? PTC_EXIT_OK : PTC_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: ptconv stats [--top N] TRACE.ptc\n");
+		return PTC_EXIT_USAGE;
+	}
+	t = ptc_trace_open_msg(argv[optind], &err, msg, sizeof(msg));
+	if (!t) {
+		ptc_cli_error("%s", msg[0] ? msg : ptc_errstr(err));
+		return PTC_EXIT_INPUT;
+	}
+	if (ptc_map_init(&map) < 0) {
+		ptc_trace_close(t);
+		return PTC_EXIT_INPUT;
+	}
+	ptc_trace_info(t, &info);
+	while ((n = ptc_trace_read(t, buf, 4096)) > 0) {
+		int k;
+		for (k = 0; k < n; k++) {
+			const struct ptc_trace_record *r = &buf[k];
+			uint32_t id;
+			if (r->kind == PTC_TRACE_GAP) {
+				struct ptc_trace_gap g;
+				gaps[r->taken < 16 ? r->taken : 15]++;
+				if (ptc_trace_gap(t, r->insns, &g) == 0 && g.lost_branches != UINT64_MAX)
+					lost += g.lost_branches;
+				continue;
+			}
+			kinds[r->kind & 7]++;
+			taken[r->kind & 7] += r->taken;
+			insns += r->insns;
+			id = ptc_map_get(&map, r->ip);
+			if (id == UINT32_MAX) {
+				if (n_sites == cap) {
+					struct site *ns;
+					cap = cap ? cap * 2 : 4096;
+					ns = realloc(sites, cap * sizeof(*ns));
+					if (!ns)
+						goto nomem;
+					sites = ns;
+				}
+				id = (uint32_t)n_sites++;
+				memset(&sites[id], 0, sizeof(sites[id]));
+				sites[id].ip = r->ip;
+				sites[id].kind = r->kind;
+				if (ptc_map_put(&map, r->ip, id) < 0)
+					goto nomem;
+			}
+			sites[id].execs++;
+			sites[id].taken += r->taken;
+		}
+	}
+	if (n < 0) {
+		ptc_cli_error("%s", ptc_trace_errmsg(t));
+		free(sites);
+		ptc_map_free(&map);
+		ptc_trace_close(t);
+		return PTC_EXIT_INPUT;
+	}
+	{
+		uint64_t br = 0, all_insns = insns + info.tail_insns;
+		for (i = 0; i < 7; i++)
+			br += kinds[i];
+		printf("trace: %s (pid %u tid %u comm %s), format version %u, %" PRIu64 " chunks\n",
+		       argv[optind], info.pid, info.tid, info.comm, info.version, info.chunks);
+		printf("instructions: %" PRIu64 "\n", all_insns);
+		printf("branches: %" PRIu64 " (%.2f per 1000 instructions)\n", br,
+		       all_insns ? 1000.0 * br / all_insns : 0.0);
+		printf("conditional: %" PRIu64 " (%.2f per 1000 instructions), taken %.2f%%\n", kinds[5],
+		       all_insns ? 1000.0 * kinds[5] / all_insns : 0.0,
+		       kinds[5] ? 100.0 * taken[5] / kinds[5] : 0.0);
+		printf("MPKI denominator: %.6f kilo-instructions\n", all_insns / 1000.0);
+		printf("static branches: %zu\n", n_sites);
+		printf("branch mix:\n");
+		for (i = 0; i < 7; i++)
+			printf("  %-9s %14" PRIu64 "  %6.2f%%  taken %6.2f%%\n", kind_names[i], kinds[i],
+			       br ? 100.0 * kinds[i] / br : 0.0, kinds[i] ? 100.0 * taken[i] / kinds[i] : 0.0);
+		printf("gaps: %" PRIu64 "", info.gaps);
+		for (i = 0; i < 16; i++)
+			if (gaps[i])
+				printf(" %s=%" PRIu64, i < 8 ? gap_names[i] : "other", gaps[i]);
+		if (lost)
+			printf(" (about %" PRIu64 " branches lost)", lost);
+		printf("\n");
+		qsort(sites, n_sites, sizeof(*sites), by_execs);
+		printf("hottest branches (ip kind executions share taken-rate):\n");
+		for (i = 0; i < n_sites && i < top; i++)
+			printf("  0x%016" PRIx64 " %-8s %12" PRIu64 " %6.2f%% %7.2f%%\n", sites[i].ip,
+			       kind_names[sites[i].kind & 7], sites[i].execs,
+			       br ? 100.0 * sites[i].execs / br : 0.0,
+			       100.0 * sites[i].taken / sites[i].execs);
+	}
+	free(sites);
+	ptc_map_free(&map);
+	ptc_trace_close(t);
+	return PTC_EXIT_OK;
+nomem:
+	ptc_cli_error("out of memory");
+	free(sites);
+	ptc_map_free(&map);
+	ptc_trace_close(t);
+	return PTC_EXIT_INPUT;
 }

@@ -47,6 +47,8 @@ enum ptc_gap_cause {
 	PTC_GAP_BUILD_ID,	/* image found but its build-id differs */
 	PTC_GAP_DECODE,		/* packets that contradict the code (e.g. TNT where no conditional) */
 	PTC_GAP_DISABLED,	/* tracing disabled then enabled at an unrelated IP (not a syscall/interrupt) */
+	PTC_GAP_START,		/* not a loss: the stream starts at resume_ip (ip 0); lets writers
+				 * that list every instruction know where the first block begins */
 	PTC_GAP_CAUSE_NR
 };
 

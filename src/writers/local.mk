@@ -1,1 +1,48 @@
-# Build fragment for src/writers (see Makefile.am).
+# Build fragment for src/writers: the output formats (see Makefile.am).
+libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/fmt.h \
+	src/writers/insn.c src/writers/insn.h src/writers/wutil.c src/writers/wutil.h \
+	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
+	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
+	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c
+AM_CPPFLAGS += -I$(top_srcdir)/include
+
+# libptconv-trace: the installed reader library of ptconv's trace format.
+lib_LTLIBRARIES = libptconv-trace.la
+libptconv_trace_la_SOURCES = src/writers/trace_reader.c src/writers/ptc_format.h \
+	src/common/error.c src/common/error.h src/common/bytes.h
+libptconv_trace_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^ptc_trace_'
+libptconv_trace_la_LIBADD = -lzstd
+libptconv_trace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=default
+pkginclude_HEADERS = include/ptconv/trace.h
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = ptconv-trace.pc
+EXTRA_DIST += ptconv-trace.pc.in
+
+# Format tests: a test-only oracle (stepper), a feeder from ground truth to
+# the writers, and independent readers in Python.
+check_PROGRAMS += tests/writers/stepper tests/writers/truth2fmt tests/writers/bench_reader
+tests_writers_stepper_SOURCES = tests/writers/stepper.c
+tests_writers_truth2fmt_SOURCES = tests/writers/truth2fmt.c
+tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
+TESTS += tests/writers/formats.sh
+EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py \
+	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
+	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py
+
+# Fuzz target for the trace readers; its seeds are replayed by make check.
+# (This fragment is included before tests/fuzz/local.mk, so the target is
+# not in FUZZ_TARGETS: build it by name, `make tests/fuzz/fuzz_ptc_trace`.)
+check_PROGRAMS += tests/fuzz/fuzz_ptc_trace
+tests_fuzz_fuzz_ptc_trace_SOURCES = tests/fuzz/fuzz_ptc_trace.c tests/fuzz/standalone_main.c
+tests_fuzz_fuzz_ptc_trace_LDFLAGS = $(FUZZ_LDFLAGS)
+TESTS += tests/writers/fuzz_seeds.sh
+EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace
+
+# Manual pages of the formats and of dump, stats, slice; the SimPoint flow.
+dist_man_MANS += man/ptconv-trace.5 man/ptconv-formats.5 man/ptconv-xtrace.5 \
+	man/ptconv-dump.1 man/ptconv-stats.1 man/ptconv-slice.1
+EXTRA_DIST += contrib/simpoint-flow
+
+check_PROGRAMS += tests/unit/test_writers
+tests_unit_test_writers_SOURCES = tests/unit/test_writers.c
+TESTS += tests/unit/test_writers

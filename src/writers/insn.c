@@ -1,0 +1,172 @@
+/* Decode the instructions of a branch block with Zydis. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writers/insn.h"
+
+#define CACHE_SIZE 2048
+
+void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
+		     struct ptc_wctx *c)
+{
+	memset(w, 0, sizeof(*w));
+	ZydisDecoderInit(&w->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	w->code = code;
+	w->wctx = c;
+	w->cache = calloc(CACHE_SIZE + 1, sizeof(*w->cache));	/* [CACHE_SIZE]: scratch */
+}
+
+void ptc_walker_fini(struct ptc_walker *w)
+{
+	free(w->cache);
+	w->cache = NULL;
+}
+
+const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip)
+{
+	static __thread struct ptc_insn fallback;
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	struct ptc_insn *in;
+	size_t n = 0;
+
+	if (w->code && w->code->read)
+		n = w->code->read(w->code->ctx, ip, bytes, sizeof(bytes));
+	if (w->cache) {
+		in = &w->cache[(ip ^ (ip >> 11)) & (CACHE_SIZE - 1)];
+		/* Reuse only if the bytes there are still the same code. */
+		if (in->decoded && in->ip == ip && n >= in->len && !memcmp(in->bytes, bytes, in->len))
+			return in;
+	} else {
+		in = &fallback;
+	}
+	in->ip = ip;
+	in->decoded = 0;
+	in->len = 0;
+	memcpy(in->bytes, bytes, n);
+	if (n && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&w->dec, in->bytes, n, &in->zi, in->ops))) {
+		in->decoded = 1;
+		in->len = in->zi.length;
+	}
+	return in;
+}
+
+void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g)
+{
+	w->next = g->resume_ip;
+	w->next_known = g->resume_ip != 0;
+}
+
+int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
+		    ptc_insn_fn fn, void *ctx)
+{
+	const struct ptc_insn *in;
+	uint64_t ip = w->next, i;
+	int err;
+
+	if (b->insns > 1 && !w->next_known) {
+		/* The block's start is unknown (first branch of a stream that
+		 * did not begin with a gap): only the branch can be listed. */
+		w->missing += b->insns - 1;
+		ptc_wwarn(w->wctx, "%" PRIu32 " instructions before the branch at 0x%" PRIx64
+			  " not listed: block start unknown", b->insns - 1, b->ip);
+	} else {
+		for (i = 0; b->insns && i < b->insns - 1u; i++) {
+			in = ptc_insn_decode(w, ip);
+			if (!in->decoded) {
+				w->missing += b->insns - 1 - i;
+				ptc_wwarn(w->wctx, "no code bytes at 0x%" PRIx64
+					  ": %" PRIu64 " instructions not listed", ip,
+					  (uint64_t)(b->insns - 1 - i));
+				break;
+			}
+			ip += in->len;
+			err = fn(ctx, in, NULL);
+			if (err < 0)
+				return err;
+		}
+		if (i == b->insns - 1u && b->insns && ip != b->ip) {
+			w->mismatches++;
+			ptc_wwarn(w->wctx, "block from 0x%" PRIx64 " ends at 0x%" PRIx64
+				  ", not at its branch 0x%" PRIx64, w->next, ip, b->ip);
+		}
+	}
+	in = ptc_insn_decode(w, b->ip);
+	if (!in->decoded) {
+		/* Still list the branch: its IP and length are in the event. */
+		struct ptc_insn *s = w->cache ? &w->cache[CACHE_SIZE] : NULL;
+		static __thread struct ptc_insn scratch;
+		if (!s)
+			s = &scratch;
+		memset(&s->zi, 0, sizeof(s->zi));
+		s->decoded = 0;
+		s->len = b->length;
+		s->ip = b->ip;
+		memset(s->bytes, 0, sizeof(s->bytes));
+		in = s;
+	}
+	err = fn(ctx, in, b);
+	if (err < 0)
+		return err;
+	w->next = ptc_branch_dest(b);
+	w->next_known = w->next != 0;
+	return 0;
+}
+
+static void add_reg(ZydisRegister *set, int *n, ZydisRegister reg)
+{
+	int i;
+
+	if (reg == ZYDIS_REGISTER_NONE)
+		return;
+	reg = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+	if (reg == ZYDIS_REGISTER_NONE || ZydisRegisterGetClass(reg) == ZYDIS_REGCLASS_IP)
+		return;
+	if (ZydisRegisterGetClass(reg) == ZYDIS_REGCLASS_FLAGS)
+		reg = ZYDIS_REGISTER_RFLAGS;
+	for (i = 0; i < *n; i++)
+		if (set[i] == reg)
+			return;
+	if (*n < 16)
+		set[(*n)++] = reg;
+}
+
+void ptc_insn_regs(const struct ptc_insn *in, struct ptc_insn_regs *r)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	if (!in->decoded)
+		return;
+	for (i = 0; i < in->zi.operand_count; i++) {
+		const ZydisDecodedOperand *op = &in->ops[i];
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+				add_reg(r->rd, &r->nrd, op->reg.value);
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				add_reg(r->wr, &r->nwr, op->reg.value);
+		} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+			add_reg(r->rd, &r->nrd, op->mem.base);
+			add_reg(r->rd, &r->nrd, op->mem.index);
+			if (op->mem.type == ZYDIS_MEMOP_TYPE_AGEN ||
+			    op->mem.type == ZYDIS_MEMOP_TYPE_MIB ||
+			    in->zi.mnemonic == ZYDIS_MNEMONIC_NOP)
+				continue;
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+				r->mem_read = 1;
+			if (op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+				r->mem_write = 1;
+			if (op->mem.index != ZYDIS_REGISTER_NONE)
+				r->mem_index = 1;
+			if (op->size / 8 > r->mem_size)
+				r->mem_size = op->size / 8;
+		}
+	}
+	if (in->zi.cpu_flags) {
+		if (in->zi.cpu_flags->tested)
+			add_reg(r->rd, &r->nrd, ZYDIS_REGISTER_RFLAGS);
+		if (in->zi.cpu_flags->modified | in->zi.cpu_flags->set_0 | in->zi.cpu_flags->set_1 |
+		    in->zi.cpu_flags->undefined)
+			add_reg(r->wr, &r->nwr, ZYDIS_REGISTER_RFLAGS);
+	}
+}

@@ -1,0 +1,76 @@
+/* The instructions between branches, for per-instruction formats.
+ *
+ * A branch event says how many instructions ran since the previous branch's
+ * destination; the walker decodes them from the code bytes with Zydis, so
+ * that writers can list every instruction with its operands.
+ */
+#ifndef PTC_WRITERS_INSN_H
+#define PTC_WRITERS_INSN_H
+
+#include <Zydis/Zydis.h>
+
+#include "common/trace_event.h"
+#include "writers/fmt.h"
+
+struct ptc_insn {
+	uint64_t ip;
+	uint8_t len;
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	int decoded;			/* 0 when the bytes were missing or invalid */
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+};
+
+/* Called for each instruction; br is NULL for non-branches and the branch
+ * event for the block's last instruction. */
+typedef int (*ptc_insn_fn)(void *ctx, const struct ptc_insn *in, const struct ptc_branch *br);
+
+struct ptc_walker {
+	ZydisDecoder dec;
+	const struct ptc_code_reader *code;
+	struct ptc_wctx *wctx;
+	uint64_t next;			/* where the next block starts */
+	int next_known;
+	uint64_t missing;		/* instructions not listed (unknown start, no bytes) */
+	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
+	struct ptc_insn *cache;		/* decoded instructions by address (NULL: none) */
+};
+
+void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
+		     struct ptc_wctx *c);
+void ptc_walker_fini(struct ptc_walker *w);
+
+/* Decode the block ending in branch b and call fn per instruction. */
+int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
+		    ptc_insn_fn fn, void *ctx);
+
+/* After a gap the next block starts at its resume IP. */
+void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g);
+
+/* Where execution continues after branch b (0 if unknown). */
+static inline uint64_t ptc_branch_dest(const struct ptc_branch *b)
+{
+	if (b->kind == PTC_BR_FAR && !b->target)
+		return b->ip + b->length;	/* syscall returns behind itself */
+	return b->taken ? b->target : b->ip + b->length;
+}
+
+/* Decode the instruction at ip (->decoded says if it worked).  The result
+ * is valid until the next call; decodings are cached by address and reused
+ * while the code bytes there are unchanged. */
+const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip);
+
+#endif
+
+/* The registers an instruction reads and writes, as Zydis's largest
+ * enclosing registers (eax -> rax), without duplicates; flags appear as
+ * ZYDIS_REGISTER_RFLAGS, instruction-pointer uses are left out.  Memory
+ * operands contribute their base and index to the reads; *mem_read and
+ * *mem_write say whether it accesses memory (LEA and NOP do not). */
+struct ptc_insn_regs {
+	ZydisRegister rd[16], wr[16];
+	int nrd, nwr;
+	int mem_read, mem_write, mem_size, mem_index;
+};
+
+void ptc_insn_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);

@@ -1,0 +1,682 @@
+/* ptconv's own trace format (-f ptconv), writer side.  See ptconv-trace(5).
+ *
+ * The static part (nodes = distinct blocks ending in a branch, edges = their
+ * distinct destinations with the node that followed first) is kept apart
+ * from the dynamic part, which only holds what the static part cannot
+ * predict: a bit per conditional branch, a slot number per indirect branch,
+ * and a sparse list of events (prediction misses, time changes, gaps).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "common/bytes.h"
+#include "writers/fmt.h"
+#include "writers/insn.h"
+#include "writers/ptc_format.h"
+
+struct node {
+	uint64_t start, ip, target;
+	uint64_t code_off;
+	uint32_t insns, code_len;
+	uint32_t first_edge, last_edge, n_edges;	/* writer-side edge list */
+	uint32_t mru_edge, mru_slot;
+	uint8_t kind, length;
+};
+
+struct edge {
+	uint64_t dest;
+	uint32_t succ;
+	uint32_t next;		/* next edge of the same node */
+};
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+struct ptcw {
+	struct ptc_wctx *c;
+	const struct ptc_writer_config *cfg;
+	FILE *f;
+	char path[4096];
+	int level;
+	uint32_t chunk_records;
+	uint32_t pid, tid;
+	int32_t cpu;
+	char comm[64];
+
+	struct node *nodes;
+	uint32_t n_nodes, cap_nodes;
+	uint32_t *hash;
+	uint32_t hash_mask;
+	struct edge *edges;
+	uint32_t n_edges, cap_edges;
+	struct buf code, strings, gaps, chunks;
+	uint64_t n_gaps;
+
+	/* stream state */
+	uint64_t next_start;	/* start of the next block, 0 unknown */
+	uint32_t pred_edge;	/* edge of the previous record, NO_NODE after a gap/chunk start */
+	uint64_t time;		/* time of the previous record in this chunk */
+	uint64_t records, branches, insns;
+	uint64_t code_missing;
+
+	/* current chunk */
+	struct buf bits, slots, events;
+	uint32_t c_records, c_bitn, last_ev;
+	uint64_t c_first_record, c_first_insn;
+	uint64_t file_off;
+	ZSTD_CCtx *zc;
+	struct buf zbuf;
+};
+
+static int buf_grow(struct buf *b, size_t add)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->len + add <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + add)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return -ptc_err_nomem;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static int buf_put(struct buf *b, const void *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (buf_grow(b, n) < 0)
+		return -ptc_err_nomem;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+static int buf_varint(struct buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	return buf_put(b, t, n);
+}
+
+static int is_indirect(uint8_t kind)
+{
+	return kind == PTC_BR_JMP_IND || kind == PTC_BR_CALL_IND ||
+	       kind == PTC_BR_RET || kind == PTC_BR_FAR || kind >= PTC_BR_KIND_NR;
+}
+
+static uint64_t zigzag(uint64_t v)
+{
+	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+}
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t node_hash(uint64_t start, uint64_t ip, uint64_t target, uint32_t insns,
+			  uint8_t kind, uint8_t length)
+{
+	return mix(start * 31 + mix(ip) + target * 7 + ((uint64_t)insns << 16) +
+		   ((uint64_t)kind << 8) + length);
+}
+
+static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
+{
+	struct edge *e;
+
+	if (w->n_edges == w->cap_edges) {
+		uint32_t cap = w->cap_edges ? w->cap_edges * 2 : 1024;
+		e = realloc(w->edges, (size_t)cap * sizeof(*e));
+		if (!e)
+			return -ptc_err_nomem;
+		w->edges = e;
+		w->cap_edges = cap;
+	}
+	*id = w->n_edges++;
+	e = &w->edges[*id];
+	e->dest = dest;
+	e->succ = PTCF_NO_NODE;
+	e->next = PTCF_NO_NODE;
+	if (n->n_edges)
+		w->edges[n->last_edge].next = *id;
+	else
+		n->first_edge = *id;
+	n->last_edge = *id;
+	n->n_edges++;
+	return 0;
+}
+
+static int rehash(struct ptcw *w)
+{
+	uint32_t size = (w->hash_mask + 1) * 2, i;
+	uint32_t *h = malloc((size_t)size * sizeof(*h));
+
+	if (!h)
+		return -ptc_err_nomem;
+	memset(h, 0xff, (size_t)size * sizeof(*h));
+	for (i = 0; i < w->n_nodes; i++) {
+		struct node *n = &w->nodes[i];
+		uint64_t k = node_hash(n->start, n->ip, n->target, n->insns, n->kind, n->length);
+		while (h[k & (size - 1)] != PTCF_NO_NODE)
+			k++;
+		h[k & (size - 1)] = i;
+	}
+	free(w->hash);
+	w->hash = h;
+	w->hash_mask = size - 1;
+	return 0;
+}
+
+static void embed_code(struct ptcw *w, struct node *n)
+{
+	uint64_t len;
+	size_t got;
+
+	n->code_off = w->code.len;
+	n->code_len = 0;
+	if (!n->start || n->start > n->ip)
+		return;
+	len = n->ip + n->length - n->start;
+	if (len > (16u << 20) || !w->cfg->code || !w->cfg->code->read) {
+		w->code_missing++;
+		return;
+	}
+	if (buf_grow(&w->code, len) < 0)
+		return;
+	got = w->cfg->code->read(w->cfg->code->ctx, n->start, w->code.p + w->code.len, len);
+	if (got != len) {
+		if (w->code_missing++ < 8)
+			ptc_wwarn(w->c, "%s: code bytes of block 0x%" PRIx64 "-0x%" PRIx64
+				  " not available: not embedded", w->path, n->start, n->ip + n->length);
+		return;
+	}
+	n->code_len = (uint32_t)len;
+	w->code.len += len;
+}
+
+static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start, uint32_t *id)
+{
+	uint64_t target = is_indirect(b->kind) ? 0 : b->target;
+	uint64_t k = node_hash(start, b->ip, target, b->insns, b->kind, b->length);
+	struct node *n;
+	uint32_t e;
+	int err;
+
+	for (;; k++) {
+		uint32_t i = w->hash[k & w->hash_mask];
+		if (i == PTCF_NO_NODE)
+			break;
+		n = &w->nodes[i];
+		if (n->ip == b->ip && n->start == start && n->target == target &&
+		    n->insns == b->insns && n->kind == b->kind && n->length == b->length) {
+			*id = i;
+			return 0;
+		}
+	}
+	if (w->n_nodes == PTCF_NO_NODE - 1)
+		return ptc_wfail(w->c, ptc_err_overflow, "%s: too many distinct branches", w->path);
+	if (w->n_nodes == w->cap_nodes) {
+		uint32_t cap = w->cap_nodes ? w->cap_nodes * 2 : 1024;
+		n = realloc(w->nodes, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ptc_err_nomem;
+		w->nodes = n;
+		w->cap_nodes = cap;
+	}
+	*id = w->n_nodes;
+	w->hash[k & w->hash_mask] = w->n_nodes++;
+	n = &w->nodes[*id];
+	memset(n, 0, sizeof(*n));
+	n->start = start;
+	n->ip = b->ip;
+	n->target = target;
+	n->insns = b->insns;
+	n->kind = b->kind;
+	n->length = b->length;
+	embed_code(w, n);
+	if (b->kind == PTC_BR_COND) {
+		if ((err = new_edge(w, n, b->ip + b->length, &e)) < 0 ||
+		    (err = new_edge(w, n, b->target, &e)) < 0)
+			return err;
+	} else if (!is_indirect(b->kind)) {
+		if ((err = new_edge(w, n, b->target, &e)) < 0)
+			return err;
+	}
+	if (w->n_nodes * 2 > w->hash_mask)
+		return rehash(w);
+	return 0;
+}
+
+static int event(struct ptcw *w, uint8_t type)
+{
+	int err = buf_varint(&w->events, w->c_records - w->last_ev);
+
+	w->last_ev = w->c_records;
+	if (!err)
+		err = buf_put(&w->events, &type, 1);
+	return err;
+}
+
+static int flush_chunk(struct ptcw *w)
+{
+	uint8_t head[PTCF_C_HEAD], ent[PTCF_CHUNK_SIZE];
+	size_t raw, bound, z;
+	struct buf all = { 0 };
+	int err;
+
+	if (!w->c_records)
+		return 0;
+	ptc_put32(head, w->c_records);
+	ptc_put32(head + 4, (uint32_t)w->bits.len);
+	ptc_put32(head + 8, (uint32_t)w->slots.len);
+	ptc_put32(head + 12, (uint32_t)w->events.len);
+	raw = sizeof(head) + w->bits.len + w->slots.len + w->events.len;
+	if (raw > PTCF_MAX_CHUNK_RAW)
+		return ptc_wfail(w->c, ptc_err_overflow, "%s: chunk too large", w->path);
+	if ((err = buf_put(&all, head, sizeof(head))) < 0 ||
+	    (err = buf_put(&all, w->bits.p, w->bits.len)) < 0 ||
+	    (err = buf_put(&all, w->slots.p, w->slots.len)) < 0 ||
+	    (err = buf_put(&all, w->events.p, w->events.len)) < 0) {
+		free(all.p);
+		return err;
+	}
+	bound = ZSTD_compressBound(raw);
+	w->zbuf.len = 0;
+	if (buf_grow(&w->zbuf, bound) < 0) {
+		free(all.p);
+		return -ptc_err_nomem;
+	}
+	z = ZSTD_compressCCtx(w->zc, w->zbuf.p, bound, all.p, raw, w->level);
+	free(all.p);
+	if (ZSTD_isError(z))
+		return ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(z));
+	if (fwrite(w->zbuf.p, 1, z, w->f) != z)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
+	memset(ent, 0, sizeof(ent));
+	ptc_put64(ent, w->file_off);
+	ptc_put64(ent + 8, z);
+	ptc_put64(ent + 16, w->c_first_record);
+	ptc_put64(ent + 24, w->c_first_insn);
+	ptc_put32(ent + 32, w->c_records);
+	ptc_put32(ent + 36, (uint32_t)raw);
+	if ((err = buf_put(&w->chunks, ent, sizeof(ent))) < 0)
+		return err;
+	w->file_off += z;
+	w->bits.len = w->slots.len = w->events.len = 0;
+	w->c_records = w->c_bitn = w->last_ev = 0;
+	w->c_first_record = w->records;
+	w->c_first_insn = w->insns;
+	w->pred_edge = PTCF_NO_NODE;
+	w->time = 0;
+	return 0;
+}
+
+static int start_record(struct ptcw *w)
+{
+	if (w->c_records == w->chunk_records)
+		return flush_chunk(w);
+	return 0;
+}
+
+static int put_branch(struct ptcw *w, const struct ptc_branch *b)
+{
+	uint32_t id = 0, slot = 0, e;
+	struct node *n;
+	int err;
+
+	if ((err = start_record(w)) < 0)
+		return err;
+	if ((err = find_node(w, b, w->next_start, &id)) < 0)
+		return err;
+	n = &w->nodes[id];
+	/* Does the static successor predict this node? */
+	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
+		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE) {
+			w->edges[w->pred_edge].succ = id;
+		} else {
+			if ((err = event(w, PTCF_EV_NODE)) < 0 ||
+			    (err = buf_varint(&w->events, id)) < 0)
+				return err;
+		}
+	}
+	if (b->time != w->time) {
+		int64_t d = (int64_t)(b->time - w->time);
+		uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+		if ((err = event(w, PTCF_EV_TIME)) < 0 || (err = buf_varint(&w->events, zz)) < 0)
+			return err;
+		w->time = b->time;
+	}
+	if (b->flags) {
+		if ((err = event(w, PTCF_EV_FLAGS)) < 0 || (err = buf_put(&w->events, &b->flags, 1)) < 0)
+			return err;
+	}
+	if (b->kind == PTC_BR_COND) {
+		slot = b->taken ? 1 : 0;
+		if (!(w->c_bitn & 7)) {
+			uint8_t z = 0;
+			if ((err = buf_put(&w->bits, &z, 1)) < 0)
+				return err;
+		}
+		w->bits.p[w->bits.len - 1] |= (uint8_t)(slot << (w->c_bitn & 7));
+		w->c_bitn++;
+		e = n->first_edge + 0;
+		e = slot ? w->edges[n->first_edge].next : n->first_edge;
+	} else {
+		if (b->taken != 1) {
+			if ((err = event(w, PTCF_EV_TAKEN)) < 0 ||
+			    (err = buf_put(&w->events, &b->taken, 1)) < 0)
+				return err;
+		}
+		if (!is_indirect(b->kind)) {
+			e = n->first_edge;
+		} else {
+			if (n->n_edges && w->edges[n->mru_edge].dest == b->target) {
+				e = n->mru_edge;
+				slot = n->mru_slot;
+			} else {
+				for (e = n->n_edges ? n->first_edge : PTCF_NO_NODE, slot = 0;
+				     e != PTCF_NO_NODE && w->edges[e].dest != b->target;
+				     e = w->edges[e].next, slot++)
+					;
+				if (e == PTCF_NO_NODE) {
+					if ((err = new_edge(w, n, b->target, &e)) < 0)
+						return err;
+					n = &w->nodes[id];
+				}
+				n->mru_edge = e;
+				n->mru_slot = slot;
+			}
+			if ((err = buf_varint(&w->slots, slot)) < 0)
+				return err;
+		}
+	}
+	w->pred_edge = e;
+	w->c_records++;
+	w->records++;
+	w->branches++;
+	w->insns += b->insns;
+	w->next_start = ptc_branch_dest(b);
+	return 0;
+}
+
+static int ptcw_branches(void *st, const struct ptc_branch *b, size_t n)
+{
+	struct ptcw *w = st;
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++)
+		if ((err = put_branch(w, &b[i])) < 0)
+			return err;
+	return 0;
+}
+
+static int ptcw_gap(void *st, const struct ptc_gap *g)
+{
+	struct ptcw *w = st;
+	uint8_t ent[PTCF_GAP_SIZE];
+	size_t dlen = g->detail ? strlen(g->detail) : 0;
+	int err;
+
+	if ((err = start_record(w)) < 0)
+		return err;
+	memset(ent, 0, sizeof(ent));
+	ent[0] = g->cause;
+	ptc_put64(ent + 8, g->aux_offset);
+	ptc_put64(ent + 16, g->resume_offset);
+	ptc_put64(ent + 24, g->time);
+	ptc_put64(ent + 32, g->ip);
+	ptc_put64(ent + 40, g->resume_ip);
+	ptc_put64(ent + 48, g->lost_branches);
+	ptc_put64(ent + 56, g->lost_bytes);
+	ptc_put32(ent + 64, (uint32_t)w->strings.len);
+	ptc_put32(ent + 68, (uint32_t)dlen);
+	if ((err = buf_put(&w->gaps, ent, sizeof(ent))) < 0 ||
+	    (err = buf_put(&w->strings, g->detail ? g->detail : "", dlen)) < 0)
+		return err;
+	if ((err = event(w, PTCF_EV_GAP)) < 0 || (err = buf_varint(&w->events, w->n_gaps)) < 0)
+		return err;
+	w->n_gaps++;
+	w->c_records++;
+	w->records++;
+	w->pred_edge = PTCF_NO_NODE;
+	w->next_start = g->resume_ip;
+	return 0;
+}
+
+static int write_static(struct ptcw *w)
+{
+	struct buf s = { 0 };
+	uint8_t head[PTCF_S_HEAD], *z = NULL;
+	uint32_t i, e;
+	size_t bound, zn;
+	int err = -ptc_err_nomem;
+
+	memset(head, 0, sizeof(head));
+	ptc_put64(head, w->n_nodes);
+	ptc_put64(head + 8, w->n_edges);
+	ptc_put64(head + 16, w->chunks.len / PTCF_CHUNK_SIZE);
+	ptc_put64(head + 24, w->n_gaps);
+	ptc_put64(head + 32, w->code.len);
+	ptc_put64(head + 40, w->strings.len + strlen(w->comm));
+	ptc_put32(head + 48, (uint32_t)strlen(w->comm));
+	ptc_put64(head + 56, w->branches);
+	if (buf_put(&s, head, sizeof(head)) < 0)
+		goto out;
+	/* Nodes and edges as LEB128 numbers relative to their neighbours
+	 * (ptconv-trace(5)): addresses of a program are close together. */
+	{
+		uint64_t prev_start = 0;
+		for (i = 0; i < w->n_nodes; i++) {
+			struct node *n = &w->nodes[i];
+			if (buf_varint(&s, zigzag(n->start - prev_start)) < 0 ||
+			    buf_varint(&s, zigzag(n->ip - n->start)) < 0 ||
+			    buf_varint(&s, n->target ? zigzag(n->target - n->ip) + 1 : 0) < 0 ||
+			    buf_varint(&s, n->insns) < 0 || buf_varint(&s, n->n_edges) < 0 ||
+			    buf_varint(&s, n->code_len) < 0 ||
+			    buf_put(&s, &n->kind, 1) < 0 || buf_put(&s, &n->length, 1) < 0)
+				goto out;
+			prev_start = n->start;
+		}
+	}
+	for (i = 0; i < w->n_nodes; i++) {
+		uint32_t k;
+		struct node *n = &w->nodes[i];
+		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
+			uint64_t dest = w->edges[e].dest, succ = w->edges[e].succ;
+			if (buf_varint(&s, dest ? zigzag(dest - n->ip) + 1 : 0) < 0 ||
+			    buf_varint(&s, succ == PTCF_NO_NODE ? 0 : zigzag(succ - (uint64_t)i) + 1) < 0)
+				goto out;
+		}
+	}
+	/* Gap detail offsets point into the strings blob after the comm. */
+	for (i = 0; i < w->n_gaps; i++) {
+		uint8_t *g = w->gaps.p + (size_t)i * PTCF_GAP_SIZE;
+		ptc_put32(g + 64, ptc_le32(g + 64) + (uint32_t)strlen(w->comm));
+	}
+	if (buf_put(&s, w->chunks.p, w->chunks.len) < 0 ||
+	    buf_put(&s, w->gaps.p, w->gaps.len) < 0 ||
+	    buf_put(&s, w->code.p, w->code.len) < 0 ||
+	    buf_put(&s, w->comm, strlen(w->comm)) < 0 ||
+	    buf_put(&s, w->strings.p, w->strings.len) < 0)
+		goto out;
+	bound = ZSTD_compressBound(s.len);
+	z = malloc(bound + 16);
+	if (!z)
+		goto out;
+	zn = ZSTD_compressCCtx(w->zc, z + 16, bound, s.p, s.len, w->level < 12 ? 12 : w->level);
+	if (ZSTD_isError(zn)) {
+		err = ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(zn));
+		goto out;
+	}
+	ptc_put64(z, zn);
+	ptc_put64(z + 8, s.len);
+	if (fwrite(z, 1, zn + 16, w->f) != zn + 16) {
+		err = ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
+		goto out;
+	}
+	err = 0;
+out:
+	free(s.p);
+	free(z);
+	return err;
+}
+
+static int write_header(struct ptcw *w, uint32_t flags, uint64_t static_off)
+{
+	uint8_t h[PTCF_HEADER_SIZE];
+
+	memset(h, 0, sizeof(h));
+	memcpy(h, PTCF_MAGIC, 8);
+	ptc_put32(h + PTCF_H_VERSION, PTCF_VERSION);
+	ptc_put32(h + PTCF_H_HSIZE, PTCF_HEADER_SIZE);
+	ptc_put32(h + PTCF_H_FLAGS, flags);
+	ptc_put32(h + PTCF_H_PID, w->pid);
+	ptc_put32(h + PTCF_H_TID, w->tid);
+	ptc_put32(h + PTCF_H_CPU, (uint32_t)w->cpu);
+	ptc_put64(h + PTCF_H_RECORDS, w->records);
+	ptc_put64(h + PTCF_H_INSNS, w->insns);
+	ptc_put64(h + PTCF_H_STATIC, static_off);
+	ptc_put64(h + PTCF_H_TAIL, 0);
+	if (fseeko(w->f, 0, SEEK_SET) < 0 || fwrite(h, 1, sizeof(h), w->f) != sizeof(h))
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
+	return 0;
+}
+
+static int ptcw_finish(void *st)
+{
+	struct ptcw *w = st;
+	uint64_t static_off;
+	int err;
+
+	if ((err = flush_chunk(w)) < 0)
+		return err;
+	static_off = w->file_off;
+	if ((err = write_static(w)) < 0 || (err = write_header(w, PTCF_FLAG_COMPLETE, static_off)) < 0)
+		return err;
+	if (w->code_missing)
+		ptc_wwarn(w->c, "%s: %" PRIu64 " blocks without code bytes", w->path, w->code_missing);
+	if (fclose(w->f) != 0) {
+		w->f = NULL;
+		return ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
+	}
+	w->f = NULL;
+	return 0;
+}
+
+static void ptcw_free(void *st)
+{
+	struct ptcw *w = st;
+
+	if (w->f)
+		fclose(w->f);
+	ZSTD_freeCCtx(w->zc);
+	free(w->nodes);
+	free(w->hash);
+	free(w->edges);
+	free(w->code.p);
+	free(w->strings.p);
+	free(w->gaps.p);
+	free(w->chunks.p);
+	free(w->bits.p);
+	free(w->slots.p);
+	free(w->events.p);
+	free(w->zbuf.p);
+	free(w);
+}
+
+static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
+		     const struct ptc_thread_info *t, struct ptc_wctx *c)
+{
+	struct ptcw *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ptc_err_nomem;
+	w->c = c;
+	w->cfg = cfg;
+	w->level = cfg->level ? cfg->level : 6;
+	w->chunk_records = cfg->chunk_records ? cfg->chunk_records : 1u << 20;
+	w->pid = t ? t->pid : 0;
+	w->tid = t ? t->tid : 0;
+	w->cpu = t ? t->cpu : -1;
+	snprintf(w->comm, sizeof(w->comm), "%s", t && t->comm ? t->comm : "");
+	w->pred_edge = PTCF_NO_NODE;
+	w->hash_mask = 1023;
+	w->hash = malloc(1024 * sizeof(*w->hash));
+	w->zc = ZSTD_createCCtx();
+	if (!w->hash || !w->zc) {
+		ptcw_free(w);
+		return -ptc_err_nomem;
+	}
+	memset(w->hash, 0xff, 1024 * sizeof(*w->hash));
+	if ((err = ptc_wpath(w->path, sizeof(w->path), cfg, t, "ptc")) < 0) {
+		ptcw_free(w);
+		return ptc_wfail(c, ptc_err_invalid, "ptconv writer: output path too long");
+	}
+	w->f = fopen(w->path, "wb");
+	if (!w->f) {
+		err = ptc_wfail(c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+		ptcw_free(w);
+		return err;
+	}
+	if ((err = write_header(w, 0, 0)) < 0) {
+		ptcw_free(w);
+		return err;
+	}
+	w->file_off = PTCF_HEADER_SIZE;
+	*st = w;
+	return 0;
+}
+
+const struct ptc_fmt_ops ptc_fmt_ptconv = {
+	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
+	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free,
+};
+
+/* For ptconv slice: record that the trace at path ends with tail
+ * instructions after its last branch (header fields, ptconv-trace(5)). */
+int ptc_ptconv_set_tail(const char *path, uint64_t tail)
+{
+	uint8_t h[PTCF_HEADER_SIZE];
+	FILE *f = fopen(path, "r+b");
+	int err = 0;
+
+	if (!f)
+		return -ptc_err_io;
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, PTCF_MAGIC, 8)) {
+		fclose(f);
+		return -ptc_err_bad_magic;
+	}
+	ptc_put64(h + PTCF_H_INSNS, ptc_le64(h + PTCF_H_INSNS) - ptc_le64(h + PTCF_H_TAIL) + tail);
+	ptc_put64(h + PTCF_H_TAIL, tail);
+	if (fseek(f, 0, SEEK_SET) < 0 || fwrite(h, 1, sizeof(h), f) != sizeof(h))
+		err = -ptc_err_io;
+	if (fclose(f) != 0)
+		err = -ptc_err_io;
+	return err;
+}

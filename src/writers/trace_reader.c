@@ -1,0 +1,862 @@
+/* libptconv-trace: the reader of ptconv's own trace format.  See
+ * include/ptconv/trace.h for the API and ptconv-trace(5) for the layout.
+ *
+ * Everything the file claims is checked against the file's size before it
+ * is allocated or followed, so a corrupt or hostile file yields an error
+ * naming the byte offset, never a crash or an unbounded allocation.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "ptconv/trace.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "writers/ptc_format.h"
+
+/* A node as the hot loop wants it: the record it expands to. */
+/* 48 bytes, so that the nodes of a hot loop stay in the first-level cache. */
+struct rnode {
+	struct ptc_trace_record tmpl;	/* ip, target, insns, kind, length; taken 1 */
+	uint32_t succ[2];		/* successors of slots 0 and 1 (direct kinds) */
+	uint32_t first_edge;
+	uint32_t n_edges : 30, mode : 2;	/* mode: MODE_* */
+};
+
+enum { MODE_COND, MODE_DIRECT, MODE_INDIRECT };
+
+struct redge {
+	uint64_t dest;
+	uint32_t succ;
+};
+
+struct rchunk {
+	uint64_t off, comp, first_record, first_insn;
+	uint32_t n_records, raw;
+};
+
+struct range {
+	uint64_t start, end, off;
+};
+
+struct ptc_trace {
+	FILE *f;
+	char path[1024];
+	char msg[1024];
+	uint64_t size;
+	struct ptc_trace_info info;
+	char *comm;
+
+	struct rnode *nodes;
+	uint64_t n_nodes;
+	struct redge *edges;
+	uint64_t n_edges;
+	struct rchunk *chunks;
+	uint64_t n_chunks;
+	uint8_t *gaps;
+	uint64_t n_gaps;
+	uint8_t *code;
+	uint64_t code_size;
+	char *strings;
+	uint64_t strings_size;
+	struct range *ranges;
+	uint64_t n_ranges;
+
+	/* decoding state */
+	uint64_t chunk;		/* current chunk, n_chunks at the end */
+	int loaded;
+	uint8_t *raw, *comp;
+	size_t raw_cap, comp_cap;
+	const uint8_t *bits, *slots, *ev, *ev_end, *slots_end;
+	uint32_t n_bits_bytes;
+	uint32_t rec, nrec;	/* next record in chunk, records in chunk */
+	uint64_t bitpos;
+	uint32_t next_ev;	/* record index of the next event, UINT32_MAX none */
+	uint32_t cur;		/* node of the next record (predicted) */
+	uint64_t time;
+	uint64_t insns_before;	/* instructions before the next record */
+	ZSTD_DCtx *dctx;
+};
+
+static int fail(struct ptc_trace *t, int code, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(struct ptc_trace *t, int code, uint64_t off, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(t->msg, sizeof(t->msg), "%.600s: offset %" PRIu64 ": %.400s", t->path, off, why);
+	return -code;
+}
+
+const char *ptc_trace_errmsg(const struct ptc_trace *t)
+{
+	return t ? t->msg : "";
+}
+
+const char *ptc_trace_errstr(int code)
+{
+	return ptc_errstr(code);
+}
+
+static int read_at(struct ptc_trace *t, uint64_t off, void *buf, size_t n)
+{
+	if (off > t->size || n > t->size - off)
+		return fail(t, ptc_err_truncated, off, "file ends inside a %zu-byte structure", n);
+	if (fseeko(t->f, (off_t)off, SEEK_SET) < 0 || fread(buf, 1, n, t->f) != n)
+		return fail(t, ptc_err_io, off, "read: %s", strerror(errno));
+	return 0;
+}
+
+static int decompress(struct ptc_trace *t, uint64_t off, const uint8_t *z, size_t zn,
+		      uint8_t *out, size_t outn)
+{
+	unsigned long long fs = ZSTD_getFrameContentSize(z, zn);
+	size_t r;
+
+	if (fs != outn)
+		return fail(t, ptc_err_decompress, off, "compressed block claims %llu bytes, index says %zu",
+			    fs, outn);
+	r = ZSTD_decompressDCtx(t->dctx, out, outn, z, zn);
+	if (ZSTD_isError(r) || r != outn)
+		return fail(t, ptc_err_decompress, off, "zstd: %s",
+			    ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short block");
+	return 0;
+}
+
+static uint64_t unzigzag(uint64_t v)
+{
+	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+}
+
+static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v);
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int load_static(struct ptc_trace *t, uint64_t off)
+{
+	uint8_t h16[16], *s = NULL, *z = NULL, *p;
+	uint64_t zn, sn, need, i;
+	int err;
+
+	if ((err = read_at(t, off, h16, 16)) < 0)
+		return err;
+	zn = ptc_le64(h16);
+	sn = ptc_le64(h16 + 8);
+	if (zn > t->size - off - 16)
+		return fail(t, ptc_err_bad_size, off, "static part of %" PRIu64 " bytes beyond the end", zn);
+	/* zstd expands at most ~ 1:32000; bound what we allocate by that. */
+	if (sn < PTCF_S_HEAD || sn > PTCF_MAX_STATIC_RAW || sn / 40000 > zn + 1)
+		return fail(t, ptc_err_bad_size, off + 8, "impossible static size %" PRIu64, sn);
+	z = malloc(zn ? zn : 1);
+	s = malloc(sn);
+	if (!z || !s) {
+		err = fail(t, ptc_err_nomem, off, "out of memory");
+		goto out;
+	}
+	if ((err = read_at(t, off + 16, z, zn)) < 0 ||
+	    (err = decompress(t, off + 16, z, zn, s, sn)) < 0)
+		goto out;
+	t->n_nodes = ptc_le64(s);
+	t->n_edges = ptc_le64(s + 8);
+	t->n_chunks = ptc_le64(s + 16);
+	t->n_gaps = ptc_le64(s + 24);
+	t->code_size = ptc_le64(s + 32);
+	t->strings_size = ptc_le64(s + 40);
+	if (t->n_nodes > sn || t->n_edges > sn || t->n_chunks > sn || t->n_gaps > sn ||
+	    t->code_size > sn || t->strings_size > sn)
+		goto bad;
+	/* The fixed-size tables and blobs after the LEB128 node and edge
+	 * tables must fit; a node or edge takes at least 2 bytes, 8 or 2. */
+	need = PTCF_S_HEAD + t->n_chunks * PTCF_CHUNK_SIZE + t->n_gaps * PTCF_GAP_SIZE +
+	       t->code_size + t->strings_size;
+	if (need > sn || t->n_nodes * 8 + t->n_edges * 2 > sn - need ||
+	    ptc_le32(s + 48) > t->strings_size)
+		goto bad;
+	t->info.branches = ptc_le64(s + 56);
+	t->nodes = calloc(t->n_nodes + 1, sizeof(*t->nodes));
+	t->edges = calloc(t->n_edges + 1, sizeof(*t->edges));
+	t->chunks = calloc(t->n_chunks + 1, sizeof(*t->chunks));
+	t->ranges = calloc(t->n_nodes + 1, sizeof(*t->ranges));
+	t->gaps = malloc(t->n_gaps * PTCF_GAP_SIZE + 1);
+	t->code = malloc(t->code_size + 1);
+	t->strings = malloc(t->strings_size + 1);
+	if (!t->nodes || !t->edges || !t->chunks || !t->ranges || !t->gaps || !t->code || !t->strings) {
+		err = fail(t, ptc_err_nomem, off, "out of memory");
+		goto out;
+	}
+	{
+		const uint8_t *q = s + PTCF_S_HEAD, *qend = s + (sn - (need - PTCF_S_HEAD));
+		uint64_t start = 0, code_off = 0, edge = 0, v[6];
+		for (i = 0; i < t->n_nodes; i++) {
+			struct rnode *n = &t->nodes[i];
+			int k;
+			for (k = 0; k < 6; k++)
+				if (get_varint(&q, qend, &v[k]) < 0)
+					goto badnode;
+			if (qend - q < 2)
+				goto badnode;
+			start += unzigzag(v[0]);
+			n->tmpl.ip = start + unzigzag(v[1]);
+			n->tmpl.target = v[2] ? n->tmpl.ip + unzigzag(v[2] - 1) : 0;
+			n->tmpl.kind = q[0];
+			n->tmpl.length = q[1];
+			n->tmpl.taken = 1;
+			q += 2;
+			if (v[3] > UINT32_MAX || v[4] > 0x3fffffff || v[4] > t->n_edges - edge ||
+			    v[5] > t->code_size - code_off || n->tmpl.kind > PTC_TRACE_FAR ||
+			    (n->tmpl.kind == PTC_TRACE_COND && v[4] != 2) ||
+			    ((n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL) && v[4] != 1))
+				goto badnode;
+			n->tmpl.insns = (uint32_t)v[3];
+			n->first_edge = (uint32_t)edge;
+			n->n_edges = (uint32_t)v[4];
+			edge += v[4];
+			if (v[5]) {
+				t->ranges[t->n_ranges].start = start;
+				t->ranges[t->n_ranges].end = start + v[5];
+				t->ranges[t->n_ranges].off = code_off;
+				t->n_ranges++;
+			}
+			code_off += v[5];
+		}
+		if (edge != t->n_edges || code_off != t->code_size) {
+			err = fail(t, ptc_err_bad_record, off, "static part: nodes account for %" PRIu64
+				   " edges and %" PRIu64 " code bytes, not %" PRIu64 " and %" PRIu64,
+				   edge, code_off, t->n_edges, t->code_size);
+			goto out;
+		}
+		for (i = 0; i < t->n_nodes; i++) {
+			struct rnode *n = &t->nodes[i];
+			uint32_t k;
+			for (k = 0; k < n->n_edges; k++) {
+				struct redge *e = &t->edges[n->first_edge + k];
+				if (get_varint(&q, qend, &v[0]) < 0 || get_varint(&q, qend, &v[1]) < 0)
+					goto badedge;
+				e->dest = v[0] ? n->tmpl.ip + unzigzag(v[0] - 1) : 0;
+				if (!v[1]) {
+					e->succ = PTCF_NO_NODE;
+				} else {
+					uint64_t succ = i + unzigzag(v[1] - 1);
+					if (succ >= t->n_nodes)
+						goto badedge;
+					e->succ = (uint32_t)succ;
+				}
+			}
+		}
+		if (q != qend) {
+			err = fail(t, ptc_err_bad_record, off, "static part: node and edge tables"
+				   " do not end where the chunk index begins");
+			goto out;
+		}
+		p = (uint8_t *)qend;
+	}
+	for (i = 0; i < t->n_nodes; i++) {
+		struct rnode *n = &t->nodes[i];
+		n->mode = n->tmpl.kind == PTC_TRACE_COND ? MODE_COND :
+			  n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL ? MODE_DIRECT :
+			  MODE_INDIRECT;
+		n->succ[0] = n->n_edges > 0 ? t->edges[n->first_edge].succ : PTCF_NO_NODE;
+		n->succ[1] = n->n_edges > 1 ? t->edges[n->first_edge + 1].succ : PTCF_NO_NODE;
+	}
+	for (i = 0; i < t->n_chunks; i++, p += PTCF_CHUNK_SIZE) {
+		struct rchunk *c = &t->chunks[i];
+		c->off = ptc_le64(p);
+		c->comp = ptc_le64(p + 8);
+		c->first_record = ptc_le64(p + 16);
+		c->first_insn = ptc_le64(p + 24);
+		c->n_records = ptc_le32(p + 32);
+		c->raw = ptc_le32(p + 36);
+		if (c->off < PTCF_HEADER_SIZE || c->off > off || c->comp > off - c->off ||
+		    c->raw > PTCF_MAX_CHUNK_RAW || c->raw < PTCF_C_HEAD || !c->n_records ||
+		    (i && (c->first_record != t->chunks[i - 1].first_record + t->chunks[i - 1].n_records ||
+			   c->first_insn < t->chunks[i - 1].first_insn)) ||
+		    (!i && (c->first_record || c->first_insn))) {
+			err = fail(t, ptc_err_bad_record, off, "static part: chunk index entry %" PRIu64 " is inconsistent", i);
+			goto out;
+		}
+	}
+	if (t->n_chunks && t->chunks[t->n_chunks - 1].first_record +
+	    t->chunks[t->n_chunks - 1].n_records != t->info.records) {
+		err = fail(t, ptc_err_bad_record, off, "chunk index does not add up to %" PRIu64 " records",
+			   t->info.records);
+		goto out;
+	}
+	if (!t->n_chunks && t->info.records) {
+		err = fail(t, ptc_err_bad_record, off, "no chunks for %" PRIu64 " records", t->info.records);
+		goto out;
+	}
+	memcpy(t->gaps, p, t->n_gaps * PTCF_GAP_SIZE);
+	for (i = 0; i < t->n_gaps; i++) {
+		const uint8_t *g = p + i * PTCF_GAP_SIZE;
+		if ((uint64_t)ptc_le32(g + 64) + ptc_le32(g + 68) > t->strings_size) {
+			err = fail(t, ptc_err_bad_record, off, "static part: gap %" PRIu64 " detail out of range", i);
+			goto out;
+		}
+	}
+	p += t->n_gaps * PTCF_GAP_SIZE;
+	memcpy(t->code, p, t->code_size);
+	p += t->code_size;
+	memcpy(t->strings, p, t->strings_size);
+	t->strings[t->strings_size] = 0;
+	t->comm = malloc(ptc_le32(s + 48) + 1);
+	if (!t->comm) {
+		err = fail(t, ptc_err_nomem, off, "out of memory");
+		goto out;
+	}
+	memcpy(t->comm, t->strings, ptc_le32(s + 48));
+	t->comm[ptc_le32(s + 48)] = 0;
+	qsort(t->ranges, t->n_ranges, sizeof(*t->ranges), cmp_range);
+	err = 0;
+	goto out;
+badnode:
+	err = fail(t, ptc_err_bad_record, off, "static part: node %" PRIu64 " is inconsistent", i);
+	goto out;
+badedge:
+	err = fail(t, ptc_err_bad_record, off, "static part: an edge of node %" PRIu64 " is inconsistent", i);
+	goto out;
+bad:
+	err = fail(t, ptc_err_bad_size, off, "static part: counts do not match its size %" PRIu64, sn);
+out:
+	free(z);
+	free(s);
+	return err;
+}
+
+struct ptc_trace *ptc_trace_open_msg(const char *path, int *errp, char *msg, size_t size)
+{
+	struct ptc_trace *t = calloc(1, sizeof(*t));
+	uint8_t h[PTCF_HEADER_SIZE];
+	struct stat sb;
+	uint64_t static_off;
+	int err;
+
+	if (!t) {
+		*errp = -ptc_err_nomem;
+		return NULL;
+	}
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	t->dctx = ZSTD_createDCtx();
+	t->f = fopen(path, "rb");
+	if (!t->f) {
+		err = fail(t, errno == ENOENT ? ptc_err_not_found : ptc_err_io, 0, "%s", strerror(errno));
+		goto bad;
+	}
+	if (fstat(fileno(t->f), &sb) < 0) {
+		err = fail(t, ptc_err_io, 0, "%s", strerror(errno));
+		goto bad;
+	}
+	t->size = (uint64_t)sb.st_size;
+	if ((err = read_at(t, 0, h, sizeof(h))) < 0)
+		goto bad;
+	if (memcmp(h, PTCF_MAGIC, 8)) {
+		err = fail(t, ptc_err_bad_magic, 0, "not a ptconv trace (bad magic)");
+		goto bad;
+	}
+	t->info.version = ptc_le32(h + PTCF_H_VERSION);
+	if (t->info.version != PTCF_VERSION) {
+		err = fail(t, ptc_err_unsupported, PTCF_H_VERSION, "format version %u, this reader knows %u",
+			   t->info.version, PTCF_VERSION);
+		goto bad;
+	}
+	if (ptc_le32(h + PTCF_H_HSIZE) != PTCF_HEADER_SIZE) {
+		err = fail(t, ptc_err_bad_size, PTCF_H_HSIZE, "header size %u", ptc_le32(h + PTCF_H_HSIZE));
+		goto bad;
+	}
+	if (!(ptc_le32(h + PTCF_H_FLAGS) & PTCF_FLAG_COMPLETE)) {
+		err = fail(t, ptc_err_truncated, PTCF_H_FLAGS, "incomplete trace (its writer did not finish)");
+		goto bad;
+	}
+	t->info.pid = ptc_le32(h + PTCF_H_PID);
+	t->info.tid = ptc_le32(h + PTCF_H_TID);
+	t->info.cpu = (int32_t)ptc_le32(h + PTCF_H_CPU);
+	t->info.records = ptc_le64(h + PTCF_H_RECORDS);
+	t->info.instructions = ptc_le64(h + PTCF_H_INSNS);
+	t->info.tail_insns = ptc_le64(h + PTCF_H_TAIL);
+	static_off = ptc_le64(h + PTCF_H_STATIC);
+	if (static_off < PTCF_HEADER_SIZE || static_off > t->size) {
+		err = fail(t, ptc_err_bad_size, PTCF_H_STATIC, "static part offset %" PRIu64
+			   " outside the %" PRIu64 "-byte file", static_off, t->size);
+		goto bad;
+	}
+	if ((err = load_static(t, static_off)) < 0)
+		goto bad;
+	t->info.gaps = t->n_gaps;
+	t->info.chunks = t->n_chunks;
+	t->info.static_branches = t->n_nodes;
+	t->info.comm = t->comm;
+	if (t->info.branches + t->n_gaps != t->info.records) {
+		err = fail(t, ptc_err_bad_record, static_off, "%" PRIu64 " branches + %" PRIu64
+			   " gaps != %" PRIu64 " records", t->info.branches, t->n_gaps, t->info.records);
+		goto bad;
+	}
+	t->next_ev = UINT32_MAX;
+	*errp = 0;
+	return t;
+bad:
+	*errp = err;
+	if (msg && size)
+		snprintf(msg, size, "%s", t->msg);
+	ptc_trace_close(t);
+	return NULL;
+}
+
+struct ptc_trace *ptc_trace_open(const char *path, int *err)
+{
+	return ptc_trace_open_msg(path, err, NULL, 0);
+}
+
+void ptc_trace_close(struct ptc_trace *t)
+{
+	if (!t)
+		return;
+	if (t->f)
+		fclose(t->f);
+	ZSTD_freeDCtx(t->dctx);
+	free(t->nodes);
+	free(t->edges);
+	free(t->chunks);
+	free(t->gaps);
+	free(t->code);
+	free(t->strings);
+	free(t->ranges);
+	free(t->comm);
+	free(t->raw);
+	free(t->comp);
+	free(t);
+}
+
+int ptc_trace_info(const struct ptc_trace *t, struct ptc_trace_info *info)
+{
+	*info = t->info;
+	return 0;
+}
+
+static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	int s = 0;
+
+	for (;;) {
+		if (p >= end || s > 63)
+			return -1;
+		r |= (uint64_t)(*p & 0x7f) << s;
+		if (!(*p++ & 0x80))
+			break;
+		s += 7;
+	}
+	*pp = p;
+	*v = r;
+	return 0;
+}
+
+static int load_chunk(struct ptc_trace *t, uint64_t ci)
+{
+	struct rchunk *c = &t->chunks[ci];
+	uint32_t bl, sl, el;
+	uint64_t d;
+	int err;
+
+	t->loaded = 0;
+	if (c->comp > t->comp_cap) {
+		free(t->comp);
+		t->comp = malloc(c->comp);
+		t->comp_cap = t->comp ? c->comp : 0;
+	}
+	if (c->raw > t->raw_cap) {
+		free(t->raw);
+		t->raw = calloc(1, (size_t)c->raw + 8);	/* + padding read by expand_run */
+		t->raw_cap = t->raw ? c->raw : 0;
+	}
+	if (!t->comp || !t->raw)
+		return fail(t, ptc_err_nomem, c->off, "out of memory");
+	if ((err = read_at(t, c->off, t->comp, c->comp)) < 0 ||
+	    (err = decompress(t, c->off, t->comp, c->comp, t->raw, c->raw)) < 0)
+		return err;
+	bl = ptc_le32(t->raw + 4);
+	sl = ptc_le32(t->raw + 8);
+	el = ptc_le32(t->raw + 12);
+	if (ptc_le32(t->raw) != c->n_records ||
+	    (uint64_t)PTCF_C_HEAD + bl + sl + el != c->raw)
+		return fail(t, ptc_err_bad_record, c->off, "chunk %" PRIu64 ": stream sizes do not add up", ci);
+	t->bits = t->raw + PTCF_C_HEAD;
+	t->n_bits_bytes = bl;
+	t->slots = t->bits + bl;
+	t->slots_end = t->slots + sl;
+	t->ev = t->slots_end;
+	t->ev_end = t->ev + el;
+	t->rec = 0;
+	t->nrec = c->n_records;
+	t->bitpos = 0;
+	t->time = 0;
+	t->cur = PTCF_NO_NODE;
+	t->insns_before = c->first_insn;
+	t->next_ev = UINT32_MAX;
+	if (t->ev < t->ev_end) {
+		if (get_varint(&t->ev, t->ev_end, &d) < 0 || d >= t->nrec)
+			return fail(t, ptc_err_bad_record, c->off, "chunk %" PRIu64 ": bad event list", ci);
+		t->next_ev = (uint32_t)d;
+	}
+	t->chunk = ci;
+	t->loaded = 1;
+	return 0;
+}
+
+/* Apply the events of record t->rec; may produce a gap record in *gap_out. */
+static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_gap, uint8_t *flags,
+		     int *taken)
+{
+	const uint64_t coff = t->chunks[t->chunk].off;
+	uint64_t v;
+
+	while (t->next_ev == t->rec) {
+		uint8_t type;
+		if (t->ev >= t->ev_end)
+			goto bad;
+		type = *t->ev++;
+		switch (type) {
+		case PTCF_EV_NODE:
+			if (get_varint(&t->ev, t->ev_end, &v) < 0 || v >= t->n_nodes)
+				goto bad;
+			t->cur = (uint32_t)v;
+			break;
+		case PTCF_EV_TIME:
+			if (get_varint(&t->ev, t->ev_end, &v) < 0)
+				goto bad;
+			t->time += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+			break;
+		case PTCF_EV_FLAGS:
+			if (t->ev >= t->ev_end)
+				goto bad;
+			*flags = *t->ev++;
+			break;
+		case PTCF_EV_TAKEN:
+			if (t->ev >= t->ev_end)
+				goto bad;
+			*taken = *t->ev++;
+			break;
+		case PTCF_EV_GAP: {
+			const uint8_t *g;
+			if (get_varint(&t->ev, t->ev_end, &v) < 0 || v >= t->n_gaps)
+				goto bad;
+			g = t->gaps + v * PTCF_GAP_SIZE;
+			memset(out, 0, sizeof(*out));
+			out->kind = PTC_TRACE_GAP;
+			out->taken = g[0];
+			out->ip = ptc_le64(g + 32);
+			out->target = ptc_le64(g + 40);
+			out->time = ptc_le64(g + 24);
+			out->insns = (uint32_t)v;
+			*is_gap = 1;
+			t->cur = PTCF_NO_NODE;
+			break;
+		}
+		default:
+			goto bad;
+		}
+		if (t->ev == t->ev_end) {
+			t->next_ev = UINT32_MAX;
+		} else {
+			if (get_varint(&t->ev, t->ev_end, &v) < 0 || v > t->nrec - t->rec)
+				goto bad;
+			t->next_ev = t->rec + (uint32_t)v;
+		}
+	}
+	return 0;
+bad:
+	return fail(t, ptc_err_bad_record, coff, "chunk %" PRIu64 ": bad event for record %u",
+		    t->chunk, t->rec);
+}
+
+/* Expand records [t->rec, end) of the current chunk, none of which has an
+ * event, into out.  This is the hot loop: state lives in locals (the output
+ * records could otherwise alias it) and every input byte is bounds-checked. */
+static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t count)
+{
+	const struct rnode *nodes = t->nodes;
+	const struct redge *edges = t->edges;
+	const uint8_t *bits = t->bits, *sp = t->slots, *send = t->slots_end;
+	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
+	uint64_t bitpos = t->bitpos, time = t->time, insns = t->insns_before;
+	uint32_t cur = t->cur, i, slot;
+	int err = 0;
+
+	for (i = 0; i < count; i++) {
+		const struct rnode *nd;
+		struct ptc_trace_record *r = &out[i];
+
+		if (cur == PTCF_NO_NODE) {
+			err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+				   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
+			break;
+		}
+		nd = &nodes[cur];
+		*r = nd->tmpl;
+		r->time = time;
+		if (nd->mode == MODE_COND) {
+			if (bitpos >= nbits) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+				break;
+			}
+			/* A branch rather than an index: the CPU then predicts
+			 * the next node instead of waiting for the bit. */
+			if ((bits[bitpos >> 3] >> (bitpos & 7)) & 1) {
+				r->taken = 1;
+				cur = nd->succ[1];
+			} else {
+				r->taken = 0;
+				cur = nd->succ[0];
+			}
+			bitpos++;
+		} else if (nd->mode == MODE_DIRECT) {
+			cur = nd->succ[0];
+		} else {
+			uint64_t v;
+			if (sp < send && *sp < 0x80) {
+				v = *sp++;
+			} else if (get_varint(&sp, send, &v) < 0) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+				break;
+			}
+			if (v >= nd->n_edges) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
+					   t->chunk, t->rec + i, v, nd->n_edges);
+				break;
+			}
+			slot = (uint32_t)v;
+			r->target = edges[nd->first_edge + slot].dest;
+			cur = edges[nd->first_edge + slot].succ;
+		}
+		insns += nd->tmpl.insns;
+	}
+	t->bitpos = bitpos;
+	t->slots = sp;
+	t->cur = cur;
+	t->insns_before = insns;
+	t->rec += i;
+	return err < 0 ? err : (int)i;
+}
+
+int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
+{
+	size_t k = 0;
+	int err;
+
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	while (k < n) {
+		struct ptc_trace_record *r;
+		uint32_t run;
+
+		if (!t->loaded || t->rec == t->nrec) {
+			uint64_t next = t->loaded ? t->chunk + 1 : t->chunk;
+			if (next >= t->n_chunks) {
+				t->loaded = 0;
+				t->chunk = t->n_chunks;
+				break;
+			}
+			if ((err = load_chunk(t, next)) < 0)
+				return err;
+		}
+		r = &rec[k];
+		if (t->rec == t->next_ev) {
+			/* A record with events: the slow path, one record. */
+			int is_gap = 0, taken = -1;
+			uint8_t flags = 0;
+			if ((err = do_events(t, r, &is_gap, &flags, &taken)) < 0)
+				return err;
+			if (is_gap) {
+				t->rec++;
+				k++;
+				continue;
+			}
+			if ((err = expand_run(t, r, 1)) < 0)
+				return err;
+			r->flags = flags;
+			if (taken >= 0)
+				r->taken = (uint8_t)taken;
+			k++;
+			continue;
+		}
+		/* Records up to the next event (or chunk end, or n) have none. */
+		run = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
+		if (run > n - k)
+			run = (uint32_t)(n - k);
+		if ((err = expand_run(t, r, run)) < 0)
+			return err;
+		k += run;
+	}
+	return (int)k;
+}
+
+int ptc_trace_seek_record(struct ptc_trace *t, uint64_t index)
+{
+	uint64_t lo = 0, hi = t->n_chunks, left;
+	struct ptc_trace_record buf[256];
+	int err;
+
+	if (index >= t->info.records) {
+		t->loaded = 0;
+		t->chunk = t->n_chunks;
+		return index == t->info.records ? 0 : -ptc_err_eos;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+		if (t->chunks[mid].first_record <= index)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((err = load_chunk(t, lo)) < 0)
+		return err;
+	left = index - t->chunks[lo].first_record;
+	while (left) {
+		size_t n = left < 256 ? left : 256;
+		int got = ptc_trace_read(t, buf, n);
+		if (got < 0)
+			return got;
+		if (got == 0)
+			return -ptc_err_eos;
+		left -= got;
+	}
+	return 0;
+}
+
+int ptc_trace_seek_insn(struct ptc_trace *t, uint64_t insn, uint32_t *before)
+{
+	uint64_t lo = 0, hi = t->n_chunks;
+	struct ptc_trace_record r;
+	int err;
+
+	if (insn >= t->info.instructions - t->info.tail_insns)
+		return -ptc_err_eos;
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+		if (t->chunks[mid].first_insn <= insn)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Chunks may start with gap records (no instructions): step back
+	 * over chunks that begin at the same instruction number. */
+	while (lo && t->chunks[lo].first_insn == insn && t->chunks[lo - 1].first_insn == insn)
+		lo--;
+	if ((err = load_chunk(t, lo)) < 0)
+		return err;
+	for (;;) {
+		uint64_t at = t->insns_before;
+		uint64_t idx = t->chunks[t->chunk].first_record + t->rec;
+		if (!t->loaded || t->rec == t->nrec)
+			idx = t->chunk + 1 < t->n_chunks ? t->chunks[t->chunk + 1].first_record : t->info.records;
+		err = ptc_trace_read(t, &r, 1);
+		if (err < 0)
+			return err;
+		if (err == 0)
+			return -ptc_err_eos;
+		if (r.kind != PTC_TRACE_GAP && at + r.insns > insn) {
+			*before = (uint32_t)(insn - at);
+			return ptc_trace_seek_record(t, idx);
+		}
+	}
+}
+
+uint64_t ptc_trace_tell(const struct ptc_trace *t, uint64_t *insns_before)
+{
+	uint64_t idx;
+
+	if (!t->loaded) {
+		if (t->chunk >= t->n_chunks) {
+			if (insns_before)
+				*insns_before = t->info.instructions - t->info.tail_insns;
+			return t->info.records;
+		}
+		if (insns_before)
+			*insns_before = t->n_chunks ? t->chunks[t->chunk].first_insn : 0;
+		return t->n_chunks ? t->chunks[t->chunk].first_record : 0;
+	}
+	idx = t->chunks[t->chunk].first_record + t->rec;
+	if (insns_before)
+		*insns_before = t->insns_before;
+	return idx;
+}
+
+int ptc_trace_gap(const struct ptc_trace *t, uint64_t index, struct ptc_trace_gap *gap)
+{
+	const uint8_t *g;
+
+	if (index >= t->n_gaps)
+		return -ptc_err_invalid;
+	g = t->gaps + index * PTCF_GAP_SIZE;
+	gap->cause = g[0];
+	gap->aux_offset = ptc_le64(g + 8);
+	gap->resume_offset = ptc_le64(g + 16);
+	gap->time = ptc_le64(g + 24);
+	gap->ip = ptc_le64(g + 32);
+	gap->resume_ip = ptc_le64(g + 40);
+	gap->lost_branches = ptc_le64(g + 48);
+	gap->lost_bytes = ptc_le64(g + 56);
+	/* Details are stored back to back without NULs: point at a copy. */
+	gap->detail = "";
+	if (ptc_le32(g + 68)) {
+		static __thread char d[1024];
+		uint32_t len = ptc_le32(g + 68);
+		if (len >= sizeof(d))
+			len = sizeof(d) - 1;
+		memcpy(d, t->strings + ptc_le32(g + 64), len);
+		d[len] = 0;
+		gap->detail = d;
+	}
+	return 0;
+}
+
+size_t ptc_trace_code(const struct ptc_trace *t, uint64_t ip, uint8_t *buf, size_t n)
+{
+	uint64_t lo = 0, hi = t->n_ranges, best = UINT64_MAX, i;
+	size_t got = 0;
+
+	/* Last range starting at or before ip; ranges may overlap, so also
+	 * look back a little for one that covers ip further. */
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (t->ranges[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0 && lo - i <= 64;) {
+		const struct range *r = &t->ranges[i];
+		if (r->end > ip) {
+			size_t avail = (size_t)(r->end - ip);
+			if (avail > got) {
+				got = avail;
+				best = i;
+			}
+			if (got >= n)
+				break;
+		}
+	}
+	if (best == UINT64_MAX)
+		return 0;
+	if (got > n)
+		got = n;
+	memcpy(buf, t->code + t->ranges[best].off + (ip - t->ranges[best].start), got);
+	return got;
+}

@@ -1,0 +1,267 @@
+/* The writer registry: -f names to formats, and a fan-out sink. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writers/fmt.h"
+
+static const struct ptc_fmt_ops *const all_ops[] = {
+	&ptc_fmt_ptconv, &ptc_fmt_bt9, &ptc_fmt_champsim, &ptc_fmt_cbp2025,
+	&ptc_fmt_xtrace, &ptc_fmt_bbv,
+};
+#define NOPS (sizeof(all_ops) / sizeof(all_ops[0]))
+
+static const struct ptc_writer_format *const all_formats[] = {
+	&ptc_fmt_ptconv.fmt, &ptc_fmt_bt9.fmt, &ptc_fmt_champsim.fmt,
+	&ptc_fmt_cbp2025.fmt, &ptc_fmt_xtrace.fmt, &ptc_fmt_bbv.fmt, NULL,
+};
+
+const struct ptc_writer_format *const *ptc_writer_formats(void)
+{
+	return all_formats;
+}
+
+static const struct ptc_fmt_ops *find_ops(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NOPS; i++)
+		if (strlen(all_ops[i]->fmt.name) == len &&
+		    !strncmp(all_ops[i]->fmt.name, name, len))
+			return all_ops[i];
+	return NULL;
+}
+
+const struct ptc_writer_format *ptc_writer_find(const char *name)
+{
+	const struct ptc_fmt_ops *o = find_ops(name, strlen(name));
+
+	return o ? &o->fmt : NULL;
+}
+
+int ptc_writer_check_list(const char *formats, char *bad, size_t size)
+{
+	const char *p = formats;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len && !find_ops(p, len)) {
+			if (size) {
+				size_t n = len < size - 1 ? len : size - 1;
+				memcpy(bad, p, n);
+				bad[n] = 0;
+			}
+			return -ptc_err_not_found;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+int ptc_wfail(struct ptc_wctx *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return -code;
+}
+
+void ptc_wwarn(struct ptc_wctx *c, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+	char *nw;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	line[n] = 0;
+	/* Bounded: a stream with millions of problems keeps the first ones. */
+	if (c->warn_len > 64 * 1024)
+		return;
+	nw = realloc(c->warn, c->warn_len + n + 1);
+	if (!nw)
+		return;
+	c->warn = nw;
+	memcpy(c->warn + c->warn_len, line, n + 1);
+	c->warn_len += n;
+}
+
+int ptc_wpath(char *buf, size_t size, const struct ptc_writer_config *cfg,
+	      const struct ptc_thread_info *t, const char *suffix)
+{
+	int n;
+
+	/* Per-CPU streams (--per-cpu) are named after the CPU. */
+	if (t && t->cpu >= 0)
+		n = snprintf(buf, size, "%s/%s.cpu%d.%s", cfg->outdir ? cfg->outdir : ".",
+			     cfg->prefix ? cfg->prefix : "trace", t->cpu, suffix);
+	else
+		n = snprintf(buf, size, "%s/%s.%u.%s", cfg->outdir ? cfg->outdir : ".",
+			     cfg->prefix ? cfg->prefix : "trace", t ? t->tid : 0, suffix);
+
+	return n < 0 || (size_t)n >= size ? -ptc_err_invalid : 0;
+}
+
+struct ptc_writer {
+	struct ptc_writer_config cfg;
+	struct ptc_wctx ctx;
+	const struct ptc_fmt_ops *ops[NOPS];
+	void *st[NOPS];
+	size_t n;
+	int begun, ended;
+};
+
+int ptc_writer_new(struct ptc_writer **wp, const char *formats,
+		   const struct ptc_writer_config *cfg)
+{
+	struct ptc_writer *w;
+	const char *p = formats ? formats : "ptconv";
+	size_t i;
+
+	*wp = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ptc_err_nomem;
+	w->cfg = *cfg;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const struct ptc_fmt_ops *o = len ? find_ops(p, len) : NULL;
+
+		if (len && !o) {
+			free(w);
+			return -ptc_err_not_found;
+		}
+		for (i = 0; o && i < w->n; i++)
+			if (w->ops[i] == o)
+				o = NULL;
+		if (o)
+			w->ops[w->n++] = o;
+		p += len;
+		if (*p)
+			p++;
+	}
+	/* --bbv is a side output of any format list. */
+	if (cfg->bbv_interval) {
+		for (i = 0; i < w->n && w->ops[i] != &ptc_fmt_bbv; i++)
+			;
+		if (i == w->n)
+			w->ops[w->n++] = &ptc_fmt_bbv;
+	}
+	if (!w->n) {
+		free(w);
+		return -ptc_err_invalid;
+	}
+	*wp = w;
+	return 0;
+}
+
+static int w_begin(void *ctx, const struct ptc_thread_info *t)
+{
+	struct ptc_writer *w = ctx;
+	size_t i;
+	int err;
+
+	if (w->begun)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: begin called twice");
+	w->begun = 1;
+	for (i = 0; i < w->n; i++) {
+		err = w->ops[i]->open(&w->st[i], &w->cfg, t, &w->ctx);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	struct ptc_writer *w = ctx;
+	size_t i;
+	int err;
+
+	for (i = 0; i < w->n; i++) {
+		if (!w->st[i])
+			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches before begin");
+		err = w->ops[i]->branches(w->st[i], b, n);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int w_gap(void *ctx, const struct ptc_gap *g)
+{
+	struct ptc_writer *w = ctx;
+	size_t i;
+	int err;
+
+	for (i = 0; i < w->n; i++) {
+		if (!w->st[i])
+			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap before begin");
+		err = w->ops[i]->gap(w->st[i], g);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int w_end(void *ctx)
+{
+	struct ptc_writer *w = ctx;
+	size_t i;
+	int err, first = 0;
+
+	if (w->ended)
+		return 0;
+	w->ended = 1;
+	for (i = 0; i < w->n; i++) {
+		if (!w->st[i])
+			continue;
+		err = w->ops[i]->finish(w->st[i]);
+		if (err < 0 && !first)
+			first = err;
+	}
+	return first;
+}
+
+struct ptc_sink ptc_writer_sink(struct ptc_writer *w)
+{
+	struct ptc_sink s = { w_begin, w_branches, w_gap, w_end, w };
+
+	return s;
+}
+
+const char *ptc_writer_errmsg(const struct ptc_writer *w)
+{
+	return w->ctx.err;
+}
+
+const char *ptc_writer_warnings(const struct ptc_writer *w)
+{
+	return w->ctx.warn ? w->ctx.warn : "";
+}
+
+void ptc_writer_free(struct ptc_writer *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->n; i++)
+		if (w->st[i])
+			w->ops[i]->free(w->st[i]);
+	free(w->ctx.warn);
+	free(w);
+}

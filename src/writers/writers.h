@@ -1,0 +1,84 @@
+/* Output-format writers: the registry the convert command uses.
+ *
+ * A writer turns one thread's branch-event stream (common/trace_event.h) into
+ * files of one or several formats in an output directory.  It knows nothing
+ * of perf.data or of the trace hardware.  Usage, per traced thread:
+ *
+ *	struct ptc_writer_config cfg = { .outdir = "x.ptconv", .code = code };
+ *	struct ptc_writer *w;
+ *	int err = ptc_writer_new(&w, "ptconv,bt9", &cfg);
+ *	struct ptc_sink sink = ptc_writer_sink(w);
+ *	... decoder calls sink.begin (once), sink.branches/sink.gap, sink.end ...
+ *	ptc_writer_free(w);
+ *
+ * begin() creates the files (named after the thread: see each format's man
+ * page), end() completes them; a writer freed without end() leaves its
+ * partial files in place (they are marked incomplete where the format can).
+ * Every callback returns 0 or a negative ptc error code; ptc_writer_errmsg()
+ * then says which file and why.  Writers are independent objects: one per
+ * thread may run in each decoding thread at the same time.
+ */
+#ifndef PTC_WRITERS_WRITERS_H
+#define PTC_WRITERS_WRITERS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/trace_event.h"
+
+struct ptc_writer_config {
+	const char *outdir;		/* existing directory for the files */
+	const char *prefix;		/* file-name prefix, NULL for the default "trace" */
+	/* Code bytes of the thread's address space.  Required by the
+	 * per-instruction formats (champsim, cbp2025, xtrace) and by ptconv
+	 * (it embeds the executed blocks); NULL makes those fail in begin(). */
+	const struct ptc_code_reader *code;
+	int level;			/* compression level, 0 for each format's default */
+	int champsim_gz;		/* champsim: write .gz instead of .xz */
+	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
+	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
+	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
+	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
+};
+
+/* One registered format. */
+struct ptc_writer_format {
+	const char *name;		/* the -f name */
+	const char *summary;		/* one line for --help */
+	int per_instruction;		/* needs code bytes for every instruction */
+};
+
+/* The formats, NULL-terminated, in the order --help lists them. */
+const struct ptc_writer_format *const *ptc_writer_formats(void);
+
+/* The format called name, or NULL. */
+const struct ptc_writer_format *ptc_writer_find(const char *name);
+
+/* Check a comma-separated -f list; on error writes the unknown name into
+ * bad (NUL-terminated, truncated to size) and returns -ptc_err_not_found. */
+int ptc_writer_check_list(const char *formats, char *bad, size_t size);
+
+struct ptc_writer;
+
+/* A writer for the comma-separated formats (duplicates are ignored).  cfg
+ * is copied; cfg->code must stay valid until ptc_writer_free(). */
+int ptc_writer_new(struct ptc_writer **w, const char *formats,
+		   const struct ptc_writer_config *cfg);
+
+/* The sink that feeds every format of w. */
+struct ptc_sink ptc_writer_sink(struct ptc_writer *w);
+
+/* The last error, with file name and reason ("" when none). */
+const char *ptc_writer_errmsg(const struct ptc_writer *w);
+
+/* What the writer could not write exactly (e.g. instructions whose code
+ * bytes were missing), one line per problem, "" when none. */
+const char *ptc_writer_warnings(const struct ptc_writer *w);
+
+void ptc_writer_free(struct ptc_writer *w);
+
+/* ptconv format only: mark the trace at path as ending with tail
+ * instructions after its last branch (used by ptconv slice). */
+int ptc_ptconv_set_tail(const char *path, uint64_t tail);
+
+#endif

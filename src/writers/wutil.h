@@ -1,0 +1,42 @@
+/* Small helpers shared by the writers: growable arrays, an integer hash
+ * map, and buffered compressed output (gzip, xz). */
+#ifndef PTC_WRITERS_WUTIL_H
+#define PTC_WRITERS_WUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Open-addressing map from a 64-bit key (never UINT64_MAX) to a u32. */
+struct ptc_map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t mask, n;
+};
+
+int ptc_map_init(struct ptc_map *m);
+void ptc_map_free(struct ptc_map *m);
+/* Value of key, or UINT32_MAX. */
+uint32_t ptc_map_get(const struct ptc_map *m, uint64_t key);
+int ptc_map_put(struct ptc_map *m, uint64_t key, uint32_t val);
+uint64_t ptc_hash64(uint64_t x);
+
+/* Compressed output file. */
+enum ptc_zkind { PTC_Z_NONE, PTC_Z_GZIP, PTC_Z_XZ };
+
+struct ptc_zout;
+
+/* Create path (O_EXCL is not used: outputs are overwritten). */
+int ptc_zout_open(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
+/* Append to an existing file as a new gzip member / xz stream. */
+int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
+int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n);
+int ptc_zout_printf(struct ptc_zout *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Finish the stream and close; returns a negative error on failure. */
+int ptc_zout_close(struct ptc_zout *z);
+/* Close without finishing (error paths). */
+void ptc_zout_abort(struct ptc_zout *z);
+/* The OS error of the last failure (errno value) or 0. */
+int ptc_zout_errno(const struct ptc_zout *z);
+
+#endif

@@ -1,0 +1,55 @@
+/* Fuzz target: the readers of ptconv's own trace format and of xtrace
+ * streams must reject any input with an error, never crash or allocate
+ * what the input merely claims. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ptconv/trace.h"
+#include "writers/xtrace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct ptc_trace_record rec[512];
+	char path[64];
+	int fd = memfd_create("ptc-fuzz", 0), err, n, rounds = 0;
+	struct ptc_trace *t;
+	struct ptc_xtrace_reader *x;
+	struct ptc_xtrace_insn in;
+	uint32_t before;
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	t = ptc_trace_open(path, &err);
+	if (t) {
+		struct ptc_trace_gap g;
+		uint8_t code[16];
+		while ((n = ptc_trace_read(t, rec, 512)) > 0 && rounds++ < 4096) {
+			int i;
+			for (i = 0; i < n; i++)
+				if (rec[i].kind == PTC_TRACE_GAP)
+					ptc_trace_gap(t, rec[i].insns, &g);
+		}
+		ptc_trace_seek_record(t, 3);
+		ptc_trace_seek_insn(t, 5, &before);
+		ptc_trace_code(t, 0x401000, code, sizeof(code));
+		ptc_trace_close(t);
+	}
+	if (ptc_xtrace_open(&x, path, NULL, 0) == 0) {
+		rounds = 0;
+		while (ptc_xtrace_next(x, &in) > 0 && rounds++ < 100000)
+			;
+		ptc_xtrace_close(x);
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,112 @@
+#!/bin/sh
+# Every output format, read back by an independent reader (tests/writers/*.py,
+# written from the format descriptions) and compared with the oracle: the
+# exact execution of a real program, as the ground-truth tracer ptgen-trace
+# records it.  A second, independent single-stepper (tests/writers/stepper)
+# lists every executed instruction, and must agree with ptgen-trace.
+. "$top_srcdir/tests/lib/common.sh"
+W="$top_srcdir/tests/writers"
+B="$top_builddir/tests/writers"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v zstd >/dev/null || skip "zstd not installed"
+CC=${CC:-cc}
+scratch
+$CC -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" || skip "cannot build a static test program: $(cat "$T/cc.err")"
+"$top_builddir/tests/ptgen/ptgen-trace" -o "$T/prog.truth" -- "$T/prog" >/dev/null || fail "ptgen-trace"
+"$B/stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
+grep -q '^B ' "$T/prog.truth" || fail "no branches in the ground truth"
+grep '^B ' "$T/prog.truth" | cut -d' ' -f4- > "$T/b1"
+grep '^B ' "$T/step.truth" | cut -d' ' -f4- > "$T/b2"
+cmp -s "$T/b1" "$T/b2" || fail "ptgen-trace and the stepper disagree"
+START=$(head -n 1 "$T/prog.ips")
+
+fmt() {	# fmt FORMATS [truth2fmt options]
+	f=$1; shift
+	rm -rf "$T/out"; mkdir "$T/out"
+	"$B/truth2fmt" -f "$f" -o "$T/out" "$@" "$T/prog.truth" 2>"$T/warn" || { cat "$T/warn" >&2; fail "writing $f"; }
+	[ -s "$T/warn" ] && { cat "$T/warn" >&2; fail "warnings writing $f"; }
+	return 0
+}
+
+# ptconv: one chunk, many small chunks; seeking agrees with reading.
+for chunk in 0 100; do
+	fmt ptconv -c $chunk
+	python3 "$W/read_ptc.py" "$T"/out/trace.*.ptc "$T/prog.truth" "$T/prog" "$START" || fail "ptc (chunk $chunk)"
+	"$B/bench_reader" -s "$T"/out/trace.*.ptc >/dev/null || fail "ptc seek (chunk $chunk)"
+done
+
+# SimPoint vectors beside any format, recomputed from the ground truth.
+for iv in 5000 777; do
+	fmt ptconv -b $iv -c 300
+	python3 "$W/read_bbv.py" "$T"/out/trace.*.bb "$T/prog.truth" $iv "$START" || fail "bbv $iv"
+done
+# Slices have exact boundaries: [N, N+M) of the ground truth's instructions.
+for range in "0 100" "5 1" "12345 5000" "40000 3" "30000 7777"; do
+	set -- $range
+	"$PTCONV" slice --start $1 --count $2 -o "$T/slice.ptc" "$T"/out/trace.*.ptc || fail "slice $range"
+	python3 "$W/check_slice.py" "$T/slice.ptc" "$T/prog.truth" "$T/prog.ips" $1 $2 || fail "slice $range"
+done
+"$PTCONV" slice --start 1 --count 1000000000 "$T"/out/trace.*.ptc 2>/dev/null && fail "slice beyond the end"
+
+# dump lists every instruction from the code embedded in the trace alone.
+fmt ptconv -c 1000
+"$PTCONV" dump -i "$T"/out/trace.*.ptc > "$T/dump" || fail "dump"
+awk '/^    0x/ { print $1 }' "$T/dump" | sed 's/^0x0*/0x/' > "$T/dump.ips"
+cmp -s "$T/dump.ips" "$T/prog.ips" || fail "dump -i does not list the executed instructions"
+# stats: totals and branch mix against the ground truth (awk over its B lines).
+"$PTCONV" stats "$T"/out/trace.*.ptc > "$T/stats" || fail "stats"
+awk '$1 == "B" { n++; i += $9; k[$6]++; if ($6 == 5) t += $7 }
+     END { printf "instructions: %d\nbranches: %d\ncond %d %.2f%%\n", i, n, k[5], 100 * t / k[5] }' \
+	"$T/prog.truth" > "$T/stats.want"
+{ grep '^instructions:' "$T/stats"; grep '^branches:' "$T/stats" | cut -d' ' -f1-2
+  awk '$1 == "cond" { print "cond", $2, $5 }' "$T/stats"; } > "$T/stats.got"
+diff "$T/stats.want" "$T/stats.got" >&2 || fail "stats differ from the ground truth"
+
+# Corrupt and truncated traces: a clear error naming file and offset, never a crash.
+fmt ptconv -c 500
+cp "$T"/out/trace.*.ptc "$T/good.ptc"
+size=$(wc -c < "$T/good.ptc")
+for k in 0 7 8 12 16 33 48 63 64 100 500 1000 2000 $((size / 2)) $((size - 100)) $((size - 17)) $((size - 1)); do
+	head -c $k "$T/good.ptc" > "$T/bad.ptc"
+	"$PTCONV" stats "$T/bad.ptc" > /dev/null 2> "$T/err"; rc=$?
+	[ $rc = 3 ] && grep -q "bad.ptc: offset [0-9]*: " "$T/err" || fail "truncated at $k: exit $rc: $(cat "$T/err")"
+	python3 -c "import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[int(sys.argv[2])] ^= 0x5a; open(sys.argv[3], 'wb').write(d)" \
+		"$T/good.ptc" $k "$T/bad.ptc"
+	"$PTCONV" stats "$T/bad.ptc" > /dev/null 2> "$T/err"; rc=$?
+	[ $rc = 0 ] || { [ $rc = 3 ] && grep -q "bad.ptc: offset [0-9]*: " "$T/err"; } || fail "byte $k flipped: exit $rc: $(cat "$T/err")"
+done
+
+fmt bt9
+python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/prog.truth" || fail bt9
+
+fmt champsim
+python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.xz "$T/prog.truth" "$T/prog.ips" || fail "champsim .xz"
+fmt champsim -z
+python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/prog.ips" || fail "champsim .gz"
+
+fmt cbp2025
+python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/prog.ips" || fail cbp2025
+
+fmt xtrace -x 10000
+python3 "$W/read_xtrace.py" "$T/out" "$T/prog.truth" "$T/prog.ips" 10000 || fail xtrace
+"$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin > "$T/xdump" || fail "dump xtrace"
+grep -v '^#' "$T/xdump" | awk '{ print $2 }' | cmp -s - "$T/prog.ips" || fail "dump of xtrace differs"
+
+# Two threads: one set of files per thread, each equal to its thread's truth.
+$CC -O2 -static -pthread -o "$T/thr" "$W/threads.c" 2>"$T/cc.err" || skip "cannot build a static threaded program: $(cat "$T/cc.err")"
+"$top_builddir/tests/ptgen/ptgen-trace" -o "$T/thr.truth" -- "$T/thr" >/dev/null || fail "ptgen-trace (threads)"
+rm -rf "$T/out"; mkdir "$T/out"
+"$B/truth2fmt" -f ptconv,bt9,champsim,cbp2025,xtrace -x 1000 -o "$T/out" "$T/thr.truth" 2>"$T/warn" || fail "writing (threads)"
+[ -s "$T/warn" ] && { cat "$T/warn" >&2; fail "warnings writing (threads)"; }
+tids=$(awk '$1 == "T" { print $4 }' "$T/thr.truth")
+[ $(echo $tids | wc -w) = 2 ] || fail "want 2 threads, have: $tids"
+for tid in $tids; do
+	export TRUTH_TID=$tid
+	python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$T/thr.truth" || fail "ptc thread $tid"
+	python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$T/thr.truth" || fail "bt9 thread $tid"
+	python3 "$W/read_champsim.py" "$T/out/trace.$tid.champsim.xz" "$T/thr.truth" - || fail "champsim thread $tid"
+	python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$T/thr.truth" - || fail "cbp2025 thread $tid"
+	python3 "$W/read_xtrace.py" "$T/out" "$T/thr.truth" - 1000 || fail "xtrace thread $tid"
+done
+unset TRUTH_TID
+exit 0

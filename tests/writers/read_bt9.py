@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Independent BT9 reader applying the CBP2016 framework's rules (see the
+shared format notes): header counts present, dummy first and last node,
+unique node addresses, unique edges per (source, taken target or 0), known
+classes, counts that add up.  Compares the edge sequence with the ground
+truth.  usage: read_bt9.py FILE.bt9.gz X.truth"""
+import gzip
+import sys
+
+import truth
+
+KIND = {"JMP+DIR+UCD": 0, "JMP+IND+UCD": 1, "CALL+DIR+UCD": 2, "CALL+IND+UCD": 3,
+        "RET+IND+UCD": 4, "JMP+DIR+CND": 5}
+
+
+def main():
+    lines = gzip.open(sys.argv[1], "rt").read().split("\n")
+    if lines[0] != "BT9_SPA_TRACE_FORMAT":
+        truth.fail("first line %r" % lines[0])
+    hdr, i = {}, 1
+    while lines[i] != "BT9_NODES":
+        k, v = lines[i].split(":")
+        hdr[k.strip()] = int(v, 0)
+        i += 1
+    for k in ("total_instruction_count", "branch_instruction_count"):
+        if k not in hdr:
+            truth.fail("header lacks " + k)
+    i += 1
+    nodes, by_addr = {}, set()
+    while lines[i] != "BT9_EDGES":
+        p = lines[i].split()
+        if p[0] != "NODE" or p[3] != "-":
+            truth.fail("bad node line %r" % lines[i])
+        nid, addr = int(p[1], 0), int(p[2], 0)
+        if addr in by_addr:
+            truth.fail("duplicate node address 0x%x" % addr)
+        by_addr.add(addr)
+        if nid in nodes:
+            truth.fail("duplicate node id %d" % nid)
+        if len(p) > 6:
+            f = dict(zip(p[6::2], p[7::2]))
+            cls = f["class:"]
+            if cls not in KIND and not cls.startswith("RET"):
+                truth.fail("class %s" % cls)
+            nodes[nid] = dict(addr=addr, size=int(p[5], 0), cls=cls, beh=f["behavior:"],
+                              taken=int(f["taken_cnt:"]), nt=int(f["not_taken_cnt:"]),
+                              tgt=int(f["tgt_cnt:"]))
+        else:
+            nodes[nid] = dict(addr=addr, cls=None)
+        i += 1
+    ids = sorted(nodes)
+    if ids != list(range(len(ids))):
+        truth.fail("node ids not 0..n-1")
+    if nodes[0]["addr"] != 0 or nodes[0]["cls"] is not None:
+        truth.fail("first node is not the dummy")
+    last = ids[-1]
+    if nodes[last]["addr"] != 0xFFFFFFFFFFFFFFFF or nodes[last]["cls"] is not None:
+        truth.fail("last node is not the dummy sink")
+    i += 1
+    edges, keys = {}, set()
+    while lines[i] != "BT9_EDGE_SEQUENCE":
+        p = lines[i].split()
+        if p[0] != "EDGE" or p[6] != "-" or p[8] != "traverse_cnt:":
+            truth.fail("bad edge line %r" % lines[i])
+        eid, src, dst, tn, tgt, icnt, cnt = int(p[1]), int(p[2]), int(p[3]), p[4], int(p[5], 0), int(p[7]), int(p[9])
+        if src not in nodes or dst not in nodes or tn not in "TN":
+            truth.fail("edge %d: bad nodes" % eid)
+        key = (src, tgt if tn == "T" else 0)
+        if key in keys:
+            truth.fail("duplicate edge %r" % (key,))
+        keys.add(key)
+        edges[eid] = dict(src=src, dst=dst, taken=tn == "T", tgt=tgt, icnt=icnt, cnt=cnt)
+        i += 1
+    seq = []
+    for l in lines[i + 1:]:
+        if l in ("EOF", ""):
+            continue
+        seq.append(int(l))
+    if len(seq) != hdr["branch_instruction_count"]:
+        truth.fail("sequence has %d edges, header says %d" % (len(seq), hdr["branch_instruction_count"]))
+    count = {}
+    for e in seq:
+        if e not in edges:
+            truth.fail("sequence names unknown edge %d" % e)
+        count[e] = count.get(e, 0) + 1
+    for e, d in edges.items():
+        if count.get(e, 0) != d["cnt"]:
+            truth.fail("edge %d traversed %d times, traverse_cnt %d" % (e, count.get(e, 0), d["cnt"]))
+    # per-node counts
+    tk, nt = {}, {}
+    for e in seq[1:]:
+        d = edges[e]
+        (tk if d["taken"] else nt)[d["src"]] = (tk if d["taken"] else nt).get(d["src"], 0) + 1
+    for nid, n in nodes.items():
+        if n["cls"] is None:
+            continue
+        if (tk.get(nid, 0), nt.get(nid, 0)) != (n["taken"], n["nt"]):
+            truth.fail("node %d: taken/not-taken counts" % nid)
+    # the sequence as branches, compared with the ground truth
+    want, _ = truth.load(sys.argv[2])
+    if edges[seq[0]]["src"] != 0:
+        truth.fail("first edge does not leave the dummy node")
+    got, exp = [], []
+    for e in seq[1:]:
+        d = edges[e]
+        n = nodes[d["src"]]
+        got.append((n["addr"], KIND.get(n["cls"], -1), int(d["taken"]), d["tgt"] if d["taken"] else 0, n["size"]))
+    for b in want:
+        k = 1 if b.kind == 6 else b.kind   # far transfers are written as indirect jumps
+        t = b.dest() if b.kind == 6 else b.target
+        exp.append((b.ip, k, b.taken, t if b.taken else 0, b.length))
+    truth.compare("bt9 sequence", got, exp)
+    # instruction counts: inst_cnt of each traversal = non-branch instructions to the next branch
+    icnts = [edges[e]["icnt"] for e in seq]
+    truth.compare("bt9 inst_cnt", icnts[:-1], [b.insns - 1 for b in want])
+    total = sum(b.insns for b in want)
+    if hdr["total_instruction_count"] != total:
+        truth.fail("total_instruction_count %d, want %d" % (hdr["total_instruction_count"], total))
+    if sum(icnts[:-1]) + len(seq) - 1 != total:
+        truth.fail("inst_cnt do not add up to the total")
+    print("bt9: %d branches match the ground truth" % len(got))
+
+
+if __name__ == "__main__":
+    main()

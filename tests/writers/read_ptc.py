@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Independent reader of ptconv's trace format (ptconv-trace(5)), written
+from the man page; checks a .ptc file against the ground truth.
+usage: read_ptc.py FILE.ptc X.truth [BINARY [START_IP]]"""
+import struct
+import subprocess
+import sys
+
+import truth
+
+
+def unzstd(b):
+    return subprocess.run(["zstd", "-d", "-c", "-q"], input=b, stdout=subprocess.PIPE, check=True).stdout
+
+
+def varint(buf, pos):
+    v, s = 0, 0
+    while True:
+        c = buf[pos]
+        pos += 1
+        v |= (c & 0x7F) << s
+        if not c & 0x80:
+            return v, pos
+        s += 7
+
+
+def read(path):
+    data = open(path, "rb").read()
+    if data[:8] != b"PTCTRACE":
+        truth.fail("bad magic")
+    ver, hsize, flags, pid, tid, cpu, nrec, ninsn, soff, tail = struct.unpack_from("<IIIIIiQQQQ", data, 8)
+    if ver != 1 or hsize != 64 or not flags & 1:
+        truth.fail("header: version %d size %d flags %d" % (ver, hsize, flags))
+    zn, sn = struct.unpack_from("<QQ", data, soff)
+    s = unzstd(data[soff + 16:soff + 16 + zn])
+    if len(s) != sn:
+        truth.fail("static part size")
+    nn, ne, nc, ng, codesz, strsz, commlen, _, nbr = struct.unpack_from("<QQQQQQIIQ", s, 0)
+    p = 64
+    # nodes and edges: LEB128 numbers relative to their neighbours
+    def unzz(v):
+        return (v >> 1) ^ -(v & 1)
+    nodes, prev_start, code_off, first = [], 0, 0, 0
+    for i in range(nn):
+        v = []
+        for k in range(6):
+            x, p = varint(s, p)
+            v.append(x)
+        kind, length = s[p], s[p + 1]
+        p += 2
+        start = (prev_start + unzz(v[0])) & (2**64 - 1)
+        prev_start = start
+        ip = (start + unzz(v[1])) & (2**64 - 1)
+        target = (ip + unzz(v[2] - 1)) & (2**64 - 1) if v[2] else 0
+        insns, nedge, code_len = v[3], v[4], v[5]
+        nodes.append((start, ip, target, code_off, insns, first, nedge, code_len, kind, length))
+        code_off += code_len
+        first += nedge
+    if first != ne or code_off != codesz:
+        truth.fail("static part: edges or code do not add up")
+    edges = []
+    for i, n in enumerate(nodes):
+        for k in range(n[6]):
+            d, p = varint(s, p)
+            sc, p = varint(s, p)
+            edges.append(((n[1] + unzz(d - 1)) & (2**64 - 1) if d else 0, i + unzz(sc - 1) if sc else None))
+    chunks = []
+    for i in range(nc):
+        chunks.append(struct.unpack_from("<QQQQII", s, p))
+        p += 48
+    gaps = []
+    for i in range(ng):
+        gaps.append(struct.unpack_from("<B7xQQQQQQQII", s, p))
+        p += 72
+    code = s[p:p + codesz]
+    p += codesz
+    comm = s[p:p + commlen].decode()
+    recs = []
+    insn_total = 0
+    for (off, comp, first_rec, first_insn, n, raw) in chunks:
+        if first_rec != len(recs) or first_insn != insn_total:
+            truth.fail("chunk index: first record %d/%d insn %d/%d" % (first_rec, len(recs), first_insn, insn_total))
+        c = unzstd(data[off:off + comp])
+        if len(c) != raw:
+            truth.fail("chunk raw size")
+        cn, bl, sl, el = struct.unpack_from("<IIII", c, 0)
+        bits = c[16:16 + bl]
+        slots = c[16 + bl:16 + bl + sl]
+        ev = c[16 + bl + sl:16 + bl + sl + el]
+        # the events, by record index
+        events = {}
+        ep, idx = 0, 0
+        while ep < len(ev):
+            d, ep = varint(ev, ep)
+            idx += d
+            t = ev[ep]
+            ep += 1
+            if t in (1, 2, 3):
+                v, ep = varint(ev, ep)
+            else:
+                v = ev[ep]
+                ep += 1
+            events.setdefault(idx, []).append((t, v))
+        cur, time, bitpos, sp = None, 0, 0, 0
+        for r in range(cn):
+            flags, taken_ov, gap = 0, None, None
+            for (t, v) in events.get(r, []):
+                if t == 1:
+                    cur = v
+                elif t == 2:
+                    time += (v >> 1) ^ -(v & 1)
+                elif t == 3:
+                    gap = v
+                elif t == 4:
+                    flags = v
+                elif t == 5:
+                    taken_ov = v
+            if gap is not None:
+                recs.append(("gap", gaps[gap]))
+                cur = None
+                continue
+            start, ip, target, code_off, insns, fe, nedge, code_len, kind, length = nodes[cur]
+            if kind == 5:
+                slot = (bits[bitpos >> 3] >> (bitpos & 7)) & 1
+                bitpos += 1
+                taken = slot
+            elif kind in (0, 2):
+                slot, taken = 0, 1
+            else:
+                slot, sp = varint(slots, sp)
+                taken = 1
+                target = edges[fe + slot][0]
+            if taken_ov is not None:
+                taken = taken_ov
+            recs.append((time, ip, target, kind, taken, length, insns, flags, start, code_off, code_len))
+            insn_total += insns
+            cur = edges[fe + slot][1]
+    if len(recs) != nrec or insn_total + tail != ninsn:
+        truth.fail("header counts: %d records (%d), %d insns (%d)" % (nrec, len(recs), ninsn, insn_total + tail))
+    return dict(pid=pid, tid=tid, comm=comm, recs=recs, code=code, tail=tail, ninsn=ninsn, nodes=nodes)
+
+
+def main():
+    t = read(sys.argv[1])
+    want, meta = truth.load(sys.argv[2])
+    if (t["pid"], t["tid"], t["comm"]) != (meta["pid"], meta["tid"], meta["comm"]):
+        truth.fail("thread %r" % ((t["pid"], t["tid"], t["comm"]),))
+    got = [r[1:7] for r in t["recs"] if r[0] != "gap"]
+    truth.compare("ptc branches", got, [b.key() for b in want])
+    truth.compare("ptc times", [r[0] for r in t["recs"] if r[0] != "gap"], [b.time for b in want])
+    gaps = [r[1] for r in t["recs"] if r[0] == "gap"]
+    if len(sys.argv) > 4 or "start" in meta:
+        start = int(sys.argv[4], 0) if len(sys.argv) > 4 else meta["start"]
+        if len(gaps) != 1 or gaps[0][0] != 7 or gaps[0][5] != start or t["recs"][0][0] != "gap":
+            truth.fail("want one start gap at 0x%x, have %r" % (start, gaps))
+    elif gaps:
+        truth.fail("unexpected gaps %r" % gaps)
+    # The embedded code covers every block: its last instruction is the branch.
+    for r in t["recs"]:
+        if r[0] == "gap":
+            continue
+        start, ip, length, off, clen = r[8], r[1], r[5], r[9], r[10]
+        if start and clen != ip + length - start:
+            truth.fail("block 0x%x-0x%x: %d code bytes" % (start, ip + length, clen))
+    if len(sys.argv) > 3 and sys.argv[3] != "-":
+        with open(sys.argv[3], "rb") as f:
+            img = f.read()
+        # code bytes equal the binary's (static non-PIE: vaddr - 0x400000 = offset)
+        for n in t["nodes"]:
+            start, code_off, clen = n[0], n[3], n[7]
+            if clen and 0x400000 <= start < 0x400000 + len(img):
+                if t["code"][code_off:code_off + clen] != img[start - 0x400000:start - 0x400000 + clen]:
+                    truth.fail("embedded code at 0x%x differs from the binary" % start)
+    print("ptc: %d records match the ground truth" % len(got))
+
+
+if __name__ == "__main__":
+    main()
