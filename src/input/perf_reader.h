@@ -63,7 +63,7 @@ struct ptc_perf_record {
 	uint16_t size;			/* header.size, bytes */
 	uint64_t offset;		/* where the record starts in the input */
 	int compressed;			/* came out of a COMPRESSED record, which starts at offset */
-	const uint8_t *data;		/* the whole record, header included, size bytes */
+	const uint8_t *data;		/* the whole record, header included, size bytes (8-byte aligned) */
 	struct ptc_perf_sample_id sid;	/* parsed sample_id_all trailer or sample fields */
 	/* PTC_REC_AUXTRACE only: */
 	uint64_t aux_size;		/* trace bytes following the record */
@@ -108,6 +108,26 @@ struct ptc_perf_stats {
 	uint64_t decompressed_bytes;
 	uint64_t aux_bytes;			/* AUXTRACE payload bytes seen */
 	uint64_t bytes_read;
+	/* Added after the first version of this interface: */
+	uint64_t warnings;			/* problems that did not stop reading */
+	uint64_t bad_sample_ids;		/* records too short for their sample_id fields */
+	uint64_t trailing_offset, trailing_bytes;	/* pipe mode: garbage after the last record */
+};
+
+/* Further feature-section facts (for `ptconv info`). */
+struct ptc_perf_pmu { uint32_t type; const char *name; };
+struct ptc_perf_extra {
+	const struct ptc_perf_pmu *pmus;	/* PMU_MAPPINGS */
+	size_t nr_pmus;
+	char **core_siblings, **thread_siblings;	/* CPU_TOPOLOGY */
+	size_t nr_core_siblings, nr_thread_siblings;
+	char **hybrid_pmus, **hybrid_cpus;	/* HYBRID_TOPOLOGY */
+	size_t nr_hybrid, nr_hybrid_cpus;
+	int have_sample_time;
+	uint64_t sample_time_first, sample_time_last;	/* SAMPLE_TIME */
+	int have_compressed;			/* COMPRESSED feature */
+	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+	uint64_t auxtrace_index_entries;	/* AUXTRACE feature */
 };
 
 /* Open a recording; path "-" reads standard input (pipe mode is detected
@@ -128,8 +148,9 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec);
  * (0 once all are read), <0 on error or truncation. */
 ssize_t ptc_perf_read_aux(struct ptc_perf_reader *r, void *buf, size_t n);
 
-/* File mode only: read n bytes at an absolute input offset; <0 when the
- * range is not inside the file. */
+/* Read n bytes at an absolute input offset when the input is a regular file
+ * (file mode, or pipe mode saved to a file); <0 when the range is not inside
+ * the file or the input is a pipe. */
 int ptc_perf_pread(struct ptc_perf_reader *r, void *buf, size_t n, uint64_t offset);
 
 const struct ptc_perf_info *ptc_perf_info(const struct ptc_perf_reader *r);
@@ -140,6 +161,14 @@ const struct ptc_perf_attr *ptc_perf_attr(const struct ptc_perf_reader *r, size_
 const struct ptc_perf_attr *ptc_perf_attr_of(const struct ptc_perf_reader *r, uint64_t id);
 const char *ptc_perf_name(const struct ptc_perf_reader *r);	/* file name for messages */
 const char *ptc_perf_errmsg(const struct ptc_perf_reader *r);
+/* Problems that did not stop reading (malformed feature sections, trailing
+ * garbage ...), "FILE: offset 0xN: reason"; the first 16 are kept, all are
+ * counted in stats.warnings. */
+size_t ptc_perf_nr_warnings(const struct ptc_perf_reader *r);
+const char *ptc_perf_warning(const struct ptc_perf_reader *r, size_t i);
+const struct ptc_perf_extra *ptc_perf_extra(const struct ptc_perf_reader *r);
+/* Whether ptc_perf_pread works (the input is a regular file). */
+int ptc_perf_seekable(const struct ptc_perf_reader *r);
 /* The name of a record type, e.g. "MMAP2", "AUXTRACE"; "UNKNOWN" otherwise. */
 const char *ptc_perf_record_name(uint32_t type);
 

@@ -1,0 +1,1732 @@
+/* perf.data reader: file mode, pipe mode, compressed records, AUX data.
+ *
+ * Layers, bottom up:
+ *   input window  - a fixed buffer over the descriptor (read/lseek/pread);
+ *                   records are handed out from it without copying.
+ *   header/features - the file header, attrs and feature sections (file
+ *                   mode) or their pipe-mode records, parsed once.
+ *   zstd stream   - COMPRESSED/COMPRESSED2 payloads decompressed into a
+ *                   fixed output buffer; a record may straddle two
+ *                   compressed records, so a partial one is carried over.
+ *   iterator      - ptc_perf_next(): bounds checks, sample_id parsing,
+ *                   AUX data skipping, stats.
+ * Memory is fixed after open apart from what the header itself describes
+ * (attrs, ids, feature strings), which is bounded by the file's contents.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "common/bytes.h"
+#include "common/error.h"
+#include "input/perf_reader.h"
+
+#define IN_CAP		(512u * 1024)	/* input window; > largest record (64 KiB) */
+#define Z_OUT_CAP	(256u * 1024)	/* decompressed records; > 2 records */
+#define Z_IN_CAP	(64u * 1024)	/* one compressed record's payload */
+#define REC_MAX		65535u
+#define FEAT_MAX	(256ull << 20)	/* largest feature section we load */
+#define TRACING_MAX	(256ull << 20)	/* largest TRACING_DATA we keep */
+#define MAX_ATTRS	65536u
+#define MAX_IDS		(1u << 24)
+#define MAX_WARNINGS	16
+#define MAX_BUILD_IDS	(1u << 20)
+#define NAME_ALIGN	64
+
+struct id_entry {
+	uint64_t id;
+	uint32_t attr;
+};
+
+struct attr_priv {
+	struct ptc_perf_attr pub;
+	uint64_t *ids;
+	char *name;
+	int id_pos;	/* u64 index of ID in a SAMPLE after the header, -1 none */
+	int is_pos;	/* u64 index of ID counted from a trailer's end, -1 none */
+};
+
+struct ptc_perf_reader {
+	int fd, own_fd;
+	char *name;
+	int seekable;
+	uint64_t file_size;	/* seekable inputs */
+	int failed;		/* sticky error code after a failure */
+
+	/* input window */
+	uint8_t *buf;
+	size_t pos, len;
+	uint64_t base;		/* input offset of buf[0] */
+	int eof;
+
+	uint64_t data_end;	/* file mode: end of the data section; else UINT64_MAX */
+
+	/* the AUXTRACE payload after the current record */
+	uint64_t aux_left;
+
+	/* aligned copy of a record that sits misaligned in a buffer */
+	uint64_t *scratch;
+
+	/* decompression */
+	ZSTD_DStream *zs;
+	uint8_t *zin, *zout;
+	size_t zin_pos, zin_len;
+	size_t zpos, zlen;
+	int zactive;		/* zin holds unconsumed compressed bytes */
+	uint64_t zrec_off;	/* offset of the COMPRESSED record being expanded */
+
+	/* attrs */
+	struct attr_priv *attrs;
+	size_t nr_attrs, cap_attrs;
+	struct id_entry *idmap;
+	size_t nr_idmap;
+	int idmap_dirty;
+	int uniform;		/* all attrs have the same sample_type/sample_id_all */
+	int all_identifier;
+	int common_id_pos, common_is_pos;	/* -2: differ */
+
+	struct ptc_perf_info info;
+	char *strs[16];		/* owned feature strings */
+	struct ptc_perf_build_id *build_ids;
+	size_t cap_build_ids;
+	uint8_t *tracing;
+
+	struct ptc_perf_stats stats;
+	char *warnings[MAX_WARNINGS];
+	size_t nr_warnings;
+	char errmsg[512];
+	/* extra feature facts */
+	struct ptc_perf_extra extra;
+	struct ptc_perf_pmu *pmus;	/* extra.pmus, owned */
+};
+
+/* ---- messages ------------------------------------------------------- */
+
+static int fail_at(struct ptc_perf_reader *r, int code, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail_at(struct ptc_perf_reader *r, int code, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(r->errmsg, sizeof(r->errmsg), "%s: offset 0x%llx: ", r->name,
+		     (unsigned long long)off);
+	if (n < 0 || (size_t)n >= sizeof(r->errmsg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
+	va_end(ap);
+	r->failed = -code;
+	return -code;
+}
+
+static void warn_at(struct ptc_perf_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void warn_at(struct ptc_perf_reader *r, uint64_t off, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	r->stats.warnings++;
+	if (r->nr_warnings >= MAX_WARNINGS)
+		return;
+	n = snprintf(msg, sizeof(msg), "%s: offset 0x%llx: ", r->name, (unsigned long long)off);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	va_end(ap);
+	r->warnings[r->nr_warnings] = strdup(msg);
+	if (r->warnings[r->nr_warnings])
+		r->nr_warnings++;
+}
+
+/* ---- input window --------------------------------------------------- */
+
+static inline size_t in_avail(const struct ptc_perf_reader *r)
+{
+	return r->len - r->pos;
+}
+
+static inline uint64_t in_off(const struct ptc_perf_reader *r)
+{
+	return r->base + r->pos;
+}
+
+/* Make at least n bytes available (n <= IN_CAP); returns what is available,
+ * fewer only at the end of the input, or <0 on a read error. */
+static ssize_t in_fill(struct ptc_perf_reader *r, size_t n)
+{
+	if (in_avail(r) >= n || r->eof)
+		return (ssize_t)in_avail(r);
+	if (r->pos && IN_CAP - r->pos < n) {
+		memmove(r->buf, r->buf + r->pos, in_avail(r));
+		r->len -= r->pos;
+		r->base += r->pos;
+		r->pos = 0;
+	}
+	while (in_avail(r) < n) {
+		ssize_t got = read(r->fd, r->buf + r->len, IN_CAP - r->len);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail_at(r, ptc_err_io, r->base + r->len, "read failed: %s",
+				       strerror(errno));
+		}
+		if (got == 0) {
+			r->eof = 1;
+			break;
+		}
+		r->len += (size_t)got;
+		r->stats.bytes_read += (uint64_t)got;
+	}
+	return (ssize_t)in_avail(r);
+}
+
+/* Skip n bytes of input; 0, or <0 when the input ends first. */
+static int in_skip(struct ptc_perf_reader *r, uint64_t n)
+{
+	uint64_t from = in_off(r);
+	size_t take = in_avail(r) < n ? in_avail(r) : (size_t)n;
+
+	r->pos += take;
+	n -= take;
+	if (!n)
+		return 0;
+	if (r->seekable) {
+		uint64_t to = in_off(r) + n;
+		if (to > r->file_size || to < n)
+			return fail_at(r, ptc_err_truncated, from,
+				       "input ends at 0x%llx, inside %llu bytes to skip",
+				       (unsigned long long)r->file_size,
+				       (unsigned long long)(n + take));
+		if (lseek(r->fd, (off_t)to, SEEK_SET) == (off_t)-1)
+			return fail_at(r, ptc_err_io, from, "seek failed: %s", strerror(errno));
+		r->base = to;
+		r->pos = r->len = 0;
+		r->eof = 0;
+		return 0;
+	}
+	while (n) {
+		ssize_t got;
+		r->pos = r->len = 0;
+		r->base = in_off(r);
+		got = in_fill(r, n < IN_CAP ? (size_t)n : IN_CAP);
+		if (got < 0)
+			return (int)got;
+		if (got == 0)
+			return fail_at(r, ptc_err_truncated, in_off(r),
+				       "input ends inside %llu bytes of trace data that start at 0x%llx",
+				       (unsigned long long)(n + take), (unsigned long long)from);
+		take = (size_t)got < n ? (size_t)got : (size_t)n;
+		r->pos += take;
+		n -= take;
+	}
+	return 0;
+}
+
+/* Absolute read for seekable inputs: exactly n bytes or an error. */
+static int in_pread(struct ptc_perf_reader *r, void *dst, size_t n, uint64_t off)
+{
+	uint8_t *p = dst;
+
+	if (!r->seekable)
+		return fail_at(r, ptc_err_unsupported, off, "input is not seekable");
+	if (off > r->file_size || n > r->file_size - off)
+		return fail_at(r, ptc_err_truncated, off,
+			       "%zu bytes wanted but the input ends at 0x%llx", n,
+			       (unsigned long long)r->file_size);
+	while (n) {
+		ssize_t got = pread(r->fd, p, n, (off_t)off);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail_at(r, ptc_err_io, off, "read failed: %s", strerror(errno));
+		}
+		if (got == 0)
+			return fail_at(r, ptc_err_truncated, off, "input ends early");
+		p += got;
+		off += (uint64_t)got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
+/* ---- attrs and ids -------------------------------------------------- */
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct id_entry *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void attrs_changed(struct ptc_perf_reader *r)
+{
+	size_t i;
+	uint64_t st0 = r->attrs[0].pub.attr.sample_type;
+	unsigned sia0 = r->attrs[0].pub.attr.sample_id_all;
+
+	r->uniform = 1;
+	r->all_identifier = 1;
+	r->common_id_pos = r->attrs[0].id_pos;
+	r->common_is_pos = r->attrs[0].is_pos;
+	for (i = 0; i < r->nr_attrs; i++) {
+		const struct attr_priv *a = &r->attrs[i];
+		if (a->pub.attr.sample_type != st0 || a->pub.attr.sample_id_all != sia0)
+			r->uniform = 0;
+		if (!(a->pub.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+			r->all_identifier = 0;
+		if (a->id_pos != r->common_id_pos)
+			r->common_id_pos = -2;
+		if (a->is_pos != r->common_is_pos)
+			r->common_is_pos = -2;
+	}
+	r->idmap_dirty = 1;
+}
+
+static int idmap_build(struct ptc_perf_reader *r)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < r->nr_attrs; i++)
+		n += r->attrs[i].pub.nr_ids;
+	free(r->idmap);
+	r->idmap = NULL;
+	r->nr_idmap = 0;
+	r->idmap_dirty = 0;
+	if (!n)
+		return 0;
+	r->idmap = malloc(n * sizeof(*r->idmap));
+	if (!r->idmap)
+		return -ptc_err_nomem;
+	for (i = 0; i < r->nr_attrs; i++)
+		for (j = 0; j < r->attrs[i].pub.nr_ids; j++) {
+			r->idmap[r->nr_idmap].id = r->attrs[i].ids[j];
+			r->idmap[r->nr_idmap].attr = (uint32_t)i;
+			r->nr_idmap++;
+		}
+	qsort(r->idmap, r->nr_idmap, sizeof(*r->idmap), id_cmp);
+	return 0;
+}
+
+static struct attr_priv *attr_by_id(struct ptc_perf_reader *r, uint64_t id)
+{
+	size_t lo = 0, hi;
+
+	if (r->idmap_dirty && idmap_build(r) < 0)
+		return NULL;
+	hi = r->nr_idmap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->idmap[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->nr_idmap && r->idmap[lo].id == id)
+		return &r->attrs[r->idmap[lo].attr];
+	return NULL;
+}
+
+/* Add an event: raw attr bytes (avail of them, attr.size says how many
+ * belong to it) and ids as raw little-endian u64s. */
+static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, size_t avail,
+		    const uint8_t *ids, size_t nr_ids)
+{
+	struct attr_priv *a;
+	uint32_t asize;
+	uint64_t st;
+	size_t i;
+
+	if (avail < PERF_ATTR_SIZE_VER0)
+		return fail_at(r, ptc_err_bad_record, off, "event attribute of %zu bytes is too short",
+			       avail);
+	asize = ptc_le32(p + 4);
+	if (asize == 0)
+		asize = PERF_ATTR_SIZE_VER0;
+	if (asize < PERF_ATTR_SIZE_VER0 || asize > avail)
+		return fail_at(r, ptc_err_bad_record, off,
+			       "event attribute size %u outside 64..%zu", asize, avail);
+	if (r->nr_attrs >= MAX_ATTRS)
+		return fail_at(r, ptc_err_bad_size, off, "more than %u events", MAX_ATTRS);
+	if (nr_ids > MAX_IDS)
+		return fail_at(r, ptc_err_bad_size, off, "%zu sample ids for one event", nr_ids);
+	if (r->nr_attrs == r->cap_attrs) {
+		size_t cap = r->cap_attrs ? 2 * r->cap_attrs : 8;
+		struct attr_priv *na = realloc(r->attrs, cap * sizeof(*na));
+		if (!na)
+			return fail_at(r, ptc_err_nomem, off, "out of memory");
+		r->attrs = na;
+		r->cap_attrs = cap;
+	}
+	a = &r->attrs[r->nr_attrs];
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->pub.attr, p, asize < sizeof(a->pub.attr) ? asize : sizeof(a->pub.attr));
+	a->pub.file_attr_size = asize;
+	if (nr_ids) {
+		a->ids = malloc(nr_ids * sizeof(uint64_t));
+		if (!a->ids)
+			return fail_at(r, ptc_err_nomem, off, "out of memory");
+		for (i = 0; i < nr_ids; i++)
+			a->ids[i] = ptc_le64(ids + 8 * i);
+	}
+	a->pub.ids = a->ids;
+	a->pub.nr_ids = nr_ids;
+	st = a->pub.attr.sample_type;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		a->id_pos = 0;
+	else if (st & PERF_SAMPLE_ID)
+		a->id_pos = !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+			    !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR);
+	else
+		a->id_pos = -1;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		a->is_pos = 1;
+	else if (st & PERF_SAMPLE_ID)
+		a->is_pos = 1 + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID);
+	else
+		a->is_pos = -1;
+	r->nr_attrs++;
+	attrs_changed(r);
+	return 0;
+}
+
+static void attr_set_name(struct ptc_perf_reader *r, struct attr_priv *a, const char *name,
+			  size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s)
+		return;
+	memcpy(s, name, len);
+	s[len] = 0;
+	free(a->name);
+	a->name = s;
+	a->pub.name = s;
+}
+
+/* ---- feature sections ----------------------------------------------- */
+
+/* A bounded cursor over one feature section's bytes. */
+struct cur {
+	const uint8_t *p;
+	size_t n, at;
+	int bad;
+};
+
+static uint32_t cur_u32(struct cur *c)
+{
+	uint32_t v;
+	if (c->bad || c->n - c->at < 4) {
+		c->bad = 1;
+		return 0;
+	}
+	v = ptc_le32(c->p + c->at);
+	c->at += 4;
+	return v;
+}
+
+static uint64_t cur_u64(struct cur *c)
+{
+	uint64_t v;
+	if (c->bad || c->n - c->at < 8) {
+		c->bad = 1;
+		return 0;
+	}
+	v = ptc_le64(c->p + c->at);
+	c->at += 8;
+	return v;
+}
+
+static const uint8_t *cur_bytes(struct cur *c, uint64_t len)
+{
+	const uint8_t *p;
+	if (c->bad || c->n - c->at < len) {
+		c->bad = 1;
+		return NULL;
+	}
+	p = c->p + c->at;
+	c->at += (size_t)len;
+	return p;
+}
+
+/* perf's do_write_string: u32 length (padded, NUL included), then bytes. */
+static char *cur_string(struct cur *c)
+{
+	uint32_t len = cur_u32(c);
+	const uint8_t *p = cur_bytes(c, len);
+	size_t n;
+	char *s;
+
+	if (!p)
+		return NULL;
+	n = strnlen((const char *)p, len);
+	s = malloc(n + 1);
+	if (!s) {
+		c->bad = 1;
+		return NULL;
+	}
+	memcpy(s, p, n);
+	s[n] = 0;
+	return s;
+}
+
+static const char **info_str_slot(struct ptc_perf_reader *r, int feat)
+{
+	switch (feat) {
+	case PTC_FEAT_HOSTNAME: return &r->info.hostname;
+	case PTC_FEAT_OSRELEASE: return &r->info.osrelease;
+	case PTC_FEAT_VERSION: return &r->info.version;
+	case PTC_FEAT_ARCH: return &r->info.arch;
+	case PTC_FEAT_CPUDESC: return &r->info.cpudesc;
+	case PTC_FEAT_CPUID: return &r->info.cpuid;
+	case PTC_FEAT_CMDLINE: return &r->info.cmdline;
+	}
+	return NULL;
+}
+
+static void set_owned_str(struct ptc_perf_reader *r, int feat, char *s)
+{
+	const char **slot = info_str_slot(r, feat);
+
+	if (!slot || feat >= 16) {
+		free(s);
+		return;
+	}
+	free(r->strs[feat]);
+	r->strs[feat] = s;
+	*slot = s;
+}
+
+static int build_id_add(struct ptc_perf_reader *r, const uint8_t *p, size_t n)
+{
+	struct ptc_perf_build_id *b;
+	uint16_t misc;
+	size_t flen;
+	char *fn;
+
+	/* header(8) pid(4) build_id[24] filename[] */
+	if (n < 8 + 4 + 24 + 1)
+		return -1;
+	if (r->info.nr_build_ids >= MAX_BUILD_IDS)
+		return -1;
+	if (r->info.nr_build_ids == r->cap_build_ids) {
+		size_t cap = r->cap_build_ids ? 2 * r->cap_build_ids : 16;
+		struct ptc_perf_build_id *nb = realloc(r->build_ids, cap * sizeof(*nb));
+		if (!nb)
+			return -1;
+		r->build_ids = nb;
+		r->cap_build_ids = cap;
+		r->info.build_ids = nb;
+	}
+	misc = ptc_le16(p + 4);
+	flen = strnlen((const char *)p + 36, n - 36);
+	fn = malloc(flen + 1);
+	if (!fn)
+		return -1;
+	memcpy(fn, p + 36, flen);
+	fn[flen] = 0;
+	b = &r->build_ids[r->info.nr_build_ids++];
+	memset(b, 0, sizeof(*b));
+	b->misc = misc;
+	b->pid = (int32_t)ptc_le32(p + 8);
+	memcpy(b->build_id, p + 12, 20);
+	/* PERF_RECORD_MISC_BUILD_ID_SIZE (1 << 15): the size byte follows the id. */
+	b->size = (misc & (1u << 15)) ? p[32] : 20;
+	if (b->size > 20)
+		b->size = 20;
+	b->filename = fn;
+	return 0;
+}
+
+static void pmu_add(struct ptc_perf_reader *r, uint32_t type, char *name)
+{
+	struct ptc_perf_extra *x = &r->extra;
+	struct ptc_perf_pmu *np;
+
+	if (x->nr_pmus >= 4096) {
+		free(name);
+		return;
+	}
+	np = realloc(r->pmus, (x->nr_pmus + 1) * sizeof(*np));
+	if (!np) {
+		free(name);
+		return;
+	}
+	r->pmus = np;
+	x->pmus = np;
+	np[x->nr_pmus].type = type;
+	np[x->nr_pmus].name = name;
+	x->nr_pmus++;
+}
+
+static void strlist_add(char ***list, size_t *nr, char *s)
+{
+	char **nl;
+
+	if (!s)
+		return;
+	if (*nr >= 65536) {
+		free(s);
+		return;
+	}
+	nl = realloc(*list, (*nr + 1) * sizeof(*nl));
+	if (!nl) {
+		free(s);
+		return;
+	}
+	*list = nl;
+	nl[(*nr)++] = s;
+}
+
+/* Parse one feature's bytes (file section or HEADER_FEATURE payload).
+ * A malformed feature is a warning: the records can still be read. */
+static void feature_parse(struct ptc_perf_reader *r, int feat, const uint8_t *p, size_t n,
+			  uint64_t off)
+{
+	struct cur c = { p, n, 0, 0 };
+	uint32_t i, nr;
+
+	if (feat >= 0 && feat < PTC_FEAT_BITS)
+		r->info.features[feat / 64] |= 1ull << (feat % 64);
+	switch (feat) {
+	case PTC_FEAT_HOSTNAME:
+	case PTC_FEAT_OSRELEASE:
+	case PTC_FEAT_VERSION:
+	case PTC_FEAT_ARCH:
+	case PTC_FEAT_CPUDESC:
+	case PTC_FEAT_CPUID: {
+		char *s = cur_string(&c);
+		if (s)
+			set_owned_str(r, feat, s);
+		break;
+	}
+	case PTC_FEAT_NRCPUS:
+		r->info.nr_cpus_avail = cur_u32(&c);
+		r->info.nr_cpus_online = cur_u32(&c);
+		break;
+	case PTC_FEAT_TOTAL_MEM:
+		r->info.total_mem_kb = cur_u64(&c);
+		break;
+	case PTC_FEAT_CLOCKID:
+		r->info.clockid_res_ns = cur_u64(&c);
+		break;
+	case PTC_FEAT_CMDLINE: {
+		size_t total = 0, len;
+		char *joined = NULL, *s;
+		nr = cur_u32(&c);
+		for (i = 0; i < nr && !c.bad; i++) {
+			s = cur_string(&c);
+			if (!s)
+				break;
+			len = strlen(s);
+			{
+				char *nj = realloc(joined, total + len + 2);
+				if (!nj) {
+					free(s);
+					c.bad = 1;
+					break;
+				}
+				joined = nj;
+			}
+			if (total)
+				joined[total++] = ' ';
+			memcpy(joined + total, s, len);
+			total += len;
+			joined[total] = 0;
+			free(s);
+		}
+		if (!joined)
+			joined = strdup("");
+		if (joined)
+			set_owned_str(r, feat, joined);
+		break;
+	}
+	case PTC_FEAT_EVENT_DESC: {
+		uint32_t asz;
+		nr = cur_u32(&c);
+		asz = cur_u32(&c);
+		for (i = 0; i < nr && !c.bad; i++) {
+			uint32_t nids;
+			char *name;
+			const uint8_t *ids;
+			struct attr_priv *a = NULL;
+			if (!cur_bytes(&c, asz))
+				break;
+			nids = cur_u32(&c);
+			name = cur_string(&c);
+			ids = cur_bytes(&c, (uint64_t)nids * 8);
+			if (!name)
+				break;
+			if (ids && nids)
+				a = attr_by_id(r, ptc_le64(ids));
+			if (!a && i < r->nr_attrs && r->nr_attrs == nr)
+				a = &r->attrs[i];
+			if (a && (!a->name || !a->name[0]))
+				attr_set_name(r, a, name, strlen(name));
+			free(name);
+		}
+		break;
+	}
+	case PTC_FEAT_BUILD_ID:
+		while (!c.bad && c.n - c.at >= 8) {
+			uint16_t sz = ptc_le16(c.p + c.at + 6);
+			if (sz < 8 || sz > c.n - c.at) {
+				c.bad = 1;
+				break;
+			}
+			build_id_add(r, c.p + c.at, sz);
+			c.at += sz;
+		}
+		break;
+	case PTC_FEAT_TRACING_DATA:
+		if (!r->tracing && n <= TRACING_MAX) {
+			r->tracing = malloc(n ? n : 1);
+			if (r->tracing) {
+				memcpy(r->tracing, p, n);
+				r->info.tracing_data = r->tracing;
+				r->info.tracing_data_size = n;
+			}
+		}
+		break;
+	case PTC_FEAT_AUXTRACE:
+		r->extra.auxtrace_index_entries = cur_u64(&c);
+		break;
+	case PTC_FEAT_SAMPLE_TIME:
+		r->extra.sample_time_first = cur_u64(&c);
+		r->extra.sample_time_last = cur_u64(&c);
+		r->extra.have_sample_time = !c.bad;
+		break;
+	case PTC_FEAT_COMPRESSED:
+		r->extra.comp_version = cur_u32(&c);
+		r->extra.comp_type = cur_u32(&c);
+		r->extra.comp_level = cur_u32(&c);
+		r->extra.comp_ratio = cur_u32(&c);
+		r->extra.comp_mmap_len = cur_u32(&c);
+		r->extra.have_compressed = !c.bad;
+		break;
+	case PTC_FEAT_PMU_MAPPINGS:
+		nr = cur_u32(&c);
+		for (i = 0; i < nr && !c.bad; i++) {
+			uint32_t type = cur_u32(&c);
+			char *name = cur_string(&c);
+			if (name)
+				pmu_add(r, type, name);
+		}
+		break;
+	case PTC_FEAT_CPU_TOPOLOGY:
+		nr = cur_u32(&c);
+		for (i = 0; i < nr && !c.bad; i++)
+			strlist_add(&r->extra.core_siblings, &r->extra.nr_core_siblings, cur_string(&c));
+		nr = cur_u32(&c);
+		for (i = 0; i < nr && !c.bad; i++)
+			strlist_add(&r->extra.thread_siblings, &r->extra.nr_thread_siblings,
+				    cur_string(&c));
+		/* per-CPU core/socket ids and die lists follow; info does not need them */
+		break;
+	case PTC_FEAT_HYBRID_TOPOLOGY:
+		nr = cur_u32(&c);
+		for (i = 0; i < nr && !c.bad; i++) {
+			char *pmu = cur_string(&c);
+			char *cpus = cur_string(&c);
+			if (!pmu || !cpus) {
+				free(pmu);
+				free(cpus);
+				break;
+			}
+			strlist_add(&r->extra.hybrid_pmus, &r->extra.nr_hybrid, pmu);
+			strlist_add(&r->extra.hybrid_cpus, &r->extra.nr_hybrid_cpus, cpus);
+		}
+		break;
+	default:
+		/* Known to perf but not needed here, or unknown: skipped by size. */
+		break;
+	}
+	if (c.bad)
+		warn_at(r, off, "feature %d section of %zu bytes is malformed; ignored in part", feat, n);
+}
+
+/* File mode: read the feature bitmap's sections (after the data section). */
+static void features_read(struct ptc_perf_reader *r, const uint8_t *hdr)
+{
+	uint64_t bitmap[4], tab_off = r->info.data_offset + r->info.data_size;
+	int bit, nr = 0, idx = 0;
+	uint8_t *sec;
+
+	memcpy(bitmap, hdr + 72, 32);
+	for (bit = 0; bit < PTC_FEAT_BITS; bit++)
+		if (ptc_le64(&bitmap[bit / 64]) >> (bit % 64) & 1)
+			nr++;
+	if (!nr)
+		return;
+	sec = malloc((size_t)nr * 16);
+	if (!sec)
+		return;
+	if (tab_off < r->info.data_offset || tab_off > r->file_size ||
+	    (uint64_t)nr * 16 > r->file_size - tab_off) {
+		warn_at(r, tab_off, "feature section table (%d entries) is past the end of the file "
+			"at 0x%llx: features not read", nr, (unsigned long long)r->file_size);
+		free(sec);
+		return;
+	}
+	if (in_pread(r, sec, (size_t)nr * 16, tab_off) < 0) {
+		r->failed = 0;
+		warn_at(r, tab_off, "feature section table unreadable");
+		free(sec);
+		return;
+	}
+	for (bit = 0; bit < PTC_FEAT_BITS; bit++) {
+		uint64_t off, size;
+		uint8_t *p;
+		if (!(ptc_le64(&bitmap[bit / 64]) >> (bit % 64) & 1))
+			continue;
+		off = ptc_le64(sec + 16 * idx);
+		size = ptc_le64(sec + 16 * idx + 8);
+		idx++;
+		r->info.features[bit / 64] |= 1ull << (bit % 64);
+		if (off > r->file_size || size > r->file_size - off) {
+			warn_at(r, tab_off + 16 * (idx - 1),
+				"feature %d section [0x%llx, +%llu) is past the end of the file at 0x%llx",
+				bit, (unsigned long long)off, (unsigned long long)size,
+				(unsigned long long)r->file_size);
+			continue;
+		}
+		if (size > FEAT_MAX) {
+			warn_at(r, off, "feature %d section of %llu bytes is too large; skipped", bit,
+				(unsigned long long)size);
+			continue;
+		}
+		p = malloc(size ? (size_t)size : 1);
+		if (!p)
+			continue;
+		if (in_pread(r, p, (size_t)size, off) == 0)
+			feature_parse(r, bit, p, (size_t)size, off);
+		r->failed = 0;
+		free(p);
+	}
+	free(sec);
+}
+
+/* ---- open ----------------------------------------------------------- */
+
+static int open_file_mode(struct ptc_perf_reader *r)
+{
+	uint8_t hdr[PTC_PERF_FILE_HEADER_SIZE];
+	uint64_t attr_size, attrs_off, attrs_size, nattrs, i;
+	uint8_t *attrs;
+
+	if (!r->seekable)
+		return fail_at(r, ptc_err_unsupported, 0,
+			       "a file-mode perf.data must be read from a file, not a pipe "
+			       "(record with `perf record -o -` for pipe mode)");
+	if (r->file_size < PTC_PERF_FILE_HEADER_SIZE)
+		return fail_at(r, ptc_err_truncated, 0, "file of %llu bytes is shorter than the %d-byte header",
+			       (unsigned long long)r->file_size, PTC_PERF_FILE_HEADER_SIZE);
+	if (in_pread(r, hdr, sizeof(hdr), 0) < 0)
+		return r->failed;
+	attr_size = ptc_le64(hdr + 16);
+	attrs_off = ptc_le64(hdr + 24);
+	attrs_size = ptc_le64(hdr + 32);
+	r->info.data_offset = ptc_le64(hdr + 40);
+	r->info.data_size = ptc_le64(hdr + 48);
+
+	if (r->info.data_offset < PTC_PERF_FILE_HEADER_SIZE ||
+	    r->info.data_offset > r->file_size)
+		return fail_at(r, ptc_err_bad_size, 40, "data section offset 0x%llx outside the file (%llu bytes)",
+			       (unsigned long long)r->info.data_offset, (unsigned long long)r->file_size);
+	if (r->info.data_size > UINT64_MAX - r->info.data_offset)
+		return fail_at(r, ptc_err_bad_size, 48, "data section size %llu overflows",
+			       (unsigned long long)r->info.data_size);
+	r->data_end = r->info.data_offset + r->info.data_size;
+	if (r->data_end > r->file_size)
+		warn_at(r, 48, "data section [0x%llx, 0x%llx) runs past the end of the file at 0x%llx",
+			(unsigned long long)r->info.data_offset, (unsigned long long)r->data_end,
+			(unsigned long long)r->file_size);
+
+	/* attrs: attr_size-byte entries of {perf_event_attr, ids section} */
+	if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096)
+		return fail_at(r, ptc_err_bad_size, 16, "attribute entry size %llu is impossible",
+			       (unsigned long long)attr_size);
+	if (attrs_off > r->file_size || attrs_size > r->file_size - attrs_off)
+		return fail_at(r, ptc_err_truncated, 24,
+			       "attribute section [0x%llx, +%llu) is past the end of the file at 0x%llx",
+			       (unsigned long long)attrs_off, (unsigned long long)attrs_size,
+			       (unsigned long long)r->file_size);
+	if (attrs_size % attr_size)
+		return fail_at(r, ptc_err_bad_size, 32, "attribute section size %llu is not a multiple of %llu",
+			       (unsigned long long)attrs_size, (unsigned long long)attr_size);
+	nattrs = attrs_size / attr_size;
+	if (nattrs > MAX_ATTRS)
+		return fail_at(r, ptc_err_bad_size, 32, "%llu events", (unsigned long long)nattrs);
+	attrs = malloc(attrs_size ? (size_t)attrs_size : 1);
+	if (!attrs)
+		return fail_at(r, ptc_err_nomem, 24, "out of memory");
+	if (in_pread(r, attrs, (size_t)attrs_size, attrs_off) < 0) {
+		free(attrs);
+		return r->failed;
+	}
+	for (i = 0; i < nattrs; i++) {
+		const uint8_t *e = attrs + i * attr_size;
+		uint64_t ids_off = ptc_le64(e + attr_size - 16);
+		uint64_t ids_size = ptc_le64(e + attr_size - 8);
+		uint64_t eoff = attrs_off + i * attr_size;
+		uint8_t *ids = NULL;
+		int err;
+
+		if (ids_off > r->file_size || ids_size > r->file_size - ids_off || ids_size % 8 ||
+		    ids_size / 8 > MAX_IDS) {
+			free(attrs);
+			return fail_at(r, ptc_err_bad_size, eoff + attr_size - 16,
+				       "ids of event %llu [0x%llx, +%llu) outside the file",
+				       (unsigned long long)i, (unsigned long long)ids_off,
+				       (unsigned long long)ids_size);
+		}
+		if (ids_size) {
+			ids = malloc((size_t)ids_size);
+			if (!ids) {
+				free(attrs);
+				return fail_at(r, ptc_err_nomem, ids_off, "out of memory");
+			}
+			if (in_pread(r, ids, (size_t)ids_size, ids_off) < 0) {
+				free(ids);
+				free(attrs);
+				return r->failed;
+			}
+		}
+		err = attr_add(r, eoff, e, (size_t)attr_size - 16, ids, (size_t)(ids_size / 8));
+		free(ids);
+		if (err < 0) {
+			free(attrs);
+			return err;
+		}
+	}
+	free(attrs);
+	features_read(r, hdr);
+
+	if (lseek(r->fd, (off_t)r->info.data_offset, SEEK_SET) == (off_t)-1)
+		return fail_at(r, ptc_err_io, r->info.data_offset, "seek failed: %s", strerror(errno));
+	r->base = r->info.data_offset;
+	r->pos = r->len = 0;
+	r->eof = 0;
+	return 0;
+}
+
+int ptc_perf_open_fd(struct ptc_perf_reader **out, int fd, const char *name,
+		     char *errmsg, size_t errlen)
+{
+	struct ptc_perf_reader *r;
+	struct stat st;
+	uint64_t magic, hsize;
+	ssize_t got;
+	int err = 0;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ptc_err_nomem;
+	r->fd = fd;
+	r->name = strdup(name ? name : "(input)");
+	r->buf = malloc(IN_CAP);
+	r->scratch = malloc(REC_MAX + 8);
+	r->data_end = UINT64_MAX;
+	if (!r->name || !r->buf || !r->scratch) {
+		err = -ptc_err_nomem;
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s: out of memory", name);
+		goto fail;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0) {
+		r->seekable = 1;
+		r->file_size = (uint64_t)st.st_size;
+	}
+
+	got = in_fill(r, 16);
+	if (got < 0) {
+		err = (int)got;
+		goto fail;
+	}
+	if (got < 8) {
+		err = fail_at(r, ptc_err_truncated, 0, "%zd bytes: too short for a perf.data header",
+			      got);
+		goto fail;
+	}
+	magic = ptc_le64(r->buf);
+	if (magic == PTC_PERF_MAGIC_SWAPPED) {
+		err = fail_at(r, ptc_err_foreign_endian, 0,
+			      "byte-swapped magic: the file was written on a big-endian machine, "
+			      "which ptconv does not read");
+		goto fail;
+	}
+	if (magic != PTC_PERF_MAGIC) {
+		err = fail_at(r, ptc_err_bad_magic, 0, "not a perf.data file (no PERFILE2 magic)");
+		goto fail;
+	}
+	if (got < 16) {
+		err = fail_at(r, ptc_err_truncated, 8, "input ends inside the header");
+		goto fail;
+	}
+	hsize = ptc_le64(r->buf + 8);
+	if (hsize == PTC_PERF_PIPE_HEADER_SIZE) {
+		r->info.pipe_mode = 1;
+		r->pos = 16;
+	} else if (hsize == PTC_PERF_FILE_HEADER_SIZE) {
+		err = open_file_mode(r);
+		if (err < 0)
+			goto fail;
+	} else {
+		err = fail_at(r, ptc_err_unsupported, 8, "header size %llu is neither 104 (file) nor 16 (pipe)",
+			      (unsigned long long)hsize);
+		goto fail;
+	}
+	r->zs = ZSTD_createDStream();
+	r->zin = malloc(Z_IN_CAP);
+	r->zout = malloc(Z_OUT_CAP);
+	if (!r->zs || !r->zin || !r->zout) {
+		err = fail_at(r, ptc_err_nomem, 0, "out of memory");
+		goto fail;
+	}
+	ZSTD_initDStream(r->zs);
+	/* Bound what a hostile frame can make the decoder allocate. */
+	ZSTD_DCtx_setParameter(r->zs, ZSTD_d_windowLogMax, 27);
+	*out = r;
+	return 0;
+fail:
+	if (errmsg && errlen)
+		snprintf(errmsg, errlen, "%s", r->errmsg[0] ? r->errmsg : ptc_errstr(err));
+	r->own_fd = 0;
+	ptc_perf_close(r);
+	return err;
+}
+
+int ptc_perf_open(struct ptc_perf_reader **out, const char *path, char *errmsg, size_t errlen)
+{
+	int fd, err;
+
+	*out = NULL;
+	if (!strcmp(path, "-"))
+		return ptc_perf_open_fd(out, 0, "(stdin)", errmsg, errlen);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errmsg && errlen)
+			snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+		return errno == ENOENT ? -ptc_err_not_found : -ptc_err_io;
+	}
+	err = ptc_perf_open_fd(out, fd, path, errmsg, errlen);
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	(*out)->own_fd = 1;
+	return 0;
+}
+
+void ptc_perf_close(struct ptc_perf_reader *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->own_fd)
+		close(r->fd);
+	for (i = 0; i < r->nr_attrs; i++) {
+		free(r->attrs[i].ids);
+		free(r->attrs[i].name);
+	}
+	free(r->attrs);
+	free(r->idmap);
+	for (i = 0; i < 16; i++)
+		free(r->strs[i]);
+	for (i = 0; i < r->info.nr_build_ids; i++)
+		free((char *)r->build_ids[i].filename);
+	free(r->build_ids);
+	free(r->tracing);
+	for (i = 0; i < r->extra.nr_pmus; i++)
+		free((char *)r->pmus[i].name);
+	free(r->pmus);
+	for (i = 0; i < r->extra.nr_core_siblings; i++)
+		free(r->extra.core_siblings[i]);
+	free(r->extra.core_siblings);
+	for (i = 0; i < r->extra.nr_thread_siblings; i++)
+		free(r->extra.thread_siblings[i]);
+	free(r->extra.thread_siblings);
+	for (i = 0; i < r->extra.nr_hybrid; i++)
+		free(r->extra.hybrid_pmus[i]);
+	free(r->extra.hybrid_pmus);
+	for (i = 0; i < r->extra.nr_hybrid_cpus; i++)
+		free(r->extra.hybrid_cpus[i]);
+	free(r->extra.hybrid_cpus);
+	for (i = 0; i < r->nr_warnings; i++)
+		free(r->warnings[i]);
+	if (r->zs)
+		ZSTD_freeDStream(r->zs);
+	free(r->zin);
+	free(r->zout);
+	free(r->buf);
+	free(r->scratch);
+	free(r->name);
+	free(r);
+}
+
+/* ---- sample ids ----------------------------------------------------- */
+
+static int is_kernel_type(uint32_t t)
+{
+	return t >= PERF_RECORD_MMAP && t <= PERF_RECORD_AUX_OUTPUT_HW_ID;
+}
+
+static int is_known_type(uint32_t t)
+{
+	return is_kernel_type(t) || (t >= PTC_REC_HEADER_ATTR && t < PTC_REC_USER_MAX);
+}
+
+/* Which attr describes this record's sample fields. */
+static const struct attr_priv *attr_for(struct ptc_perf_reader *r, const uint8_t *d, uint16_t size,
+					uint32_t type)
+{
+	const struct attr_priv *a;
+	int pos;
+	uint64_t id;
+
+	if (!r->nr_attrs)
+		return NULL;
+	if (r->uniform || r->nr_attrs == 1)
+		return &r->attrs[0];
+	if (type == PERF_RECORD_SAMPLE) {
+		pos = r->all_identifier ? 0 : r->common_id_pos;
+		if (pos < 0 || 8 + 8 * (size_t)pos + 8 > size)
+			return &r->attrs[0];
+		id = ptc_le64(d + 8 + 8 * pos);
+	} else {
+		pos = r->all_identifier ? 1 : r->common_is_pos;
+		if (pos < 0 || 8 + 8 * (size_t)pos > size)
+			return &r->attrs[0];
+		id = ptc_le64(d + size - 8 * pos);
+	}
+	a = attr_by_id(r, id);
+	return a ? a : &r->attrs[0];
+}
+
+static void parse_sid(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
+{
+	struct ptc_perf_sample_id *s = &rec->sid;
+	const struct attr_priv *a;
+	const uint8_t *p, *end;
+	uint64_t st;
+
+	memset(s, 0, sizeof(*s));
+	if (rec->type >= PTC_REC_HEADER_ATTR || rec->type == 0)
+		return;
+	a = attr_for(r, rec->data, rec->size, rec->type);
+	if (!a)
+		return;
+	st = a->pub.attr.sample_type;
+	end = rec->data + rec->size;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		p = rec->data + 8;
+#define TAKE(n) ((size_t)(end - p) >= (n) ? (p += (n), p - (n)) : NULL)
+		if (st & PERF_SAMPLE_IDENTIFIER) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->id = ptc_le64(q);
+			s->valid |= PTC_SID_IDENTIFIER | PTC_SID_ID;
+		}
+		if (st & PERF_SAMPLE_IP) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->ip = ptc_le64(q);
+			s->valid |= PTC_SID_IP;
+		}
+		if (st & PERF_SAMPLE_TID) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->pid = ptc_le32(q);
+			s->tid = ptc_le32(q + 4);
+			s->valid |= PTC_SID_TID;
+		}
+		if (st & PERF_SAMPLE_TIME) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->time = ptc_le64(q);
+			s->valid |= PTC_SID_TIME;
+		}
+		if ((st & PERF_SAMPLE_ADDR) && !TAKE(8))
+			goto bad;
+		if (st & PERF_SAMPLE_ID) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->id = ptc_le64(q);
+			s->valid |= PTC_SID_ID;
+		}
+		if (st & PERF_SAMPLE_STREAM_ID) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->stream_id = ptc_le64(q);
+			s->valid |= PTC_SID_STREAM_ID;
+		}
+		if (st & PERF_SAMPLE_CPU) {
+			const uint8_t *q = TAKE(8);
+			if (!q)
+				goto bad;
+			s->cpu = ptc_le32(q);
+			s->valid |= PTC_SID_CPU;
+		}
+#undef TAKE
+		return;
+	}
+	if (!a->pub.attr.sample_id_all)
+		return;
+	{
+		size_t n = 8 * (size_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+					!!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+					!!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+		if (!n)
+			return;
+		if (rec->size < 8 + n)
+			goto bad;
+		p = end - n;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		s->pid = ptc_le32(p);
+		s->tid = ptc_le32(p + 4);
+		s->valid |= PTC_SID_TID;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		s->time = ptc_le64(p);
+		s->valid |= PTC_SID_TIME;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		s->id = ptc_le64(p);
+		s->valid |= PTC_SID_ID;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		s->stream_id = ptc_le64(p);
+		s->valid |= PTC_SID_STREAM_ID;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		s->cpu = ptc_le32(p);
+		s->valid |= PTC_SID_CPU;
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		s->id = ptc_le64(p);
+		s->valid |= PTC_SID_IDENTIFIER | PTC_SID_ID;
+	}
+	return;
+bad:
+	memset(s, 0, sizeof(*s));
+	r->stats.bad_sample_ids++;
+}
+
+/* ---- in-stream header records --------------------------------------- */
+
+static int handle_header_attr(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
+{
+	const uint8_t *d = rec->data;
+	uint32_t asize;
+
+	if (rec->size < 8 + PERF_ATTR_SIZE_VER0)
+		return fail_at(r, ptc_err_bad_record, rec->offset, "HEADER_ATTR of %u bytes is too short",
+			       rec->size);
+	asize = ptc_le32(d + 8 + 4);
+	if (!asize)
+		asize = PERF_ATTR_SIZE_VER0;
+	if (asize > rec->size - 8u)
+		return fail_at(r, ptc_err_bad_record, rec->offset,
+			       "HEADER_ATTR attribute size %u exceeds the record (%u bytes)", asize,
+			       rec->size);
+	return attr_add(r, rec->offset, d + 8, asize, d + 8 + asize, (rec->size - 8 - asize) / 8);
+}
+
+static void handle_event_update(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
+{
+	const uint8_t *d = rec->data;
+	struct attr_priv *a;
+
+	if (rec->size < 24) {
+		warn_at(r, rec->offset, "EVENT_UPDATE of %u bytes is too short", rec->size);
+		return;
+	}
+	/* PERF_EVENT_UPDATE__NAME (2): a NUL-terminated name follows */
+	if (ptc_le64(d + 8) != 2)
+		return;
+	a = attr_by_id(r, ptc_le64(d + 16));
+	if (a)
+		attr_set_name(r, a, (const char *)d + 24, strnlen((const char *)d + 24, rec->size - 24u));
+}
+
+static void handle_time_conv(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
+{
+	const uint8_t *d = rec->data;
+
+	if (rec->size < 32) {
+		warn_at(r, rec->offset, "TIME_CONV of %u bytes is too short", rec->size);
+		return;
+	}
+	r->info.have_time_conv = 1;
+	r->info.time_shift = ptc_le64(d + 8);
+	r->info.time_mult = ptc_le64(d + 16);
+	r->info.time_zero = ptc_le64(d + 24);
+	if (rec->size >= 56) {
+		r->info.time_cycles = ptc_le64(d + 32);
+		r->info.time_mask = ptc_le64(d + 40);
+		r->info.cap_user_time_zero = d[48];
+		r->info.cap_user_time_short = d[49];
+	}
+}
+
+/* Process what the reader itself needs from a record; <0 is fatal. */
+static int handle_record(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
+{
+	switch (rec->type) {
+	case PTC_REC_HEADER_ATTR:
+		return handle_header_attr(r, rec);
+	case PTC_REC_HEADER_FEATURE:
+		if (rec->size < 16) {
+			warn_at(r, rec->offset, "HEADER_FEATURE of %u bytes is too short", rec->size);
+			return 0;
+		}
+		{
+			uint64_t feat = ptc_le64(rec->data + 8);
+			if (feat < PTC_FEAT_BITS)
+				feature_parse(r, (int)feat, rec->data + 16, rec->size - 16u, rec->offset + 16);
+		}
+		return 0;
+	case PTC_REC_HEADER_BUILD_ID:
+		if (build_id_add(r, rec->data, rec->size) < 0)
+			warn_at(r, rec->offset, "HEADER_BUILD_ID of %u bytes is malformed", rec->size);
+		return 0;
+	case PTC_REC_EVENT_UPDATE:
+		handle_event_update(r, rec);
+		return 0;
+	case PTC_REC_TIME_CONV:
+		handle_time_conv(r, rec);
+		return 0;
+	}
+	return 0;
+}
+
+/* Hand out a record whose bytes are at p: copied to an aligned buffer when
+ * they are not 8-byte aligned, so that callers may read u64 arrays. */
+static void rec_set_data(struct ptc_perf_reader *r, struct ptc_perf_record *rec, const uint8_t *p)
+{
+	if ((uintptr_t)p & 7) {
+		memcpy(r->scratch, p, rec->size);
+		p = (const uint8_t *)r->scratch;
+	}
+	rec->data = p;
+}
+
+/* ---- compressed records --------------------------------------------- */
+
+/* Next record out of the decompressed stream: 1 and *rec, 0 when the
+ * current compressed payload is used up, <0 on error. */
+static int z_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
+{
+	for (;;) {
+		size_t have = r->zlen - r->zpos;
+		if (have >= 8) {
+			uint16_t size = ptc_le16(r->zout + r->zpos + 6);
+			uint32_t type = ptc_le32(r->zout + r->zpos);
+			if (size < 8)
+				return fail_at(r, ptc_err_bad_record, r->zrec_off,
+					       "decompressed record of type %u has size %u (< 8)", type,
+					       size);
+			if (have >= size) {
+				memset(rec, 0, sizeof(*rec));
+				rec->type = type;
+				rec->misc = ptc_le16(r->zout + r->zpos + 4);
+				rec->size = size;
+				rec->offset = r->zrec_off;
+				rec->compressed = 1;
+				rec_set_data(r, rec, r->zout + r->zpos);
+				r->zpos += size;
+				if (type == PTC_REC_COMPRESSED || type == PTC_REC_COMPRESSED2 ||
+				    type == PTC_REC_AUXTRACE || type == PTC_REC_HEADER_TRACING_DATA)
+					return fail_at(r, ptc_err_unsupported, r->zrec_off,
+						       "%s record inside a compressed record",
+						       ptc_perf_record_name(type));
+				return 1;
+			}
+		}
+		if (!r->zactive)
+			return 0;
+		if (r->zpos) {
+			memmove(r->zout, r->zout + r->zpos, have);
+			r->zlen = have;
+			r->zpos = 0;
+		}
+		{
+			ZSTD_outBuffer ob = { r->zout, Z_OUT_CAP, r->zlen };
+			ZSTD_inBuffer ib = { r->zin, r->zin_len, r->zin_pos };
+			size_t ret = ZSTD_decompressStream(r->zs, &ob, &ib);
+			if (ZSTD_isError(ret))
+				return fail_at(r, ptc_err_decompress, r->zrec_off,
+					       "compressed record does not decompress: %s",
+					       ZSTD_getErrorName(ret));
+			r->stats.decompressed_bytes += ob.pos - r->zlen;
+			r->zlen = ob.pos;
+			r->zin_pos = ib.pos;
+			/* Done with this payload once all input is consumed and the
+			 * decoder had room left (so it holds nothing back). */
+			if (ib.pos == ib.size && ob.pos < ob.size)
+				r->zactive = 0;
+		}
+	}
+}
+
+static int z_start(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
+{
+	const uint8_t *payload;
+	size_t n;
+
+	if (rec->type == PTC_REC_COMPRESSED2) {
+		uint64_t dsize;
+		if (rec->size < 16)
+			return fail_at(r, ptc_err_bad_record, rec->offset,
+				       "COMPRESSED2 record of %u bytes is too short", rec->size);
+		dsize = ptc_le64(rec->data + 8);
+		if (dsize > rec->size - 16u)
+			return fail_at(r, ptc_err_bad_record, rec->offset,
+				       "COMPRESSED2 data size %llu exceeds the record (%u bytes)",
+				       (unsigned long long)dsize, rec->size);
+		payload = rec->data + 16;
+		n = (size_t)dsize;
+	} else {
+		payload = rec->data + 8;
+		n = rec->size - 8u;
+	}
+	memcpy(r->zin, payload, n);
+	r->zin_pos = 0;
+	r->zin_len = n;
+	r->zactive = 1;
+	r->zrec_off = rec->offset;
+	r->stats.compressed_records++;
+	return 0;
+}
+
+/* ---- the iterator ----------------------------------------------------- */
+
+static int deliver(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
+{
+	int err = handle_record(r, rec);
+
+	if (err < 0)
+		return err;
+	parse_sid(r, rec);
+	r->stats.records[rec->type]++;
+	return 1;
+}
+
+/* The tail of the input does not hold a whole record. */
+static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_t type,
+		   uint32_t size)
+{
+	if (r->info.pipe_mode && (have < 4 || !is_known_type(type))) {
+		/* Not the start of any record perf writes: garbage after the
+		 * last record (e.g. messages that went into the same pipe). */
+		r->stats.trailing_offset = off;
+		r->stats.trailing_bytes = have;
+		warn_at(r, off, "%zu bytes of trailing garbage after the last record", have);
+		return 0;
+	}
+	if (have < 8)
+		return fail_at(r, ptc_err_truncated, off, "input ends inside a record header (%zu bytes left)",
+			       have);
+	return fail_at(r, ptc_err_truncated, off,
+		       "%s record of %u bytes truncated: the input ends after %zu bytes",
+		       ptc_perf_record_name(type), size, have);
+}
+
+int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
+{
+	for (;;) {
+		uint64_t off;
+		ssize_t got;
+		uint32_t type;
+		uint16_t size;
+		int ret;
+
+		if (r->failed)
+			return r->failed;
+		if (r->aux_left) {
+			uint64_t n = r->aux_left;
+			r->aux_left = 0;
+			if ((ret = in_skip(r, n)) < 0)
+				return ret;
+		}
+		if (r->zactive || r->zlen > r->zpos) {
+			ret = z_next(r, rec);
+			if (ret)
+				return ret < 0 ? ret : deliver(r, rec);
+		}
+		off = in_off(r);
+		if (off >= r->data_end) {
+			if (off > r->data_end)
+				return fail_at(r, ptc_err_bad_size, off, "read past the data section end 0x%llx",
+					       (unsigned long long)r->data_end);
+			goto end;
+		}
+		got = in_fill(r, 8);
+		if (got < 0)
+			return (int)got;
+		if (got == 0) {
+			if (r->data_end != UINT64_MAX)
+				return fail_at(r, ptc_err_truncated, off,
+					       "input ends inside the data section, which should end at 0x%llx",
+					       (unsigned long long)r->data_end);
+			goto end;
+		}
+		type = got >= 4 ? ptc_le32(r->buf + r->pos) : 0;
+		if (got < 8)
+			return at_tail(r, off, (size_t)got, type, 0);
+		size = ptc_le16(r->buf + r->pos + 6);
+		if (size < 8)
+			return fail_at(r, ptc_err_bad_record, off,
+				       "record of type %u has size %u (< 8): the input is corrupt", type,
+				       size);
+		if (size > r->data_end - off)
+			return fail_at(r, ptc_err_bad_size, off,
+				       "%s record of %u bytes runs past the end of the data section at 0x%llx",
+				       ptc_perf_record_name(type), size, (unsigned long long)r->data_end);
+		got = in_fill(r, size);
+		if (got < 0)
+			return (int)got;
+		if (got < size)
+			return at_tail(r, off, (size_t)got, type, size);
+
+		memset(rec, 0, sizeof(*rec));
+		rec->type = type;
+		rec->misc = ptc_le16(r->buf + r->pos + 4);
+		rec->size = size;
+		rec->offset = off;
+		rec_set_data(r, rec, r->buf + r->pos);
+		r->pos += size;
+
+		if (!is_known_type(type)) {
+			r->stats.unknown_records++;
+			continue;
+		}
+		switch (type) {
+		case PTC_REC_COMPRESSED:
+		case PTC_REC_COMPRESSED2:
+			if (r->zlen == r->zpos)
+				r->zpos = r->zlen = 0;
+			if ((ret = z_start(r, rec)) < 0)
+				return ret;
+			continue;
+		case PTC_REC_AUXTRACE: {
+			uint64_t asz, aoff = off + size;
+			if (size < PTC_AUXTRACE_RECORD_SIZE)
+				return fail_at(r, ptc_err_bad_record, off,
+					       "AUXTRACE record of %u bytes is shorter than %d", size,
+					       PTC_AUXTRACE_RECORD_SIZE);
+			asz = ptc_le64(rec->data + 8);
+			if (asz > r->data_end - aoff)
+				return fail_at(r, ptc_err_bad_size, off,
+					       "AUXTRACE data of %llu bytes runs past the end of the data section at 0x%llx",
+					       (unsigned long long)asz, (unsigned long long)r->data_end);
+			if (r->seekable && (aoff > r->file_size || asz > r->file_size - aoff))
+				return fail_at(r, ptc_err_truncated, off,
+					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
+					       (unsigned long long)asz, (unsigned long long)aoff,
+					       (unsigned long long)r->file_size);
+			rec->aux_size = asz;
+			rec->aux_offset = aoff;
+			r->aux_left = asz;
+			r->stats.aux_bytes += asz;
+			break;
+		}
+		case PTC_REC_HEADER_TRACING_DATA: {
+			uint64_t tsz;
+			if (size < 12)
+				return fail_at(r, ptc_err_bad_record, off,
+					       "TRACING_DATA record of %u bytes is too short", size);
+			tsz = ptc_le32(rec->data + 8);
+			if (tsz > r->data_end - (off + size))
+				return fail_at(r, ptc_err_bad_size, off,
+					       "tracing data of %llu bytes runs past the data section",
+					       (unsigned long long)tsz);
+			/* Keep the data for libtraceevent when it is sane in size.  It
+			 * is read through the window, which may move: the record is
+			 * handed out from the scratch copy. */
+			if (rec->data != (const uint8_t *)r->scratch) {
+				memcpy(r->scratch, rec->data, size);
+				rec->data = (const uint8_t *)r->scratch;
+			}
+			if (!r->tracing && tsz <= TRACING_MAX) {
+				r->tracing = malloc(tsz ? (size_t)tsz : 1);
+				if (r->tracing) {
+					uint64_t done = 0;
+					while (done < tsz) {
+						size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
+						got = in_fill(r, want);
+						if (got < 0)
+							return (int)got;
+						if ((size_t)got < want)
+							return fail_at(r, ptc_err_truncated, in_off(r),
+								       "input ends inside tracing data");
+						memcpy(r->tracing + done, r->buf + r->pos, want);
+						r->pos += want;
+						done += want;
+					}
+					r->info.tracing_data = r->tracing;
+					r->info.tracing_data_size = (size_t)tsz;
+					break;
+				}
+			}
+			r->aux_left = tsz;	/* skipped like AUX data before the next record */
+			break;
+		}
+		}
+		return deliver(r, rec);
+	end:
+		if (r->zlen > r->zpos)
+			return fail_at(r, ptc_err_truncated, r->zrec_off,
+				       "the input ends inside a record that straddles compressed records "
+				       "(%zu bytes pending)", r->zlen - r->zpos);
+		return 0;
+	}
+}
+
+ssize_t ptc_perf_read_aux(struct ptc_perf_reader *r, void *buf, size_t n)
+{
+	uint8_t *dst = buf;
+	size_t done = 0;
+
+	if (r->failed)
+		return r->failed;
+	if (n > r->aux_left)
+		n = (size_t)r->aux_left;
+	while (done < n) {
+		size_t take = in_avail(r);
+		if (!take) {
+			ssize_t got;
+			if (n - done >= IN_CAP / 2 && r->pos == r->len) {
+				/* Large reads go straight to the caller's buffer. */
+				got = read(r->fd, dst + done, n - done);
+				if (got < 0 && errno == EINTR)
+					continue;
+				if (got < 0)
+					return fail_at(r, ptc_err_io, in_off(r), "read failed: %s",
+						       strerror(errno));
+				if (got == 0)
+					return fail_at(r, ptc_err_truncated, in_off(r),
+						       "input ends inside AUXTRACE data (%llu bytes missing)",
+						       (unsigned long long)(r->aux_left - done));
+				r->base += (uint64_t)got + r->len;
+				r->pos = r->len = 0;
+				r->stats.bytes_read += (uint64_t)got;
+				done += (size_t)got;
+				continue;
+			}
+			got = in_fill(r, 1);
+			if (got < 0)
+				return got;
+			if (got == 0)
+				return fail_at(r, ptc_err_truncated, in_off(r),
+					       "input ends inside AUXTRACE data (%llu bytes missing)",
+					       (unsigned long long)(r->aux_left - done));
+			take = (size_t)got;
+		}
+		if (take > n - done)
+			take = n - done;
+		memcpy(dst + done, r->buf + r->pos, take);
+		r->pos += take;
+		done += take;
+	}
+	r->aux_left -= done;
+	return (ssize_t)done;
+}
+
+int ptc_perf_pread(struct ptc_perf_reader *r, void *buf, size_t n, uint64_t offset)
+{
+	int err;
+
+	if (!r->seekable)
+		return -ptc_err_unsupported;
+	err = in_pread(r, buf, n, offset);
+	if (err < 0) {
+		/* A bad pread does not break the iterator. */
+		r->failed = 0;
+	}
+	return err;
+}
+
+const struct ptc_perf_info *ptc_perf_info(const struct ptc_perf_reader *r)
+{
+	return &r->info;
+}
+
+const struct ptc_perf_stats *ptc_perf_stats(const struct ptc_perf_reader *r)
+{
+	return &r->stats;
+}
+
+const struct ptc_perf_extra *ptc_perf_extra(const struct ptc_perf_reader *r)
+{
+	return &r->extra;
+}
+
+size_t ptc_perf_nr_attrs(const struct ptc_perf_reader *r)
+{
+	return r->nr_attrs;
+}
+
+const struct ptc_perf_attr *ptc_perf_attr(const struct ptc_perf_reader *r, size_t i)
+{
+	return i < r->nr_attrs ? &r->attrs[i].pub : NULL;
+}
+
+const struct ptc_perf_attr *ptc_perf_attr_of(const struct ptc_perf_reader *r, uint64_t id)
+{
+	const struct attr_priv *a;
+
+	if (r->nr_attrs == 1)
+		return &r->attrs[0].pub;
+	a = attr_by_id((struct ptc_perf_reader *)r, id);
+	return a ? &a->pub : NULL;
+}
+
+const char *ptc_perf_name(const struct ptc_perf_reader *r)
+{
+	return r->name;
+}
+
+const char *ptc_perf_errmsg(const struct ptc_perf_reader *r)
+{
+	return r->errmsg;
+}
+
+size_t ptc_perf_nr_warnings(const struct ptc_perf_reader *r)
+{
+	return r->nr_warnings;
+}
+
+const char *ptc_perf_warning(const struct ptc_perf_reader *r, size_t i)
+{
+	return i < r->nr_warnings ? r->warnings[i] : NULL;
+}
+
+int ptc_perf_seekable(const struct ptc_perf_reader *r)
+{
+	return r->seekable;
+}
