@@ -1,2 +1,5 @@
-# Intel PT: the query-decoder walker (ptdec), the libipt block-decoder engine.
-libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h
+# Intel PT: the query-decoder walker (ptdec), the libipt block-decoder engine
+# (blkdec) and the conversion pipeline behind `ptconv convert`.
+libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
+	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
+	src/decoders/intel_pt/pt_convert.c src/decoders/intel_pt/pt_convert.h
