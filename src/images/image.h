@@ -73,6 +73,19 @@ size_t ptc_image_read(const struct ptc_image *img, uint64_t addr, uint8_t *buf, 
 int ptc_image_bias(const struct ptc_image *img, uint64_t map_start,
 		   uint64_t map_pgoff, int64_t *bias);
 
+/* What building the table found (for reports and benchmarks). */
+struct ptc_image_stats {
+	uint64_t code_bytes;	/* bytes swept (executable sections, else segments) */
+	uint64_t insns;		/* instructions found by the linear sweep */
+	uint64_t branches;	/* entries in the branch table */
+	uint64_t bad_bytes;	/* undecodable bytes skipped by resynchronising */
+	uint64_t first_bad;	/* address of the first one, 0 when none */
+	uint64_t runs;		/* straight-line runs (1 + resynchronisations + gaps) */
+	uint64_t table_bytes;	/* memory of the table and boundary index (code bytes excluded) */
+};
+
+void ptc_image_stats(const struct ptc_image *img, struct ptc_image_stats *st);
+
 /* Finding the file behind a mapping, the way perf does: the path itself
  * under --symfs, then perf's build-id cache (DIR/.build-id/xx/yyyy..., and
  * DIR/[vdso]/BUILDID/vdso for the vDSO).  Loaded images are shared. */

@@ -1,0 +1,438 @@
+/* The branch table of an image: a linear sweep with Zydis over every code
+ * region, recording each branch instruction and each instruction start.
+ *
+ * Instruction starts go into a bitmap (one bit per code byte) with a running
+ * count per 64-bit word, so that the number of instructions between two
+ * boundaries of the same straight-line run is two popcounts and a
+ * subtraction, and the next branch after any address is a binary search.
+ * This costs 1.5 bits per code byte besides the 32-byte branch records.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+#include "common/error.h"
+#include "common/trace_event.h"
+#include "images/image_int.h"
+
+static void init_decoder(ZydisDecoder *dec)
+{
+	ZydisDecoderInit(dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	/* Mnemonic, length and the raw opcode/ModRM/immediate are all a
+	 * branch table needs (a relative immediate, not ZYDIS_ATTRIB_IS_RELATIVE,
+	 * tells jmp rel32 from jmp *disp32(%rip)); operands and semantic
+	 * details are not, and skipping them makes the sweep much faster. */
+	ZydisDecoderEnableMode(dec, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
+}
+
+/* The branch kind of a decoded instruction, or -1 for a non-branch. */
+static int branch_kind(const ZydisDecodedInstruction *in)
+{
+	int dflt = in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE:
+	case ZYDIS_MNEMONIC_JCXZ: case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JRCXZ:
+	case ZYDIS_MNEMONIC_JKNZD: case ZYDIS_MNEMONIC_JKZD:
+	case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
+	case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE:
+	case ZYDIS_MNEMONIC_JNL: case ZYDIS_MNEMONIC_JNLE:
+	case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP:
+	case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ:
+	case ZYDIS_MNEMONIC_JO: case ZYDIS_MNEMONIC_JP:
+	case ZYDIS_MNEMONIC_JS: case ZYDIS_MNEMONIC_JZ:
+	case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
+	case ZYDIS_MNEMONIC_LOOPNE:
+		return PTC_BR_COND;
+	case ZYDIS_MNEMONIC_JMP:
+		if (in->raw.imm[0].is_relative)
+			return PTC_BR_JMP;
+		/* FF /5 (and EA outside 64-bit mode) is a far jump. */
+		if (dflt && in->opcode == 0xff && in->raw.modrm.reg == 5)
+			return PTC_BR_FAR;
+		if (dflt && in->opcode == 0xea)
+			return PTC_BR_FAR;
+		return PTC_BR_JMP_IND;
+	case ZYDIS_MNEMONIC_CALL:
+		if (in->raw.imm[0].is_relative)
+			return PTC_BR_CALL;
+		if (dflt && in->opcode == 0xff && in->raw.modrm.reg == 3)
+			return PTC_BR_FAR;
+		if (dflt && in->opcode == 0x9a)
+			return PTC_BR_FAR;
+		return PTC_BR_CALL_IND;
+	case ZYDIS_MNEMONIC_RET:
+		if (dflt && (in->opcode == 0xca || in->opcode == 0xcb))
+			return PTC_BR_FAR;
+		return PTC_BR_RET;
+	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ: case ZYDIS_MNEMONIC_UIRET:
+	case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
+	case ZYDIS_MNEMONIC_SYSEXIT: case ZYDIS_MNEMONIC_SYSRET:
+	case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+		return PTC_BR_FAR;
+	default:
+		return -1;
+	}
+}
+
+static uint64_t direct_target(const ZydisDecodedInstruction *in, uint64_t ip)
+{
+	uint64_t t = ip + in->length + (uint64_t)in->raw.imm[0].value.s;
+
+	/* Only reachable in AMD branch mode (not enabled) or for 16-bit
+	 * operand size, where the target wraps within 64 KiB. */
+	if (in->operand_width == 16)
+		t &= 0xffff;
+	return t;
+}
+
+/* The span that contains addr, or NULL. */
+static const struct ptc_span *find_span(const struct ptc_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nspans;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ptc_span *s = &img->spans[mid];
+
+		if (addr < s->vaddr)
+			hi = mid;
+		else if (addr - s->vaddr >= s->size)
+			lo = mid + 1;
+		else
+			return s;
+	}
+	return NULL;
+}
+
+static inline size_t bit_index(const struct ptc_span *s, uint64_t addr)
+{
+	return s->word0 * 64 + (size_t)(addr - s->vaddr);
+}
+
+static inline int is_boundary(const struct ptc_image *img, const struct ptc_span *s,
+			      uint64_t addr)
+{
+	size_t b = bit_index(s, addr);
+
+	return (img->bits[b / 64] >> (b % 64)) & 1;
+}
+
+/* Instruction starts before addr, counted over the whole bitmap. */
+static inline uint64_t rank_of(const struct ptc_image *img, const struct ptc_span *s,
+			       uint64_t addr)
+{
+	size_t b = bit_index(s, addr);
+	uint64_t w = img->bits[b / 64];
+	unsigned sh = b % 64;
+
+	w = sh ? w << (64 - sh) : 0;
+	return img->rank[b / 64] + (uint64_t)__builtin_popcountll(w);
+}
+
+/* The run containing addr (which must be an instruction boundary), or NULL. */
+static const struct ptc_run *find_run(const struct ptc_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nruns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->runs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= img->runs[lo - 1].end)
+		return NULL;
+	return &img->runs[lo - 1];
+}
+
+/* Index of the first branch with ip >= addr (nbr when none). */
+static size_t lower_branch(const struct ptc_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nbr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->br[mid].ip < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Next branch from a boundary of the linear sweep. */
+static int next_from_boundary(const struct ptc_image *img, const struct ptc_span *s,
+			      uint64_t addr, uint32_t *index, uint64_t *insns)
+{
+	const struct ptc_run *run = find_run(img, addr);
+	size_t j;
+
+	if (!run)
+		return -ptc_err_internal;
+	j = lower_branch(img, addr);
+	if (j >= img->nbr || img->br[j].ip >= run->end)
+		return -ptc_err_decode;	/* straight-line code ends without a branch */
+	*index = (uint32_t)j;
+	*insns = rank_of(img, s, img->br[j].ip) - rank_of(img, s, addr) + 1;
+	return 0;
+}
+
+/* The same for an address the sweep did not see as an instruction start
+ * (overlapping instructions, a jump into the middle of one): decode from it
+ * until the instruction stream re-joins a known boundary.  A branch met on
+ * the way is not in the table, so that address cannot be served. */
+static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s,
+			   uint64_t addr, uint32_t *index, uint64_t *insns)
+{
+	ZydisDecoder dec;
+	uint64_t n = 0;
+
+	init_decoder(&dec);
+	while (addr - s->vaddr < s->size) {
+		ZydisDecodedInstruction in;
+		uint64_t left = s->size - (addr - s->vaddr);
+		int err;
+
+		if (is_boundary(img, s, addr)) {
+			err = next_from_boundary(img, s, addr, index, insns);
+			if (err < 0)
+				return err;
+			*insns += n;
+			return 0;
+		}
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
+				s->bytes + (addr - s->vaddr),
+				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
+				&in)))
+			return -ptc_err_decode;
+		if (branch_kind(&in) >= 0)
+			return -ptc_err_decode;
+		n++;
+		addr += in.length;
+	}
+	return -ptc_err_decode;
+}
+
+int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
+			  uint32_t *index, uint32_t *insns)
+{
+	const struct ptc_span *s;
+	uint64_t n;
+	int err;
+
+	if (!img || !index || !insns)
+		return -ptc_err_invalid;
+	s = find_span(img, addr);
+	if (!s)
+		return -ptc_err_not_found;
+	if (is_boundary(img, s, addr))
+		err = next_from_boundary(img, s, addr, index, &n);
+	else
+		err = next_on_the_fly(img, s, addr, index, &n);
+	if (err < 0)
+		return err;
+	if (n > UINT32_MAX)
+		return -ptc_err_overflow;
+	*insns = (uint32_t)n;
+	return 0;
+}
+
+struct sweep {
+	struct ptc_run *runs;
+	size_t nruns, runs_cap;
+	struct ptc_tbranch *br;
+	size_t nbr, br_cap;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -ptc_err_nomem;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int add_run(struct sweep *sw, uint64_t start, uint64_t end)
+{
+	int err;
+
+	if (start == end)
+		return 0;
+	/* Regions that touch continue one straight-line run. */
+	if (sw->nruns && sw->runs[sw->nruns - 1].end == start) {
+		sw->runs[sw->nruns - 1].end = end;
+		return 0;
+	}
+	err = grow((void **)&sw->runs, &sw->runs_cap, sw->nruns + 1, sizeof(*sw->runs));
+	if (err < 0)
+		return err;
+	sw->runs[sw->nruns].start = start;
+	sw->runs[sw->nruns].end = end;
+	sw->nruns++;
+	return 0;
+}
+
+static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
+			const struct ptc_span *s, const struct ptc_region *r,
+			struct sweep *sw)
+{
+	uint64_t p = r->start, run_start = r->start;
+	const uint8_t *bytes = s->bytes - s->vaddr;	/* index by address */
+	uint64_t *bits = img->bits;
+	size_t b0 = s->word0 * 64 - (size_t)s->vaddr;	/* bit index by address (mod 2^64) */
+	int err;
+
+	while (p < r->end) {
+		ZydisDecodedInstruction in;
+		uint64_t left = r->end - p;
+		size_t b;
+		int kind;
+
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, bytes + p,
+				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
+				&in))) {
+			/* Resynchronise one byte further; the run ends here. */
+			err = add_run(sw, run_start, p);
+			if (err < 0)
+				return err;
+			if (!img->bad_bytes)
+				img->first_bad = p;
+			img->bad_bytes++;
+			p++;
+			run_start = p;
+			continue;
+		}
+		b = b0 + (size_t)p;
+		bits[b / 64] |= (uint64_t)1 << (b % 64);
+		img->ninsns++;
+		kind = branch_kind(&in);
+		if (kind >= 0) {
+			struct ptc_tbranch *t;
+
+			if (sw->nbr == sw->br_cap) {
+				err = grow((void **)&sw->br, &sw->br_cap, sw->nbr + 1, sizeof(*sw->br));
+				if (err < 0)
+					return err;
+			}
+			t = &sw->br[sw->nbr++];
+			t->ip = p;
+			t->target = (kind == PTC_BR_JMP || kind == PTC_BR_CALL || kind == PTC_BR_COND)
+				? direct_target(&in, p) : 0;
+			t->target_next = PTC_NO_BRANCH;
+			t->target_insns = 0;
+			t->fall_insns = 0;
+			t->kind = (uint8_t)kind;
+			t->length = in.length;
+			t->flags = 0;
+		}
+		p += in.length;
+	}
+	return add_run(sw, run_start, p);
+}
+
+static void *shrink(void *p, size_t n, size_t elem)
+{
+	void *q;
+
+	if (!n) {
+		free(p);
+		return NULL;
+	}
+	q = realloc(p, n * elem);
+	return q ? q : p;
+}
+
+int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
+{
+	ZydisDecoder dec;
+	struct sweep sw = { 0 };
+	size_t i, r, nwords = 0;
+	uint64_t total = 0;
+	int rc;
+
+	for (i = 0; i < img->nspans; i++) {
+		img->spans[i].word0 = nwords;
+		nwords += (size_t)((img->spans[i].size + 63) / 64);
+	}
+	img->nwords = nwords;
+	img->bits = calloc(nwords ? nwords : 1, sizeof(*img->bits));
+	img->rank = calloc(nwords ? nwords : 1, sizeof(*img->rank));
+	if (!img->bits || !img->rank) {
+		rc = -ptc_err_nomem;
+		goto fail;
+	}
+
+	init_decoder(&dec);
+	for (r = 0; r < img->nregions; r++) {
+		const struct ptc_span *s = find_span(img, img->regions[r].start);
+
+		if (!s) {
+			rc = -ptc_err_internal;
+			goto fail;
+		}
+		rc = sweep_region(img, &dec, s, &img->regions[r], &sw);
+		if (rc < 0)
+			goto fail;
+	}
+	if (sw.nbr >= PTC_NO_BRANCH || img->ninsns > UINT32_MAX) {
+		snprintf(err, errlen, "%s: too many instructions for a branch table", img->name);
+		rc = -ptc_err_overflow;
+		goto fail;
+	}
+
+	for (i = 0; i < nwords; i++) {
+		img->rank[i] = (uint32_t)total;
+		total += (uint64_t)__builtin_popcountll(img->bits[i]);
+	}
+
+	/* Shrink to fit: the tables live as long as the image.  A failed
+	 * shrinking realloc leaves the larger block, which is still good. */
+	img->runs = shrink(sw.runs, sw.nruns, sizeof(*sw.runs));
+	img->nruns = sw.nruns;
+	img->br = shrink(sw.br, sw.nbr, sizeof(*sw.br));
+	img->nbr = sw.nbr;
+
+	for (i = 0; i < img->nbr; i++) {
+		struct ptc_tbranch *t = &img->br[i];
+		uint32_t idx, n;
+
+		if (t->target && ptc_image_next_branch(img, t->target, &idx, &n) == 0) {
+			t->target_next = idx;
+			t->target_insns = n;
+		}
+		if (i + 1 < img->nbr &&
+		    ptc_image_next_branch(img, t->ip + t->length, &idx, &n) == 0 &&
+		    idx == i + 1)
+			t->fall_insns = n;
+	}
+	return 0;
+
+fail:
+	free(sw.runs);
+	free(sw.br);
+	if (rc == -ptc_err_nomem)
+		snprintf(err, errlen, "%s: out of memory building the branch table", img->name);
+	else if (rc == -ptc_err_internal)
+		snprintf(err, errlen, "%s: internal error building the branch table", img->name);
+	return rc;
+}
