@@ -1,0 +1,139 @@
+/* Instruction classification with Zydis (see insn.h). */
+#include "insn.h"
+
+#include <Zydis/Zydis.h>
+
+#include "common/trace_event.h"
+
+/* Condition encodings beyond the sixteen jcc condition codes. */
+enum {
+	PTG_CC_JRCXZ = 16,
+	PTG_CC_LOOP,
+	PTG_CC_LOOPE,
+	PTG_CC_LOOPNE,
+	PTG_CC_ADDR32 = 0x80,	/* jecxz/loop with a 0x67 prefix: ecx, not rcx */
+};
+
+static ZydisDecoder decoder;
+static int decoder_ready;
+
+static int classify(const ZydisDecodedInstruction *zi, struct ptg_insn *insn)
+{
+	int direct = zi->raw.imm[0].is_relative;
+
+	switch (zi->mnemonic) {
+	case ZYDIS_MNEMONIC_JMP:
+		if (zi->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return direct ? PTC_BR_JMP : PTC_BR_JMP_IND;
+	case ZYDIS_MNEMONIC_CALL:
+		if (zi->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return direct ? PTC_BR_CALL : PTC_BR_CALL_IND;
+	case ZYDIS_MNEMONIC_RET:
+		if (zi->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return PTC_BR_RET;
+	case ZYDIS_MNEMONIC_JRCXZ:
+	case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JCXZ:
+		insn->cc = PTG_CC_JRCXZ;
+		return PTC_BR_COND;
+	case ZYDIS_MNEMONIC_LOOP:
+		insn->cc = PTG_CC_LOOP;
+		return PTC_BR_COND;
+	case ZYDIS_MNEMONIC_LOOPE:
+		insn->cc = PTG_CC_LOOPE;
+		return PTC_BR_COND;
+	case ZYDIS_MNEMONIC_LOOPNE:
+		insn->cc = PTG_CC_LOOPNE;
+		return PTC_BR_COND;
+	case ZYDIS_MNEMONIC_SYSCALL:
+	case ZYDIS_MNEMONIC_SYSENTER:
+	case ZYDIS_MNEMONIC_SYSRET:
+	case ZYDIS_MNEMONIC_SYSEXIT:
+	case ZYDIS_MNEMONIC_INT:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_IRET:
+	case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ:
+		return PTC_BR_FAR;
+	default:
+		break;
+	}
+	if (zi->meta.category == ZYDIS_CATEGORY_COND_BR) {
+		/* jcc rel8 is 0x70+cc, jcc rel32 is 0x0f 0x80+cc. */
+		insn->cc = zi->opcode & 0x0f;
+		return PTC_BR_COND;
+	}
+	return PTG_NOT_BRANCH;
+}
+
+int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,
+		    size_t n)
+{
+	ZydisDecodedInstruction zi;
+
+	if (!decoder_ready) {
+		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64,
+				 ZYDIS_STACK_WIDTH_64);
+		decoder_ready = 1;
+	}
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, NULL, buf, n,
+							&zi)))
+		return -1;
+	insn->ip = ip;
+	insn->len = zi.length;
+	insn->cc = 0;
+	insn->rep = !!(zi.attributes & (ZYDIS_ATTRIB_HAS_REP |
+					 ZYDIS_ATTRIB_HAS_REPE |
+					 ZYDIS_ATTRIB_HAS_REPNE));
+	insn->kind = classify(&zi, insn);
+	insn->target = 0;
+	if (insn->kind != PTG_NOT_BRANCH && insn->kind != PTC_BR_FAR &&
+	    zi.raw.imm[0].is_relative) {
+		insn->target = ip + zi.length + (uint64_t)zi.raw.imm[0].value.s;
+		if (zi.operand_width == 16)
+			insn->target &= 0xffff;
+	}
+	if (insn->kind == PTC_BR_COND && zi.address_width == 32 &&
+	    insn->cc >= PTG_CC_JRCXZ)
+		insn->cc |= PTG_CC_ADDR32;
+	return 0;
+}
+
+int ptg_cond_taken(const struct ptg_insn *insn, uint64_t rflags, uint64_t rcx)
+{
+	int cf = !!(rflags & 0x001), pf = !!(rflags & 0x004);
+	int zf = !!(rflags & 0x040), sf = !!(rflags & 0x080);
+	int of = !!(rflags & 0x800);
+	int cc = insn->cc & ~PTG_CC_ADDR32;
+	int r;
+
+	if (insn->cc & PTG_CC_ADDR32)
+		rcx &= 0xffffffffu;
+	switch (cc) {
+	case PTG_CC_JRCXZ:
+		return rcx == 0;
+	case PTG_CC_LOOP:
+		return rcx != 1;
+	case PTG_CC_LOOPE:
+		return rcx != 1 && zf;
+	case PTG_CC_LOOPNE:
+		return rcx != 1 && !zf;
+	}
+	/* The sixteen condition codes come in pairs, the odd one negated. */
+	switch (cc >> 1) {
+	case 0: r = of; break;			/* jo */
+	case 1: r = cf; break;			/* jb */
+	case 2: r = zf; break;			/* je */
+	case 3: r = cf || zf; break;		/* jbe */
+	case 4: r = sf; break;			/* js */
+	case 5: r = pf; break;			/* jp */
+	case 6: r = sf != of; break;		/* jl */
+	default: r = zf || sf != of; break;	/* jle */
+	}
+	return (cc & 1) ? !r : r;
+}

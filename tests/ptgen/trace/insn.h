@@ -1,0 +1,35 @@
+/* Instruction classification for the ground-truth tracer.
+ *
+ * The tracer needs, for each instruction it single-steps, only its length,
+ * whether it is a branch and of which kind (the numbers of enum
+ * ptc_branch_kind), its direct target, and whether it is a REP-prefixed
+ * string instruction (which traps once per iteration under single-step).
+ */
+#ifndef PTGEN_TRACE_INSN_H
+#define PTGEN_TRACE_INSN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PTG_NOT_BRANCH (-1)
+
+struct ptg_insn {
+	uint64_t ip;
+	uint64_t target;	/* direct target; 0 when indirect or far */
+	int kind;		/* enum ptc_branch_kind, or PTG_NOT_BRANCH */
+	uint8_t len;
+	uint8_t rep;		/* REP/REPE/REPNE string instruction */
+	uint8_t cc;		/* condition: see ptg_cond_taken() */
+};
+
+/* Decodes the instruction at ip from the n bytes at buf.  Returns 0, or -1
+ * when the bytes are not a valid instruction. */
+int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,
+		    size_t n);
+
+/* Whether the conditional branch insn is taken, from the flags and rcx
+ * before it executed.  Used when its target equals its fall-through, where
+ * the next IP cannot tell. */
+int ptg_cond_taken(const struct ptg_insn *insn, uint64_t rflags, uint64_t rcx);
+
+#endif
