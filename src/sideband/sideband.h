@@ -71,7 +71,7 @@ struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
 /* All mappings, for reporting. */
 struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count);
 
-/* The thread running on cpu at time: 0 and *tid/*pid, or -ptc_err_not_found
+/* The thread running on cpu at time: 0 with tid and pid set, or -ptc_err_not_found
  * when the sideband never says.  With time unknown (0) the first thread the
  * CPU ran is returned. */
 int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
@@ -85,7 +85,7 @@ const struct ptc_sb_thread *ptc_sb_threads(const struct ptc_sideband *sb, size_t
 
 const struct ptc_sb_aux *ptc_sb_aux_records(const struct ptc_sideband *sb, size_t *count);
 
-/* Records lost (sum of PERF_RECORD_LOST.lost) and LOST records seen. */
+/* Records lost (sum of the LOST records' counts) and LOST records seen. */
 uint64_t ptc_sb_lost(const struct ptc_sideband *sb, uint64_t *nr_records);
 
 #endif

@@ -358,7 +358,10 @@ static int env_region_at(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uin
 			if (err == 0)
 				snprintf(err_s, sizeof(err_s), "no executable segment at file offset 0x%" PRIx64,
 					 m->pgoff);
-			snprintf(what, sizeof(what), "image %s (build-id %s): %s", m->filename, hex, err_s);
+			if (strstr(err_s, m->filename) && (!m->build_id_size || strstr(err_s, hex)))
+				snprintf(what, sizeof(what), "%s", err_s);
+			else
+				snprintf(what, sizeof(what), "%s (build-id %s): %s", m->filename, hex, err_s);
 			report_missing(c, what);
 			/* every mapping of the same file shares the verdict */
 			{
