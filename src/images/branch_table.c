@@ -112,6 +112,25 @@ static const struct ptc_span *find_span(const struct ptc_image *img, uint64_t ad
 	return NULL;
 }
 
+/* The code region (executable section) that contains addr, or NULL. */
+static const struct ptc_region *find_region(const struct ptc_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nregions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ptc_region *r = &img->regions[mid];
+
+		if (addr < r->start)
+			hi = mid;
+		else if (addr >= r->end)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
 static inline size_t bit_index(const struct ptc_span *s, uint64_t addr)
 {
 	return s->word0 * 64 + (size_t)(addr - s->vaddr);
@@ -125,7 +144,17 @@ static inline int is_boundary(const struct ptc_image *img, const struct ptc_span
 	return (img->bits[b / 64] >> (b % 64)) & 1;
 }
 
-/* Instruction starts before addr, counted over the whole bitmap. */
+/* Without -mpopcnt GCC calls a libgcc routine; this is as fast inline. */
+static inline unsigned popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* Instruction starts before addr, counted over the whole bitmap.  addr may
+ * be one past the span's last byte (the bitmap has a spare word). */
 static inline uint64_t rank_of(const struct ptc_image *img, const struct ptc_span *s,
 			       uint64_t addr)
 {
@@ -134,7 +163,7 @@ static inline uint64_t rank_of(const struct ptc_image *img, const struct ptc_spa
 	unsigned sh = b % 64;
 
 	w = sh ? w << (64 - sh) : 0;
-	return img->rank[b / 64] + (uint64_t)__builtin_popcountll(w);
+	return img->rank[b / 64] + popcount64(w);
 }
 
 /* The run containing addr (which must be an instruction boundary), or NULL. */
@@ -155,20 +184,17 @@ static const struct ptc_run *find_run(const struct ptc_image *img, uint64_t addr
 	return &img->runs[lo - 1];
 }
 
-/* Index of the first branch with ip >= addr (nbr when none). */
-static size_t lower_branch(const struct ptc_image *img, uint64_t addr)
+/* Index of the first branch with ip >= addr (nbr when none): the per-word
+ * index gives the first branch of addr's 64-byte block, a few steps on
+ * give the answer. */
+static size_t lower_branch(const struct ptc_image *img, const struct ptc_span *s,
+			   uint64_t addr)
 {
-	size_t lo = 0, hi = img->nbr;
+	size_t j = img->first_br[bit_index(s, addr) / 64];
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->br[mid].ip < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	while (j < img->nbr && img->br[j].ip < addr)
+		j++;
+	return j;
 }
 
 /* Next branch from a boundary of the linear sweep. */
@@ -180,7 +206,7 @@ static int next_from_boundary(const struct ptc_image *img, const struct ptc_span
 
 	if (!run)
 		return -ptc_err_internal;
-	j = lower_branch(img, addr);
+	j = lower_branch(img, s, addr);
 	if (j >= img->nbr || img->br[j].ip >= run->end)
 		return -ptc_err_decode;	/* straight-line code ends without a branch */
 	*index = (uint32_t)j;
@@ -188,20 +214,26 @@ static int next_from_boundary(const struct ptc_image *img, const struct ptc_span
 	return 0;
 }
 
+/* How far decoding from a non-boundary address may go before giving up:
+ * real code re-synchronises within a few instructions, and the bound keeps
+ * hostile input from making every lookup a long decode. */
+#define PTC_ON_THE_FLY_MAX 256
+
 /* The same for an address the sweep did not see as an instruction start
  * (overlapping instructions, a jump into the middle of one): decode from it
  * until the instruction stream re-joins a known boundary.  A branch met on
  * the way is not in the table, so that address cannot be served. */
 static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s,
-			   uint64_t addr, uint32_t *index, uint64_t *insns)
+			   const struct ptc_region *r, uint64_t addr,
+			   uint32_t *index, uint64_t *insns)
 {
 	ZydisDecoder dec;
 	uint64_t n = 0;
 
 	init_decoder(&dec);
-	while (addr - s->vaddr < s->size) {
+	while (addr < r->end && n < PTC_ON_THE_FLY_MAX) {
 		ZydisDecodedInstruction in;
-		uint64_t left = s->size - (addr - s->vaddr);
+		uint64_t left = r->end - addr;
 		int err;
 
 		if (is_boundary(img, s, addr)) {
@@ -228,6 +260,7 @@ int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
 			  uint32_t *index, uint32_t *insns)
 {
 	const struct ptc_span *s;
+	const struct ptc_region *r;
 	uint64_t n;
 	int err;
 
@@ -236,10 +269,16 @@ int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
 	s = find_span(img, addr);
 	if (!s)
 		return -ptc_err_not_found;
-	if (is_boundary(img, s, addr))
+	if (is_boundary(img, s, addr)) {
 		err = next_from_boundary(img, s, addr, index, &n);
-	else
-		err = next_on_the_fly(img, s, addr, index, &n);
+	} else {
+		/* Bytes of an executable segment outside every code section
+		 * (headers, padding between sections) are not code. */
+		r = find_region(img, addr);
+		if (!r)
+			return -ptc_err_decode;
+		err = next_on_the_fly(img, s, r, addr, index, &n);
+	}
 	if (err < 0)
 		return err;
 	if (n > UINT32_MAX)
@@ -253,6 +292,9 @@ struct sweep {
 	size_t nruns, runs_cap;
 	struct ptc_tbranch *br;
 	size_t nbr, br_cap;
+	uint64_t prev_end;	/* where the previous region's sweep stopped */
+	size_t last;		/* 1 + the branch that straight-line code continues from, 0 none */
+	uint64_t since;		/* instructions decoded since that branch */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -297,18 +339,19 @@ static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
 			struct sweep *sw)
 {
 	uint64_t p = r->start, run_start = r->start;
-	const uint8_t *bytes = s->bytes - s->vaddr;	/* index by address */
 	uint64_t *bits = img->bits;
 	size_t b0 = s->word0 * 64 - (size_t)s->vaddr;	/* bit index by address (mod 2^64) */
 	int err;
 
+	if (r->start != sw->prev_end)
+		sw->last = 0;	/* a gap: nothing falls through into this region */
 	while (p < r->end) {
 		ZydisDecodedInstruction in;
 		uint64_t left = r->end - p;
 		size_t b;
 		int kind;
 
-		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, bytes + p,
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, s->bytes + (p - s->vaddr),
 				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
 				&in))) {
 			/* Resynchronise one byte further; the run ends here. */
@@ -318,6 +361,7 @@ static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
 			if (!img->bad_bytes)
 				img->first_bad = p;
 			img->bad_bytes++;
+			sw->last = 0;
 			p++;
 			run_start = p;
 			continue;
@@ -344,9 +388,18 @@ static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
 			t->kind = (uint8_t)kind;
 			t->length = in.length;
 			t->flags = 0;
+			/* The previous branch falls through to this one. */
+			if (sw->last)
+				sw->br[sw->last - 1].fall_insns =
+					sw->since < UINT32_MAX ? (uint32_t)sw->since + 1 : 0;
+			sw->last = sw->nbr;
+			sw->since = 0;
+		} else {
+			sw->since++;
 		}
 		p += in.length;
 	}
+	sw->prev_end = p;
 	return add_run(sw, run_start, p);
 }
 
@@ -366,7 +419,7 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 {
 	ZydisDecoder dec;
 	struct sweep sw = { 0 };
-	size_t i, r, nwords = 0;
+	size_t i, w, r, nwords = 0;
 	uint64_t total = 0;
 	int rc;
 
@@ -374,15 +427,19 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 		img->spans[i].word0 = nwords;
 		nwords += (size_t)((img->spans[i].size + 63) / 64);
 	}
+	/* One spare word, so that the address one past a span's end can be
+	 * ranked like any other. */
 	img->nwords = nwords;
-	img->bits = calloc(nwords ? nwords : 1, sizeof(*img->bits));
-	img->rank = calloc(nwords ? nwords : 1, sizeof(*img->rank));
-	if (!img->bits || !img->rank) {
+	img->bits = calloc(nwords + 1, sizeof(*img->bits));
+	img->rank = calloc(nwords + 1, sizeof(*img->rank));
+	img->first_br = calloc(nwords + 1, sizeof(*img->first_br));
+	if (!img->bits || !img->rank || !img->first_br) {
 		rc = -ptc_err_nomem;
 		goto fail;
 	}
 
 	init_decoder(&dec);
+	sw.prev_end = img->nregions ? img->regions[0].start - 1 : 0;
 	for (r = 0; r < img->nregions; r++) {
 		const struct ptc_span *s = find_span(img, img->regions[r].start);
 
@@ -400,17 +457,30 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 		goto fail;
 	}
 
-	for (i = 0; i < nwords; i++) {
-		img->rank[i] = (uint32_t)total;
-		total += (uint64_t)__builtin_popcountll(img->bits[i]);
-	}
-
 	/* Shrink to fit: the tables live as long as the image.  A failed
 	 * shrinking realloc leaves the larger block, which is still good. */
 	img->runs = shrink(sw.runs, sw.nruns, sizeof(*sw.runs));
 	img->nruns = sw.nruns;
 	img->br = shrink(sw.br, sw.nbr, sizeof(*sw.br));
 	img->nbr = sw.nbr;
+
+	for (w = 0; w <= nwords; w++) {
+		img->rank[w] = (uint32_t)total;
+		total += popcount64(img->bits[w]);
+	}
+	for (i = 0, r = 0; i < img->nspans; i++) {
+		const struct ptc_span *s = &img->spans[i];
+		size_t nw = (size_t)((s->size + 63) / 64);
+
+		for (w = 0; w < nw; w++) {
+			uint64_t a = s->vaddr + 64 * (uint64_t)w;
+
+			while (r < img->nbr && img->br[r].ip < a)
+				r++;
+			img->first_br[s->word0 + w] = (uint32_t)r;
+		}
+	}
+	img->first_br[nwords] = (uint32_t)img->nbr;
 
 	for (i = 0; i < img->nbr; i++) {
 		struct ptc_tbranch *t = &img->br[i];
@@ -420,10 +490,6 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 			t->target_next = idx;
 			t->target_insns = n;
 		}
-		if (i + 1 < img->nbr &&
-		    ptc_image_next_branch(img, t->ip + t->length, &idx, &n) == 0 &&
-		    idx == i + 1)
-			t->fall_insns = n;
 	}
 	return 0;
 

@@ -62,6 +62,7 @@ void ptc_image_free(struct ptc_image *img)
 	free(img->regions);
 	free(img->bits);
 	free(img->rank);
+	free(img->first_br);
 	free(img->runs);
 	free(img->br);
 	free(img->name);
@@ -517,7 +518,7 @@ void ptc_image_stats(const struct ptc_image *img, struct ptc_image_stats *st)
 	st->bad_bytes = img->bad_bytes;
 	st->first_bad = img->first_bad;
 	st->runs = img->nruns;
-	st->table_bytes = img->nbr * sizeof(*img->br) + img->nwords * (sizeof(*img->bits) +
-			  sizeof(*img->rank)) + img->nruns * sizeof(*img->runs) +
+	st->table_bytes = img->nbr * sizeof(*img->br) + (img->nwords + 1) * (sizeof(*img->bits) +
+			  sizeof(*img->rank) + sizeof(*img->first_br)) + img->nruns * sizeof(*img->runs) +
 			  img->nspans * sizeof(*img->spans) + img->nregions * sizeof(*img->regions);
 }

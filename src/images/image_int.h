@@ -51,7 +51,8 @@ struct ptc_image {
 	 * number of bits set in all words before it. */
 	uint64_t *bits;
 	uint32_t *rank;
-	size_t nwords;
+	uint32_t *first_br;	/* per word: the first branch at or after the word's first byte */
+	size_t nwords;		/* each array has nwords + 1 entries (a spare at the end) */
 
 	struct ptc_run *runs;	/* sorted by start */
 	size_t nruns;

@@ -1475,8 +1475,15 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 		}
 		if (r->zactive || r->zlen > r->zpos) {
 			ret = z_next(r, rec);
-			if (ret)
-				return ret < 0 ? ret : deliver(r, rec);
+			if (ret < 0)
+				return ret;
+			if (ret) {
+				if (!is_known_type(rec->type)) {
+					r->stats.unknown_records++;
+					continue;
+				}
+				return deliver(r, rec);
+			}
 		}
 		off = in_off(r);
 		if (off >= r->data_end) {

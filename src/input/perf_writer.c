@@ -640,7 +640,7 @@ int ptc_perf_writer_auxtrace(struct ptc_perf_writer *w, uint64_t offset,
 	ptc_put32(rec + 44, 0);
 	if (w->mode == PTC_PERF_WRITE_FILE) {
 		ent[0] = w->offset;
-		ent[1] = sizeof(rec) + size + pad;
+		ent[1] = sizeof(rec);	/* perf checks it against header.size */
 		err = blob_append(&w->auxtrace_index, ent, sizeof(ent));
 		if (err)
 			return err;
@@ -677,7 +677,7 @@ int ptc_perf_writer_finish(struct ptc_perf_writer *w)
 		return pw_flush(w);
 
 	/* The AUXTRACE feature is perf's index of AUXTRACE records: u64
-	 * count, then {file offset of the record, record size + data size}. */
+	 * count, then {file offset of the record, its header.size}. */
 	if (w->nr_auxtrace && !w->feat[PTC_FEAT_AUXTRACE].set) {
 		struct pw_blob *b = &w->feat[PTC_FEAT_AUXTRACE];
 

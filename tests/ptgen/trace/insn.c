@@ -91,6 +91,9 @@ int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,
 					 ZYDIS_ATTRIB_HAS_REPE |
 					 ZYDIS_ATTRIB_HAS_REPNE));
 	insn->kind = classify(&zi, insn);
+	insn->nowalk = zi.mnemonic == ZYDIS_MNEMONIC_XBEGIN ||
+		       zi.mnemonic == ZYDIS_MNEMONIC_XABORT ||
+		       zi.mnemonic == ZYDIS_MNEMONIC_XEND;
 	insn->target = 0;
 	if (insn->kind != PTG_NOT_BRANCH && insn->kind != PTC_BR_FAR &&
 	    zi.raw.imm[0].is_relative) {

@@ -20,6 +20,8 @@ struct ptg_insn {
 	uint8_t len;
 	uint8_t rep;		/* REP/REPE/REPNE string instruction */
 	uint8_t cc;		/* condition: see ptg_cond_taken() */
+	uint8_t nowalk;		/* not a branch, but may not fall through
+				 * (RTM): always single-step it */
 };
 
 /* Decodes the instruction at ip from the n bytes at buf.  Returns 0, or -1

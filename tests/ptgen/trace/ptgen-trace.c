@@ -22,10 +22,12 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -70,6 +72,8 @@ struct thread {
 	long sysno;		/* rax before the step: the system call number */
 	uint64_t pre_flags;	/* rflags and rcx before the step, for */
 	uint64_t pre_rcx;	/* conditional branches to their fall-through */
+	uint64_t dr[2];		/* debug registers 0 and 1 as last set */
+	uint64_t dr7;		/* 0 none armed, 1 DR0, 5 DR0 and DR1 */
 	int b_pending;		/* far insn stepped, its B line not written yet */
 	int done;		/* its stop arrived, not processed yet */
 	int done_status;
@@ -89,6 +93,9 @@ static struct {
 	int root_status;
 	int root_done;
 	int verbose;
+	int aslr;		/* --aslr: keep address-space randomisation */
+	int single_step;	/* --single-step: no runs to breakpoints */
+	uint64_t runs;
 } g = { .slice = 10000 };
 
 static void fatal(const char *fmt, ...)
@@ -378,6 +385,8 @@ static void on_exec(struct thread *u)
 		fatal("cannot read the mappings of process %d", (int)p->pid);
 	u->pending_r = 1;
 	u->count = 0;
+	/* execve drops the debug registers. */
+	u->dr7 = u->dr[0] = u->dr[1] = 0;
 }
 
 static void resume_step(struct thread *t, int sig)
@@ -727,6 +736,29 @@ static void deliver_signal(struct thread *t)
 		t->pending_sig = WSTOPSIG(status);
 }
 
+static int set_dr(struct thread *t, int i, uint64_t v)
+{
+	if (ptrace(PTRACE_POKEUSER, t->tid,
+		   (void *)offsetof(struct user, u_debugreg[i]), (void *)v) < 0)
+		return -1;
+	return 0;
+}
+
+/* Before a single-step at ip: a debug register still armed there would
+ * stop the thread before the instruction (unless RF says to go on). */
+static void disarm_at(struct thread *t, uint64_t ip)
+{
+	if (!t->dr7 || (t->regs.eflags & 0x10000))
+		return;
+	if ((t->dr[0] == ip && (t->dr7 & 1)) ||
+	    (t->dr[1] == ip && (t->dr7 & 4))) {
+		if (set_dr(t, 7, 0) < 0)
+			fatal("cannot clear the debug registers of thread %d: "
+			      "%s", (int)t->tid, strerror(errno));
+		t->dr7 = 0;
+	}
+}
+
 static void step(struct thread *t)
 {
 	struct ptg_insn *insn = &t->insn;
@@ -742,6 +774,7 @@ static void step(struct thread *t)
 	if (n == 0 || ptg_insn_decode(insn, t->regs.rip, buf, n) < 0)
 		fatal("thread %d: no instruction at 0x%llx", (int)t->tid,
 		      t->regs.rip);
+	disarm_at(t, t->regs.rip);
 	t->sysno = (long)t->regs.rax;
 	t->pre_flags = t->regs.eflags;
 	t->pre_rcx = t->regs.rcx;
@@ -757,6 +790,179 @@ static void step(struct thread *t)
 		return;
 	}
 	complete_step(t, insn, status);
+}
+
+/* ---- runs to a breakpoint ---------------------------------------------
+ *
+ * Single-stepping costs a debug trap per instruction.  Straight-line code
+ * needs no trap to be known: from the current IP the tracer walks the code
+ * as far as it is sure where control goes (instructions that fall through,
+ * direct jumps and calls), puts a hardware instruction breakpoint where
+ * that certainty ends and lets the thread run to it.  A path that ends in
+ * a conditional branch whose two successors are not on the path gets a
+ * breakpoint on each, and the one that fires says the direction.  Returns,
+ * indirect branches and system calls are single-stepped.  The path never
+ * visits an address twice, so wherever a signal stops the thread, the IP
+ * says exactly how much of the path executed.  The result is the same
+ * ground truth as single-stepping every instruction (--single-step), at a
+ * fraction of the traps.
+ */
+
+#define PTG_PATH_MAX 512
+
+struct path {
+	struct ptg_insn insn[PTG_PATH_MAX];
+	size_t n;
+	uint64_t bp[2];		/* breakpoints: where the path ends */
+	int nbp;
+};
+
+static int on_path(const struct path *p, uint64_t ip)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->insn[i].ip == ip)
+			return 1;
+	return 0;
+}
+
+/* Walks from t's IP, at most limit instructions.  An empty path means:
+ * single-step. */
+static void walk(struct thread *t, struct path *p, uint64_t limit)
+{
+	uint64_t ip = t->regs.rip;
+
+	p->n = 0;
+	p->nbp = 0;
+	if (limit > PTG_PATH_MAX)
+		limit = PTG_PATH_MAX;
+	while (p->n < limit) {
+		struct ptg_insn *in = &p->insn[p->n];
+		uint8_t buf[16];
+		size_t got;
+		uint64_t fall;
+
+		if (on_path(p, ip))
+			break;
+		got = ptg_aspace_read(t->proc->as, ip, buf, sizeof(buf));
+		if (got == 0 || ptg_insn_decode(in, ip, buf, got) < 0 ||
+		    in->nowalk)
+			break;
+		fall = ip + in->len;
+		if (in->kind == PTG_NOT_BRANCH) {
+			p->n++;
+			ip = fall;
+			continue;
+		}
+		if (in->kind == PTC_BR_JMP || in->kind == PTC_BR_CALL) {
+			p->n++;
+			ip = in->target;
+			continue;
+		}
+		if (in->kind == PTC_BR_COND && p->n > 0 && in->target != fall &&
+		    !on_path(p, in->target) && !on_path(p, fall)) {
+			p->n++;
+			p->bp[0] = in->target;
+			p->bp[1] = fall;
+			p->nbp = 2;
+			return;
+		}
+		break;
+	}
+	if (p->n) {
+		p->bp[0] = ip;
+		p->nbp = 1;
+	}
+}
+
+/* The first n instructions of p executed; the last one, when it is the
+ * path's closing conditional branch, went to next. */
+static void path_executed(struct thread *t, struct path *p, size_t n,
+			  uint64_t next)
+{
+	if (n)
+		resumed(t, p->insn[0].ip);
+	for (size_t i = 0; i < n; i++) {
+		struct ptg_insn *in = &p->insn[i];
+
+		switch (in->kind) {
+		case PTG_NOT_BRANCH:
+			g.now++;
+			t->count++;
+			break;
+		case PTC_BR_COND:
+			emit_B(t, in, next == in->target);
+			break;
+		default:
+			emit_B(t, in, 1);
+			break;
+		}
+	}
+}
+
+static void arm(struct thread *t, const struct path *p)
+{
+	uint64_t dr7 = p->nbp == 2 ? 5 : 1;
+
+	for (int i = 0; i < p->nbp; i++) {
+		if (t->dr[i] == p->bp[i])
+			continue;
+		if (set_dr(t, i, p->bp[i]) < 0)
+			fatal("cannot set a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr[i] = p->bp[i];
+	}
+	if (t->dr7 != dr7) {
+		if (set_dr(t, 7, dr7) < 0)
+			fatal("cannot arm a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr7 = dr7;
+	}
+}
+
+/* Runs t through one walked path, or single-steps one instruction. */
+static void advance(struct thread *t, uint64_t limit)
+{
+	static struct path p;
+	uint64_t r;
+	int status, sig;
+	size_t k;
+
+	if (t->pending_sig || g.single_step) {
+		step(t);
+		return;
+	}
+	walk(t, &p, limit);
+	if (!p.n) {
+		step(t);
+		return;
+	}
+	arm(t, &p);
+	g.runs++;
+	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
+		fatal("PTRACE_CONT of thread %d: %s", (int)t->tid,
+		      strerror(errno));
+	if (!wait_thread(t, -1, &status))
+		fatal("thread %d blocked in straight-line code", (int)t->tid);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		/* Killed from outside: how far it got is unknown. */
+		thread_exit(t, status);
+		return;
+	}
+	sig = WSTOPSIG(status);
+	get_regs(t);
+	r = t->regs.rip;
+	if (r == p.bp[0] || (p.nbp == 2 && r == p.bp[1])) {
+		path_executed(t, &p, p.n, r);
+	} else {
+		for (k = 0; k < p.n && p.insn[k].ip != r; k++)
+			;
+		if (k == p.n)
+			fatal("thread %d stopped at 0x%" PRIx64 ", off its path "
+			      "from 0x%" PRIx64, (int)t->tid, r, p.insn[0].ip);
+		path_executed(t, &p, k, 0);
+	}
+	if (sig != SIGTRAP || !(r == p.bp[0] || (p.nbp == 2 && r == p.bp[1])))
+		t->pending_sig = sig;
 }
 
 /* ---- scheduling -------------------------------------------------------- */
@@ -826,7 +1032,7 @@ static void stop_all(void)
 static void run(void)
 {
 	struct thread *cur = NULL;
-	uint64_t left = 0;
+	uint64_t left = 0, before, used;
 
 	while (any_live()) {
 		if (g.max_insns && g.now >= g.max_insns) {
@@ -852,8 +1058,11 @@ static void run(void)
 				(int)cur->tid);
 			g.last_stepped = cur;
 		}
-		step(cur);
-		left--;
+		before = g.now;
+		advance(cur, g.max_insns && g.max_insns - g.now < left ?
+			     g.max_insns - g.now : left);
+		used = g.now - before;
+		left -= used < left ? (used ? used : 1) : left;
 	}
 }
 
@@ -869,6 +1078,10 @@ static void child(char **argv, int errfd, const sigset_t *mask)
 	struct child_error e = { 0, 0 };
 
 	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* The same addresses at every run make the ground truth
+	 * reproducible. */
+	if (!g.aslr)
+		personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
 		e.err = errno;
 		if (write(errfd, &e, sizeof(e)) < 0)
@@ -982,7 +1195,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ptgen-trace [-o OUT.truth] [--vdso-dir DIR] [--slice N]\n"
-"                   [--max-insns N] [-v] -- PROGRAM ARGS...\n"
+"                   [--max-insns N] [--single-step] [--aslr] [-v]\n"
+"                   -- PROGRAM ARGS...\n"
 "Single-steps PROGRAM (and its threads and child processes) and writes the\n"
 "exact user-mode execution as a ptgen ground truth (default: stdout).\n"
 "  -o FILE          write the ground truth to FILE\n"
@@ -990,6 +1204,10 @@ static void usage(FILE *f)
 "                   FILE, or . when writing to stdout)\n"
 "  --slice N        instructions a thread runs before the next one (10000)\n"
 "  --max-insns N    stop after N instructions (E lines end every thread)\n"
+"  --single-step    single-step every instruction (slow reference mode;\n"
+"                   by default straight-line code runs to a breakpoint)\n"
+"  --aslr           keep address-space layout randomisation (default: off,\n"
+"                   so that runs are reproducible)\n"
 "  -v               per-thread counts on stderr\n");
 }
 
@@ -1013,6 +1231,8 @@ int main(int argc, char **argv)
 		{ "slice", required_argument, NULL, 's' },
 		{ "max-insns", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "single-step", no_argument, NULL, '1' },
+		{ "aslr", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1031,6 +1251,8 @@ int main(int argc, char **argv)
 			break;
 		case 'm': g.max_insns = number(optarg, "--max-insns"); break;
 		case 'v': g.verbose = 1; break;
+		case '1': g.single_step = 1; break;
+		case 'a': g.aslr = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1067,7 +1289,8 @@ int main(int argc, char **argv)
 		      strerror(errno));
 	if (g.verbose)
 		fprintf(stderr, "ptgen-trace: %" PRIu64 " instructions, %"
-			PRIu64 " steps\n", g.now, g.steps);
+			PRIu64 " steps, %" PRIu64 " runs\n", g.now, g.steps,
+			g.runs);
 	free(dir);
 	if (!g.root_done)
 		return 0;

@@ -1,0 +1,1026 @@
+/* ptgen-encode: turns a ground-truth execution (.truth, see
+ * tests/ptgen/ground-truth.md) into the perf.data that
+ * `perf record -e intel_pt//u` would have written for it.
+ *
+ * The truth is read twice: a first pass finds the threads, mappings and
+ * time range (perf.data declares its events and ids before any record), the
+ * second pass writes sideband records and drives one Intel PT packet
+ * encoder (ptenc) per AUX queue: one per CPU, or one per thread with
+ * --per-thread.  Threads are placed on CPUs round-robin in order of first
+ * appearance, so the layout is deterministic.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/bytes.h"
+#include "common/error.h"
+#include "input/perf_writer.h"
+#include "ptenc.h"
+#include "truth.h"
+
+/* The clocks of the model: perf time (ns) = truth time + TIME_BASE; the TSC
+ * runs at 2 GHz, the crystal (CTC) at 25 MHz, the core at the nominal
+ * 2 GHz (CBR = max non-turbo ratio = 20). */
+#define TIME_BASE_NS 1000000000ULL
+#define TSC_PER_NS 2
+#define TSC_CTC_RATIO 80
+#define CBR_RATIO 20
+#define PT_PMU_TYPE 8
+
+/* IA32_RTIT_CTL bits as the kernel's intel_pt format names them. */
+#define PT_CFG_PT (1ULL << 0)
+#define PT_CFG_CYC (1ULL << 1)
+#define PT_CFG_MTC (1ULL << 9)
+#define PT_CFG_TSC (1ULL << 10)
+#define PT_CFG_NORETCOMP (1ULL << 11)
+#define PT_CFG_BRANCH (1ULL << 13)
+#define PT_CFG_MTC_PERIOD_SHIFT 14
+#define PT_CFG_PSB_PERIOD_SHIFT 24
+
+#define ID_PT_BASE 1000
+#define ID_DUMMY_BASE 2000
+
+struct options {
+	const char *truth, *out, *buildid_dir, *gaps, *aux_dump;
+	int retcomp, tsc, mtc, cyc, long_tnt;
+	unsigned mtc_period, psb_period;
+	unsigned cpus;
+	int per_thread, pipe;
+	uint64_t ovf_at, ovf_drop;
+	uint64_t drop_bytes, drop_offset;
+	unsigned drop_queue;
+	int drop;
+	uint64_t interrupt_every;
+	size_t chunk;
+};
+
+struct thread {
+	uint32_t pid, tid, ppid, ptid;
+	char comm[16];
+	unsigned queue;		/* AUX queue index */
+	int cpu;
+	int in_user;
+	int itrace_started;
+	uint64_t insns_since_irq;
+};
+
+struct queue {
+	struct ptenc *enc;
+	unsigned idx;
+	int cpu;		/* -1 per thread */
+	int32_t tid;		/* per thread: the thread; per CPU: -1 */
+	struct thread *cur;	/* running thread, NULL when idle */
+	int started;
+	uint64_t kept;		/* bytes written to the perf.data */
+	uint64_t dropped;
+	uint64_t now;		/* perf time of the latest event */
+	FILE *dump;
+	struct gen *g;
+	/* expected-gap bookkeeping for --drop */
+	int drop_state;		/* 0 before, 1 inside/after drop until resync, 2 done */
+	uint64_t drop_line;
+};
+
+struct gen {
+	struct options o;
+	struct ptc_perf_writer *w;
+	struct thread *threads;
+	size_t nr_threads;
+	struct queue *queues;
+	size_t nr_queues;
+	uint64_t first_time, last_time;
+	FILE *gaps;
+	uint64_t branches;	/* B lines seen */
+	/* overflow injection */
+	struct queue *ovf_q;
+	uint64_t ovf_left, ovf_line;
+	const char *truth_dir;
+};
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "ptgen-encode: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void check(struct gen *g, int err, const char *what)
+{
+	if (err < 0)
+		die("%s: %s %s", what, ptc_errstr(err),
+		    g->w ? ptc_perf_writer_errmsg(g->w) : "");
+}
+
+static uint64_t perf_time(uint64_t t) { return t + TIME_BASE_NS; }
+static uint64_t tsc_of(uint64_t t) { return perf_time(t) * TSC_PER_NS; }
+
+static struct thread *find_thread(struct gen *g, uint32_t tid)
+{
+	static struct thread *last;
+	size_t i;
+
+	if (last && last >= g->threads && last < g->threads + g->nr_threads &&
+	    last->tid == tid)
+		return last;
+	for (i = 0; i < g->nr_threads; i++)
+		if (g->threads[i].tid == tid)
+			return last = &g->threads[i];
+	return NULL;
+}
+
+static struct thread *add_thread(struct gen *g, uint32_t pid, uint32_t tid)
+{
+	struct thread *t = find_thread(g, tid), *n;
+
+	if (t)
+		return t;
+	n = realloc(g->threads, (g->nr_threads + 1) * sizeof(*n));
+	if (!n)
+		die("out of memory");
+	g->threads = n;
+	t = &n[g->nr_threads++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	return t;
+}
+
+/* --- sideband records -------------------------------------------------------- */
+
+static uint64_t dummy_id(struct gen *g, struct thread *t)
+{
+	return ID_DUMMY_BASE + (g->o.per_thread ? t->queue : (unsigned)t->cpu);
+}
+
+static uint64_t pt_id(struct gen *g, struct thread *t)
+{
+	return ID_PT_BASE + (g->o.per_thread ? t->queue : (unsigned)t->cpu);
+}
+
+static void sid_of(struct gen *g, struct thread *t, uint64_t time, int pt,
+		   struct ptc_perf_writer_sid *sid)
+{
+	memset(sid, 0, sizeof(*sid));
+	if (t) {
+		sid->pid = t->pid;
+		sid->tid = t->tid;
+		sid->cpu = t->cpu < 0 ? 0 : (uint32_t)t->cpu;
+		sid->id = pt ? pt_id(g, t) : dummy_id(g, t);
+	}
+	sid->time = perf_time(time);
+}
+
+static void rec_comm(struct gen *g, struct thread *t, uint64_t time, int exec)
+{
+	uint8_t body[8 + 16];
+	struct ptc_perf_writer_sid sid;
+
+	memset(body, 0, sizeof(body));
+	ptc_put32(body, t->pid);
+	ptc_put32(body + 4, t->tid);
+	memcpy(body + 8, t->comm, strnlen(t->comm, 15));
+	sid_of(g, t, time, 0, &sid);
+	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_COMM,
+				       exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+				       body, 8 + strnlen(t->comm, 15) + 1, &sid),
+	      "COMM");
+}
+
+static void rec_fork_exit(struct gen *g, uint32_t type, struct thread *t,
+			  uint64_t time)
+{
+	uint8_t body[24];
+	struct ptc_perf_writer_sid sid;
+
+	ptc_put32(body, t->pid);
+	ptc_put32(body + 4, t->ppid);
+	ptc_put32(body + 8, t->tid);
+	ptc_put32(body + 12, t->ptid);
+	ptc_put64(body + 16, perf_time(time));
+	sid_of(g, t, time, 0, &sid);
+	check(g, ptc_perf_writer_event(g->w, type, 0, body, sizeof(body), &sid),
+	      "FORK/EXIT");
+}
+
+static void rec_mmap2(struct gen *g, struct thread *t, const struct truth_event *ev)
+{
+	uint8_t body[64 + PATH_MAX];
+	struct ptc_perf_writer_sid sid;
+	size_t n = strlen(ev->path) + 1;
+	uint16_t misc = PERF_RECORD_MISC_USER;
+
+	if (n > PATH_MAX)
+		die("path too long: %s", ev->path);
+	memset(body, 0, 64);
+	ptc_put32(body, ev->pid);
+	ptc_put32(body + 4, ev->tid);
+	ptc_put64(body + 8, ev->start);
+	ptc_put64(body + 16, ev->len);
+	ptc_put64(body + 24, ev->pgoff);
+	if (ev->build_id_len) {
+		body[32] = (uint8_t)ev->build_id_len;
+		memcpy(body + 36, ev->build_id, ev->build_id_len);
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	}
+	ptc_put32(body + 56, ev->prot);
+	ptc_put32(body + 60, MAP_PRIVATE);
+	memcpy(body + 64, ev->path, n);
+	sid_of(g, t, ev->time, 0, &sid);
+	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_MMAP2, misc, body,
+				       64 + n, &sid), "MMAP2");
+}
+
+static void rec_itrace_start(struct gen *g, struct thread *t, uint64_t time)
+{
+	uint8_t body[8];
+	struct ptc_perf_writer_sid sid;
+
+	ptc_put32(body, t->pid);
+	ptc_put32(body + 4, t->tid);
+	sid_of(g, t, time, 1, &sid);
+	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_ITRACE_START, 0, body,
+				       sizeof(body), &sid), "ITRACE_START");
+}
+
+/* Context switch on a queue's CPU (per-CPU mode, CPU-wide records) or of a
+ * thread (per-thread mode). */
+static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
+		       int cpu, uint64_t time)
+{
+	struct ptc_perf_writer_sid sid;
+	struct thread idle = { .pid = 0, .tid = 0, .cpu = cpu };
+	uint8_t body[8];
+
+	if (g->o.per_thread) {
+		if (from) {
+			sid_of(g, from, time, 0, &sid);
+			check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH,
+						       PERF_RECORD_MISC_SWITCH_OUT,
+						       NULL, 0, &sid), "SWITCH");
+		}
+		if (to) {
+			sid_of(g, to, time, 0, &sid);
+			check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH, 0,
+						       NULL, 0, &sid), "SWITCH");
+		}
+		return;
+	}
+	idle.queue = (unsigned)cpu;
+	if (!from)
+		from = &idle;
+	if (!to)
+		to = &idle;
+	ptc_put32(body, to->pid);
+	ptc_put32(body + 4, to->tid);
+	sid_of(g, from, time, 0, &sid);
+	sid.cpu = (uint32_t)cpu;
+	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH_CPU_WIDE,
+				       PERF_RECORD_MISC_SWITCH_OUT |
+				       PERF_RECORD_MISC_SWITCH_OUT_PREEMPT,
+				       body, sizeof(body), &sid), "SWITCH_CPU_WIDE");
+	ptc_put32(body, from->pid);
+	ptc_put32(body + 4, from->tid);
+	sid_of(g, to, time, 0, &sid);
+	sid.cpu = (uint32_t)cpu;
+	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH_CPU_WIDE, 0,
+				       body, sizeof(body), &sid), "SWITCH_CPU_WIDE");
+}
+
+/* --- AUX data ---------------------------------------------------------------- */
+
+/* Receives encoded bytes; writes AUX + AUXTRACE records, cutting out the
+ * --drop range (the kernel's AUX offsets stay contiguous: lost data never
+ * reaches the buffer, and the AUX record says PARTIAL). */
+static int aux_sink(void *ctx, const uint8_t *data, size_t size, uint64_t off)
+{
+	struct queue *q = ctx;
+	struct gen *g = q->g;
+	struct ptc_perf_writer_sid sid;
+	uint8_t *kept = (uint8_t *)data, body[24];
+	size_t nkept = size;
+	uint64_t flags = 0;
+	int err;
+
+	if (g->o.drop && q->idx == g->o.drop_queue) {
+		uint64_t lo = g->o.drop_offset, hi = lo + g->o.drop_bytes;
+
+		if (off < hi && off + size > lo) {
+			uint64_t a = lo > off ? lo - off : 0;
+			uint64_t b = hi < off + size ? hi - off : size;
+
+			kept = malloc(size);
+			if (!kept)
+				return -ptc_err_nomem;
+			memcpy(kept, data, a);
+			memcpy(kept + a, data + b, size - b);
+			nkept = size - (b - a);
+			q->dropped += b - a;
+			flags = PTC_AUX_FLAG_PARTIAL;
+			if (g->gaps && a < b && lo >= off)
+				fprintf(g->gaps, "drop queue %u kept_offset %llu bytes %llu\n",
+					q->idx, (unsigned long long)(q->kept + a),
+					(unsigned long long)g->o.drop_bytes);
+		}
+	}
+	if (q->dump && nkept && fwrite(kept, 1, nkept, q->dump) != nkept)
+		die("writing the AUX dump: %s", strerror(errno));
+	/* PERF_RECORD_AUX: aux_offset, aux_size, flags. */
+	ptc_put64(body, q->kept);
+	ptc_put64(body + 8, nkept);
+	ptc_put64(body + 16, flags);
+	sid_of(g, q->cur ? q->cur : NULL, q->now, 1, &sid);
+	if (!q->cur) {
+		sid.cpu = q->cpu < 0 ? 0 : (uint32_t)q->cpu;
+		sid.id = ID_PT_BASE + q->idx;
+	}
+	err = ptc_perf_writer_event(g->w, PERF_RECORD_AUX, 0, body, sizeof(body), &sid);
+	if (!err && nkept)
+		err = ptc_perf_writer_auxtrace(g->w, q->kept, perf_time(q->now),
+					       q->idx, (uint32_t)q->tid,
+					       (uint32_t)q->cpu, kept, nkept);
+	if (!err)
+		err = ptc_perf_writer_finished_round(g->w);
+	q->kept += nkept;
+	if (kept != data)
+		free(kept);
+	return err;
+}
+
+static struct queue *queue_of(struct gen *g, struct thread *t)
+{
+	return &g->queues[t->queue];
+}
+
+static void queue_start(struct gen *g, struct queue *q, uint64_t time)
+{
+	if (q->started)
+		return;
+	q->started = 1;
+	q->now = time;
+	check(g, ptenc_start(q->enc, tsc_of(time)), "PSB+");
+}
+
+/* Makes t the running thread of its queue (a context switch when another
+ * thread ran there). */
+static void run_thread(struct gen *g, struct thread *t, uint64_t time)
+{
+	struct queue *q = queue_of(g, t);
+	size_t i;
+
+	if (q->cur == t)
+		return;
+	/* The one logical CPU of the truth runs one thread at a time: any
+	 * other CPU's thread is switched out to idle. */
+	for (i = 0; !g->o.per_thread && i < g->nr_queues; i++)
+		if (&g->queues[i] != q && g->queues[i].cur) {
+			rec_switch(g, g->queues[i].cur, NULL, g->queues[i].cpu, time);
+			g->queues[i].cur = NULL;
+		}
+	if (g->o.per_thread) {
+		for (i = 0; i < g->nr_queues; i++)
+			if (g->queues[i].cur && g->queues[i].cur != t) {
+				rec_switch(g, g->queues[i].cur, NULL, -1, time);
+				g->queues[i].cur = NULL;
+			}
+		rec_switch(g, NULL, t, -1, time);
+	} else {
+		rec_switch(g, q->cur, t, q->cpu, time);
+	}
+	q->cur = t;
+	if (!t->itrace_started) {
+		t->itrace_started = 1;
+		rec_itrace_start(g, t, time);
+	}
+	queue_start(g, q, time);
+}
+
+/* --- the vDSO and the build-id cache -------------------------------------- */
+
+static void mkdir_p(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		die("mkdir %s: %s", buf, strerror(errno));
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out;
+	char buf[65536];
+	size_t n;
+
+	if (!in)
+		die("%s: %s", from, strerror(errno));
+	out = fopen(to, "wb");
+	if (!out)
+		die("%s: %s", to, strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			die("%s: write failed", to);
+	fclose(in);
+	if (fclose(out))
+		die("%s: write failed", to);
+}
+
+/* perf's build-id cache layout: DIR/[vdso]/<id>/vdso holds the bytes and
+ * DIR/.build-id/<id[0:2]>/<id[2:]> links to ../../[vdso]/<id>. */
+static void cache_vdso(struct gen *g, const struct truth_event *ev)
+{
+	char id[41], dir[PATH_MAX - 16], file[PATH_MAX], link[PATH_MAX], target[PATH_MAX];
+	char dump[PATH_MAX];
+	unsigned i;
+
+	if (!g->o.buildid_dir || !ev->dump || !ev->build_id_len)
+		return;
+	for (i = 0; i < ev->build_id_len; i++)
+		sprintf(id + 2 * i, "%02x", ev->build_id[i]);
+	if (ev->dump[0] != '/' && access(ev->dump, R_OK) && g->truth_dir)
+		snprintf(dump, sizeof(dump), "%s/%s", g->truth_dir, ev->dump);
+	else
+		snprintf(dump, sizeof(dump), "%s", ev->dump);
+	snprintf(dir, sizeof(dir), "%s/[vdso]/%s", g->o.buildid_dir, id);
+	mkdir_p(dir);
+	snprintf(file, sizeof(file), "%s/vdso", dir);
+	copy_file(dump, file);
+	snprintf(link, sizeof(link), "%s/.build-id/%.2s", g->o.buildid_dir, id);
+	mkdir_p(link);
+	snprintf(link, sizeof(link), "%s/.build-id/%.2s/%s", g->o.buildid_dir, id, id + 2);
+	snprintf(target, sizeof(target), "../../[vdso]/%s", id);
+	unlink(link);
+	if (symlink(target, link))
+		die("symlink %s: %s", link, strerror(errno));
+}
+
+/* --- the two passes ------------------------------------------------------------ */
+
+static void first_pass(struct gen *g, struct truth *tr)
+{
+	struct truth_event ev;
+	int r, have_time = 0;
+
+	while ((r = truth_next(tr, &ev)) > 0) {
+		struct thread *t;
+
+		if (ev.type == 'V')
+			continue;
+		if (!have_time)
+			g->first_time = ev.time;
+		have_time = 1;
+		g->last_time = ev.time;
+		switch (ev.type) {
+		case 'T':
+		case 'C':
+			t = add_thread(g, ev.pid, ev.tid);
+			if (!t->comm[0] || ev.type == 'T')
+				snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
+			break;
+		case 'F':
+			t = add_thread(g, ev.pid, ev.tid);
+			t->ppid = ev.ppid;
+			t->ptid = ev.ptid;
+			break;
+		case 'M':
+			if (ev.build_id_len) {
+				int e = ptc_perf_writer_add_build_id(
+					g->w, (int32_t)ev.pid, PERF_RECORD_MISC_USER,
+					ev.build_id, ev.build_id_len, ev.path);
+				check(g, e, "build-id");
+			}
+			if (!strcmp(ev.path, "[vdso]"))
+				cache_vdso(g, &ev);
+			break;
+		default:
+			break;
+		}
+	}
+	if (r < 0)
+		exit(1);
+	if (!g->nr_threads)
+		die("%s: no threads", g->o.truth);
+}
+
+static void set_queues(struct gen *g)
+{
+	size_t i;
+
+	g->nr_queues = g->o.per_thread ? g->nr_threads : g->o.cpus;
+	g->queues = calloc(g->nr_queues, sizeof(*g->queues));
+	if (!g->queues)
+		die("out of memory");
+	for (i = 0; i < g->nr_threads; i++) {
+		struct thread *t = &g->threads[i];
+
+		t->queue = (unsigned)(i % g->nr_queues);
+		t->cpu = g->o.per_thread ? -1 : (int)t->queue;
+	}
+	for (i = 0; i < g->nr_queues; i++) {
+		struct queue *q = &g->queues[i];
+		struct ptenc_config c = {
+			.retcomp = g->o.retcomp, .tsc = g->o.tsc, .mtc = g->o.mtc,
+			.cyc = g->o.cyc, .mtc_period = g->o.mtc_period,
+			.tsc_ctc_ratio = TSC_CTC_RATIO, .cbr = CBR_RATIO,
+			.long_tnt = g->o.long_tnt,
+			.psb_period = 1ULL << (g->o.psb_period + 11),
+			.chunk_size = g->o.chunk, .sink = aux_sink, .sink_ctx = q,
+		};
+
+		q->g = g;
+		q->idx = (unsigned)i;
+		q->cpu = g->o.per_thread ? -1 : (int)i;
+		q->tid = g->o.per_thread ? (int32_t)g->threads[i].tid : -1;
+		check(g, ptenc_new(&q->enc, &c), "encoder");
+		if (g->o.aux_dump) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s.%zu.pt", g->o.aux_dump, i);
+			q->dump = fopen(path, "wb");
+			if (!q->dump)
+				die("%s: %s", path, strerror(errno));
+		}
+	}
+}
+
+static void write_header(struct gen *g, int argc, char **argv)
+{
+	struct perf_event_attr pt, dummy;
+	uint64_t *ids = calloc(g->nr_queues, sizeof(uint64_t));
+	uint64_t priv[PTC_PT_INFO_NR], config = PT_CFG_PT | PT_CFG_BRANCH;
+	uint8_t tc[48], info[8 + sizeof(priv)];
+	struct utsname u;
+	const char *cmd[8] = { "perf", "record", "-e", "intel_pt//u", "--", g->threads[0].comm };
+	size_t i;
+
+	if (!ids)
+		die("out of memory");
+	if (g->o.tsc)
+		config |= PT_CFG_TSC;
+	if (g->o.mtc)
+		config |= PT_CFG_MTC | ((uint64_t)g->o.mtc_period << PT_CFG_MTC_PERIOD_SHIFT);
+	if (g->o.cyc)
+		config |= PT_CFG_CYC;
+	if (!g->o.retcomp)
+		config |= PT_CFG_NORETCOMP;
+	config |= (uint64_t)g->o.psb_period << PT_CFG_PSB_PERIOD_SHIFT;
+
+	memset(&pt, 0, sizeof(pt));
+	pt.type = PT_PMU_TYPE;
+	pt.size = sizeof(pt);
+	pt.config = config;
+	pt.sample_period = 1;
+	pt.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	pt.read_format = PERF_FORMAT_ID;
+	pt.disabled = 1;
+	pt.inherit = 1;
+	pt.exclude_kernel = 1;
+	pt.exclude_hv = 1;
+	pt.enable_on_exec = 1;
+	pt.sample_id_all = 1;
+	for (i = 0; i < g->nr_queues; i++)
+		ids[i] = ID_PT_BASE + i;
+	check(g, ptc_perf_writer_add_attr(g->w, &pt, "intel_pt//u", ids,
+					  (uint32_t)g->nr_queues), "attr");
+
+	/* The sideband event perf record adds for Intel PT. */
+	memset(&dummy, 0, sizeof(dummy));
+	dummy.type = PERF_TYPE_SOFTWARE;
+	dummy.config = PERF_COUNT_SW_DUMMY;
+	dummy.size = sizeof(dummy);
+	dummy.sample_period = 1;
+	dummy.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	dummy.read_format = PERF_FORMAT_ID;
+	dummy.disabled = 1;
+	dummy.inherit = 1;
+	dummy.exclude_kernel = 1;
+	dummy.exclude_hv = 1;
+	dummy.mmap = dummy.comm = dummy.task = dummy.mmap2 = 1;
+	dummy.comm_exec = 1;
+	dummy.context_switch = 1;
+	dummy.enable_on_exec = 1;
+	dummy.sample_id_all = 1;
+	for (i = 0; i < g->nr_queues; i++)
+		ids[i] = ID_DUMMY_BASE + i;
+	check(g, ptc_perf_writer_add_attr(g->w, &dummy, "dummy:u", ids,
+					  (uint32_t)g->nr_queues), "attr");
+	free(ids);
+
+	uname(&u);
+	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_HOSTNAME, "ptgen"), "feature");
+	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_OSRELEASE, u.release), "feature");
+	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_VERSION, "6.1.ptgen-encode"), "feature");
+	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_ARCH, "x86_64"), "feature");
+	check(g, ptc_perf_writer_set_nrcpus(g->w, g->o.per_thread ? 1 : g->o.cpus,
+					   g->o.per_thread ? 1 : g->o.cpus), "feature");
+	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_CPUDESC,
+					    "Intel(R) Xeon(R) CPU (ptgen model) @ 2.00GHz"), "feature");
+	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_CPUID, "GenuineIntel,6,85,4"), "feature");
+	check(g, ptc_perf_writer_set_u64(g->w, PTC_FEAT_TOTAL_MEM, 16u << 20), "feature");
+	check(g, ptc_perf_writer_set_cmdline(g->w, 6, cmd), "feature");
+	(void)argc;
+	(void)argv;
+	if (!g->o.pipe)
+		check(g, ptc_perf_writer_set_sample_time(g->w, perf_time(g->first_time),
+							 perf_time(g->last_time)), "feature");
+	check(g, ptc_perf_writer_begin(g->w), "header");
+
+	/* TIME_CONV: perf time = TSC * mult >> shift (+ zero). */
+	memset(tc, 0, sizeof(tc));
+	ptc_put64(tc, 31);
+	ptc_put64(tc + 8, 1ULL << 30);
+	ptc_put64(tc + 16, 0);
+	ptc_put64(tc + 24, 0);		/* time_cycles */
+	ptc_put64(tc + 32, 0);		/* time_mask */
+	tc[40] = 1;			/* cap_user_time_zero */
+	tc[41] = 0;			/* cap_user_time_short */
+	check(g, ptc_perf_writer_event(g->w, PTC_REC_TIME_CONV, 0, tc, sizeof(tc), NULL),
+	      "TIME_CONV");
+
+	memset(priv, 0, sizeof(priv));
+	priv[PTC_PT_PMU_TYPE] = PT_PMU_TYPE;
+	priv[PTC_PT_TIME_SHIFT] = 31;
+	priv[PTC_PT_TIME_MULT] = 1ULL << 30;
+	priv[PTC_PT_TIME_ZERO] = 0;
+	priv[PTC_PT_CAP_USER_TIME_ZERO] = 1;
+	priv[PTC_PT_TSC_BIT] = PT_CFG_TSC;
+	priv[PTC_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
+	priv[PTC_PT_HAVE_SCHED_SWITCH] = g->o.per_thread ? 0 : 3;
+	priv[PTC_PT_SNAPSHOT_MODE] = 0;
+	priv[PTC_PT_PER_CPU_MMAPS] = !g->o.per_thread;
+	priv[PTC_PT_MTC_BIT] = PT_CFG_MTC;
+	priv[PTC_PT_MTC_FREQ_BITS] = 0xfULL << PT_CFG_MTC_PERIOD_SHIFT;
+	priv[PTC_PT_TSC_CTC_N] = TSC_CTC_RATIO;
+	priv[PTC_PT_TSC_CTC_D] = 1;
+	priv[PTC_PT_CYC_BIT] = PT_CFG_CYC;
+	priv[PTC_PT_MAX_NONTURBO_RATIO] = CBR_RATIO;
+	priv[PTC_PT_FILTER_STR_LEN] = 0;
+	ptc_put32(info, PTC_AUXTRACE_INTEL_PT);
+	ptc_put32(info + 4, 0);
+	memcpy(info + 8, priv, sizeof(priv));
+	check(g, ptc_perf_writer_event(g->w, PTC_REC_AUXTRACE_INFO, 0, info,
+				       sizeof(info), NULL), "AUXTRACE_INFO");
+	check(g, ptc_perf_writer_event(g->w, PTC_REC_FINISHED_INIT, 0, NULL, 0, NULL),
+	      "FINISHED_INIT");
+}
+
+static enum ptenc_kind kind_of(int k)
+{
+	return (enum ptenc_kind)k;
+}
+
+static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *ev)
+{
+	if (g->o.ovf_at && g->branches == g->o.ovf_at && !g->ovf_q) {
+		g->ovf_q = q;
+		g->ovf_left = g->o.ovf_drop;
+		g->ovf_line = ev->line;
+		if (g->gaps)
+			fprintf(g->gaps, "ovf queue %u kept_offset %llu line %llu",
+				q->idx, (unsigned long long)(ptenc_offset(q->enc) - q->dropped),
+				(unsigned long long)ev->line);
+		check(g, ptenc_overflow(q->enc, tsc_of(ev->time)), "OVF");
+	}
+	if (g->ovf_q == q && ptenc_in_overflow(q->enc)) {
+		if (g->ovf_left) {
+			g->ovf_left--;
+			return;
+		}
+		check(g, ptenc_overflow_end(q->enc, tsc_of(ev->time), ev->ip, 1), "OVF end");
+		if (g->gaps)
+			fprintf(g->gaps, " resume_line %llu resume_ip 0x%llx\n",
+				(unsigned long long)ev->line, (unsigned long long)ev->ip);
+	}
+}
+
+static void second_pass(struct gen *g, struct truth *tr)
+{
+	struct truth_event ev;
+	int r;
+
+	while ((r = truth_next(tr, &ev)) > 0) {
+		struct thread *t = NULL;
+		struct queue *q;
+		uint64_t tsc = tsc_of(ev.time);
+
+		if (ev.type == 'V')
+			continue;
+		if (ev.type != 'M' && ev.type != 'F') {
+			t = find_thread(g, ev.tid);
+			if (!t)
+				die("%s:%llu: unknown thread %u", g->o.truth,
+				    (unsigned long long)ev.line, ev.tid);
+		}
+		switch (ev.type) {
+		case 'T':
+			if (t == &g->threads[0]) {
+				rec_comm(g, t, ev.time, 0);
+				run_thread(g, t, ev.time);
+			}
+			break;
+		case 'F':
+			t = find_thread(g, ev.tid);
+			rec_fork_exit(g, PERF_RECORD_FORK, t, ev.time);
+			break;
+		case 'C':
+			snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
+			rec_comm(g, t, ev.time, ev.exec);
+			break;
+		case 'M':
+			t = find_thread(g, ev.tid);
+			if (!t)
+				t = add_thread(g, ev.pid, ev.tid);
+			rec_mmap2(g, t, &ev);
+			break;
+		case 'S':
+			run_thread(g, t, ev.time);
+			break;
+		case 'X':
+			rec_fork_exit(g, PERF_RECORD_EXIT, t, ev.time);
+			break;
+		case 'E':
+			q = queue_of(g, t);
+			q->now = ev.time;
+			break;
+		case 'R':
+			run_thread(g, t, ev.time);
+			q = queue_of(g, t);
+			q->now = ev.time;
+			t->in_user = 1;
+			check(g, ptenc_resume(q->enc, tsc, ev.ip), "resume");
+			break;
+		case 'A':
+			q = queue_of(g, t);
+			q->now = ev.time;
+			t->insns_since_irq = 0;
+			if (!t->in_user)
+				die("%s:%llu: asynchronous exit outside user mode",
+				    g->o.truth, (unsigned long long)ev.line);
+			t->in_user = 0;
+			check(g, ptenc_async_exit(q->enc, tsc, ev.ip), "async exit");
+			break;
+		case 'B':
+			g->branches++;
+			run_thread(g, t, ev.time);
+			q = queue_of(g, t);
+			q->now = ev.time;
+			if (!t->in_user)
+				die("%s:%llu: branch while not in user mode (no R line before it)",
+				    g->o.truth, (unsigned long long)ev.line);
+			ovf_check(g, q, &ev);
+			t->insns_since_irq += ev.insns;
+			if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
+			    !ptenc_in_overflow(q->enc)) {
+				/* A synthetic interrupt before the branch
+				 * executes: user-mode flow is unchanged. */
+				t->insns_since_irq = 0;
+				check(g, ptenc_async_exit(q->enc, tsc, ev.ip), "interrupt");
+				check(g, ptenc_resume(q->enc, tsc, ev.ip), "interrupt");
+			}
+			if (ev.kind == PTENC_FAR) {
+				t->in_user = 0;
+				check(g, ptenc_far_exit(q->enc, tsc), "far branch");
+			} else {
+				check(g, ptenc_branch(q->enc, tsc, kind_of(ev.kind), ev.ip,
+						      ev.target, ev.taken, ev.blen), "branch");
+			}
+			break;
+		}
+	}
+	if (r < 0)
+		exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: ptgen-encode [options] TRUTH\n"
+"  -o FILE               output perf.data (default perf.data; - for stdout)\n"
+"  --pipe                write pipe-mode perf.data\n"
+"  --noretcomp           no RET compression (every RET a TIP)\n"
+"  --timing=LIST         none, or a comma list of tsc, mtc, cyc (default tsc,mtc)\n"
+"  --mtc-period N        MTC every 2^N crystal ticks (default 3)\n"
+"  --psb-period N        PSB every 2^(N+11) bytes (default 3: 16 KiB)\n"
+"  --long-tnt            accumulate up to 47 TNT bits per packet\n"
+"  --cpus N              spread threads over N CPUs (default 1)\n"
+"  --per-thread          one AUX queue per thread (perf record --per-thread)\n"
+"  --ovf-at N[:K]        OVF before the N-th branch, losing the next K (default 8)\n"
+"  --drop BYTES@OFFSET[:QUEUE]  remove AUX bytes, AUX record flagged PARTIAL\n"
+"  --interrupt-every N   inject an interrupt every N instructions per thread\n"
+"  --buildid-dir DIR     put the vDSO into perf's build-id cache layout in DIR\n"
+"  --gaps FILE           where data was lost (machine-readable)\n"
+"  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
+"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
+	exit(2);
+}
+
+static uint64_t parse_u64(const char *s, const char *what)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end)
+		die("bad %s: %s", what, s);
+	return v;
+}
+
+static void parse_timing(struct options *o, const char *s)
+{
+	char buf[64], *tok, *save;
+
+	o->tsc = o->mtc = o->cyc = 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "none"))
+			continue;
+		else if (!strcmp(tok, "tsc"))
+			o->tsc = 1;
+		else if (!strcmp(tok, "mtc"))
+			o->mtc = 1;
+		else if (!strcmp(tok, "cyc"))
+			o->cyc = 1;
+		else
+			die("bad --timing: %s", tok);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pipe", no_argument, NULL, 'P' },
+		{ "noretcomp", no_argument, NULL, 'n' },
+		{ "timing", required_argument, NULL, 't' },
+		{ "mtc-period", required_argument, NULL, 'm' },
+		{ "psb-period", required_argument, NULL, 'p' },
+		{ "long-tnt", no_argument, NULL, 'L' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "per-thread", no_argument, NULL, 'T' },
+		{ "ovf-at", required_argument, NULL, 'O' },
+		{ "drop", required_argument, NULL, 'D' },
+		{ "interrupt-every", required_argument, NULL, 'I' },
+		{ "buildid-dir", required_argument, NULL, 'B' },
+		{ "gaps", required_argument, NULL, 'G' },
+		{ "aux-dump", required_argument, NULL, 'A' },
+		{ "aux-chunk", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct gen g;
+	struct truth *tr;
+	char *tdir;
+	int c, fd;
+	size_t i;
+
+	memset(&g, 0, sizeof(g));
+	g.o.out = "perf.data";
+	g.o.retcomp = 1;
+	g.o.tsc = g.o.mtc = 1;
+	g.o.mtc_period = 3;
+	g.o.psb_period = 3;
+	g.o.cpus = 1;
+	g.o.ovf_drop = 8;
+	g.o.chunk = 65536;
+	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+		char *p;
+
+		switch (c) {
+		case 'o': g.o.out = optarg; break;
+		case 'P': g.o.pipe = 1; break;
+		case 'n': g.o.retcomp = 0; break;
+		case 't': parse_timing(&g.o, optarg); break;
+		case 'm': g.o.mtc_period = (unsigned)parse_u64(optarg, "--mtc-period"); break;
+		case 'p': g.o.psb_period = (unsigned)parse_u64(optarg, "--psb-period"); break;
+		case 'L': g.o.long_tnt = 1; break;
+		case 'c': g.o.cpus = (unsigned)parse_u64(optarg, "--cpus"); break;
+		case 'T': g.o.per_thread = 1; break;
+		case 'O':
+			p = strchr(optarg, ':');
+			if (p) {
+				*p = 0;
+				g.o.ovf_drop = parse_u64(p + 1, "--ovf-at");
+			}
+			g.o.ovf_at = parse_u64(optarg, "--ovf-at");
+			break;
+		case 'D':
+			p = strchr(optarg, ':');
+			if (p) {
+				*p = 0;
+				g.o.drop_queue = (unsigned)parse_u64(p + 1, "--drop queue");
+			}
+			p = strchr(optarg, '@');
+			if (!p)
+				die("--drop wants BYTES@OFFSET");
+			*p = 0;
+			g.o.drop_bytes = parse_u64(optarg, "--drop");
+			g.o.drop_offset = parse_u64(p + 1, "--drop");
+			g.o.drop = 1;
+			break;
+		case 'I': g.o.interrupt_every = parse_u64(optarg, "--interrupt-every"); break;
+		case 'B': g.o.buildid_dir = optarg; break;
+		case 'G': g.o.gaps = optarg; break;
+		case 'A': g.o.aux_dump = optarg; break;
+		case 'C': g.o.chunk = (size_t)parse_u64(optarg, "--aux-chunk"); break;
+		default: usage();
+		}
+	}
+	if (optind + 1 != argc)
+		usage();
+	g.o.truth = argv[optind];
+	if (!g.o.cpus || g.o.cpus > 64 || g.o.psb_period > 15 || g.o.mtc_period > 15 ||
+	    g.o.chunk < 4096)
+		die("option out of range");
+	tdir = strdup(g.o.truth);
+	g.truth_dir = tdir ? dirname(tdir) : NULL;
+
+	tr = truth_open(g.o.truth);
+	if (!tr)
+		return 1;
+	if (!strcmp(g.o.out, "-"))
+		fd = 1;
+	else
+		fd = open(g.o.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("%s: %s", g.o.out, strerror(errno));
+	check(&g, ptc_perf_writer_new(&g.w, fd, g.o.pipe ? PTC_PERF_WRITE_PIPE :
+						       PTC_PERF_WRITE_FILE), "writer");
+	if (g.o.gaps) {
+		g.gaps = fopen(g.o.gaps, "w");
+		if (!g.gaps)
+			die("%s: %s", g.o.gaps, strerror(errno));
+	}
+	first_pass(&g, tr);
+	if (truth_rewind(tr))
+		die("%s: cannot read the truth twice (not a regular file?)", g.o.truth);
+	set_queues(&g);
+	write_header(&g, argc, argv);
+	second_pass(&g, tr);
+	for (i = 0; i < g.nr_queues; i++) {
+		struct queue *q = &g.queues[i];
+
+		if (q->started)
+			check(&g, ptenc_flush(q->enc), "flush");
+	}
+	check(&g, ptc_perf_writer_finish(g.w), "finish");
+	for (i = 0; i < g.nr_queues; i++) {
+		struct queue *q = &g.queues[i];
+		const struct ptenc_stats *s = ptenc_stats(q->enc);
+
+		if (q->started && getenv("PTGEN_STATS"))
+			fprintf(stderr,
+				"queue %zu: %llu bytes (%llu dropped), TNT %llu bits in %llu packets, "
+				"TIP %llu, PGE %llu, PGD %llu, FUP %llu, PSB %llu, OVF %llu, "
+				"MODE.EXEC %llu, TSC %llu, TMA %llu, MTC %llu, CYC %llu, CBR %llu, "
+				"compressed RET %llu, call-stack entries dropped %llu\n",
+				i, (unsigned long long)s->bytes, (unsigned long long)q->dropped,
+				(unsigned long long)s->tnt_bits, (unsigned long long)s->tnt_packets,
+				(unsigned long long)s->tip, (unsigned long long)s->tip_pge,
+				(unsigned long long)s->tip_pgd, (unsigned long long)s->fup,
+				(unsigned long long)s->psb, (unsigned long long)s->ovf,
+				(unsigned long long)s->mode_exec, (unsigned long long)s->tsc,
+				(unsigned long long)s->tma, (unsigned long long)s->mtc,
+				(unsigned long long)s->cyc, (unsigned long long)s->cbr,
+				(unsigned long long)s->ret_compressed,
+				(unsigned long long)s->callstack_dropped);
+		if (q->dump)
+			fclose(q->dump);
+		ptenc_free(q->enc);
+	}
+	if (g.gaps)
+		fclose(g.gaps);
+	ptc_perf_writer_free(g.w);
+	if (fd != 1)
+		close(fd);
+	truth_close(tr);
+	free(g.queues);
+	free(g.threads);
+	free(tdir);
+	return 0;
+}
