@@ -484,7 +484,7 @@ void ptc_sb_finish(struct ptc_sideband *sb)
 struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
 				   uint64_t time, uint64_t ip)
 {
-	struct ptc_sb_map *latest = NULL;
+	struct ptc_sb_map *before = NULL, *after = NULL;
 	size_t i;
 
 	for (i = sb->nr_maps; i > 0; i--) {
@@ -494,19 +494,23 @@ struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
 		if (time == PTC_SB_TIME_MAX) {
 			if (m->t_end == PTC_SB_TIME_MAX)
 				return m;
-			if (!latest)
-				latest = m;
+			if (!before)
+				before = m;
 			continue;
 		}
 		if (m->t_start <= time && time < m->t_end)
 			return m;
-		/* Times of the trace and the sideband are not perfectly
-		 * aligned: keep the newest mapping that started before as a
-		 * fallback. */
-		if (!latest && m->t_start <= time)
-			latest = m;
+		/* The trace's time lags (it is the last timing packet's):
+		 * a mapping made just after it is the likely one; else the
+		 * newest that started before. */
+		if (m->t_start > time) {
+			if (!after || m->t_start < after->t_start)
+				after = m;
+		} else if (!before) {
+			before = m;
+		}
 	}
-	return latest;
+	return after ? after : before;
 }
 
 struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count)

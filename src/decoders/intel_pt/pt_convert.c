@@ -37,11 +37,6 @@ struct piece {
 	uint8_t *data;		/* pipe input: the bytes */
 };
 
-struct brk {
-	uint64_t at;		/* stream offset after which data was lost */
-	uint64_t flags;
-};
-
 struct run {
 	uint64_t start, end;	/* stream offsets */
 	uint64_t lost;		/* bytes missing before it (UINT64_MAX unknown) */
@@ -429,44 +424,64 @@ static int cmp_piece(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static int cmp_brk(const void *a, const void *b)
-{
-	const struct brk *x = a, *y = b;
 
-	return x->at < y->at ? -1 : x->at > y->at;
+/* Cut a queue's pieces into contiguous runs.  Bytes missing between pieces
+ * end a run; so does every AUX record that reports a loss: TRUNCATED (data
+ * after the record's range was lost) cuts at its end, PARTIAL and COLLISION
+ * (the range itself has a hole somewhere) exclude the whole range, because
+ * packets after an unknown hole would decode into plausible but wrong
+ * branches. */
+struct cut {
+	uint64_t s, e;
+	const char *why;
+};
+
+static int cmp_cut(const void *a, const void *b)
+{
+	const struct cut *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Cut a queue's pieces into contiguous runs. */
 static int plan_runs(struct conv *c, struct queue *q)
 {
-	struct brk *brks = NULL;
-	size_t nb = 0, i, j, naux;
+	struct cut *cuts = NULL;
+	size_t nc = 0, i, j, naux = 0, cap;
 	const struct ptc_sb_aux *aux = c->sb ? ptc_sb_aux_records(c->sb, &naux) : NULL;
-	uint64_t pos = 0;
 
-	if (!c->sb)
-		naux = 0;
 	qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
 	for (i = 0; i < naux; i++) {
 		int mine = c->per_thread ? aux[i].tid == q->tid : aux[i].cpu == q->cpu;
+		struct cut *n;
 		if (!mine || !(aux[i].flags & (PTC_AUX_FLAG_TRUNCATED | PTC_AUX_FLAG_PARTIAL |
 					       PTC_AUX_FLAG_COLLISION)))
 			continue;
-		brks = realloc(brks, (nb + 1) * sizeof(*brks));
-		if (!brks)
+		n = realloc(cuts, (nc + 1) * sizeof(*cuts));
+		if (!n) {
+			free(cuts);
 			return -ptc_err_nomem;
-		brks[nb].at = aux[i].aux_offset + aux[i].aux_size;
-		brks[nb].flags = aux[i].flags;
-		nb++;
+		}
+		cuts = n;
+		if (aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) {
+			cuts[nc].s = aux[i].aux_offset;
+			cuts[nc].e = aux[i].aux_offset + aux[i].aux_size;
+			cuts[nc].why = (aux[i].flags & PTC_AUX_FLAG_COLLISION)
+					       ? "AUX record flagged COLLISION: its data is skipped"
+					       : "AUX record flagged PARTIAL: its data is skipped";
+		} else {
+			cuts[nc].s = cuts[nc].e = aux[i].aux_offset + aux[i].aux_size;
+			cuts[nc].why = "AUX record flagged TRUNCATED: trace lost after it";
+		}
+		nc++;
 	}
-	if (nb)
-		qsort(brks, nb, sizeof(*brks), cmp_brk);
-	q->runs = calloc(q->np + nb + 1, sizeof(*q->runs));
+	if (nc)
+		qsort(cuts, nc, sizeof(*cuts), cmp_cut);
+	cap = q->np + 2 * nc + 1;
+	q->runs = calloc(cap, sizeof(*q->runs));
 	if (!q->runs) {
-		free(brks);
+		free(cuts);
 		return -ptc_err_nomem;
 	}
-	j = 0;
 	for (i = 0; i < q->np; i++) {
 		struct piece *p = &q->p[i];
 		uint64_t s = p->offset, e = p->offset + p->size;
@@ -482,34 +497,72 @@ static int plan_runs(struct conv *c, struct queue *q)
 			struct run *r = &q->runs[q->nruns++];
 			r->start = s;
 			r->end = e;
-			r->lost = last || s > 0 ? s - (last ? last->end : 0) : 0;
+			r->lost = last ? s - last->end : s;
 			r->why = "AUX bytes missing from the recording";
 		}
-		(void)pos;
 	}
-	/* split at AUX loss marks */
-	for (j = 0; j < nb; j++) {
+	for (j = 0; j < nc; j++) {
 		for (i = 0; i < q->nruns; i++) {
 			struct run *r = &q->runs[i];
-			if (brks[j].at > r->start && brks[j].at < r->end) {
-				memmove(r + 2, r + 1, (q->nruns - i - 1) * sizeof(*r));
-				r[1].start = brks[j].at;
-				r[1].end = r->end;
-				r[1].lost = UINT64_MAX;
-				r[1].why = (brks[j].flags & PTC_AUX_FLAG_TRUNCATED) ? "AUX buffer full (TRUNCATED)"
-					 : (brks[j].flags & PTC_AUX_FLAG_COLLISION) ? "AUX data collision"
-										     : "AUX data partial";
-				r->end = brks[j].at;
-				q->nruns++;
-				break;
+			if (cuts[j].e < r->start || cuts[j].s > r->end)
+				continue;
+			if (cuts[j].s == cuts[j].e && (cuts[j].s == r->start || cuts[j].s == r->end))
+				continue;	/* a cut at an existing boundary */
+			if (cuts[j].s <= r->start && cuts[j].e >= r->end) {
+				/* the whole run goes */
+				r->end = r->start;
+				continue;
 			}
-			if (brks[j].at == r->end && i + 1 < q->nruns && r[1].start == r->end) {
-				/* already a boundary */
-				break;
+			if (cuts[j].s > r->start && cuts[j].e < r->end) {
+				if (q->nruns == cap)
+					break;
+				memmove(r + 2, r + 1, (q->nruns - i - 1) * sizeof(*r));
+				r[1].start = cuts[j].e;
+				r[1].end = r->end;
+				r[1].lost = cuts[j].e > cuts[j].s ? cuts[j].e - cuts[j].s : UINT64_MAX;
+				r[1].why = cuts[j].why;
+				r->end = cuts[j].s;
+				q->nruns++;
+				i++;
+			} else if (cuts[j].s <= r->start) {
+				r->lost = r->lost == UINT64_MAX ? UINT64_MAX : r->lost + (cuts[j].e - r->start);
+				r->why = cuts[j].why;
+				r->start = cuts[j].e;
+			} else {
+				r->end = cuts[j].s;
+				if (i + 1 < q->nruns) {
+					q->runs[i + 1].why = cuts[j].why;
+					if (q->runs[i + 1].lost != UINT64_MAX)
+						q->runs[i + 1].lost += cuts[j].e - cuts[j].s;
+				}
 			}
 		}
 	}
-	free(brks);
+	/* drop emptied runs; what is missing before each run follows from
+	 * the offsets (a TRUNCATED cut loses an unknown amount) */
+	{
+		uint64_t prev_end = 0;
+		const char *why = NULL;
+		for (i = 0, j = 0; i < q->nruns; i++) {
+			struct run r = q->runs[i];
+			if (r.end <= r.start) {
+				if (!why)
+					why = r.why;
+				continue;
+			}
+			if (r.start > prev_end)
+				r.lost = r.start - prev_end;
+			else if (r.lost != UINT64_MAX)
+				r.lost = 0;
+			if (r.lost && why && r.why == q->runs[i].why && !strcmp(r.why, "AUX bytes missing from the recording"))
+				r.why = why;
+			why = NULL;
+			prev_end = r.end;
+			q->runs[j++] = r;
+		}
+	}
+	q->nruns = j;
+	free(cuts);
 	return 0;
 }
 
