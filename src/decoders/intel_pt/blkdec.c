@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <intel-pt.h>
+#include <Zydis/Zydis.h>
 
 #include "common/error.h"
 #include "decoders/intel_pt/blkdec.h"
@@ -45,6 +46,7 @@ struct ptc_blk_decoder {
 	struct ptc_pt_region reg;
 	int have_reg;
 	struct ptc_pt_stats st;
+	ZydisDecoder zy;
 };
 
 static uint64_t to_perf(const struct ptc_pt_params *p, uint64_t tsc)
@@ -235,41 +237,95 @@ static int enable(struct ptc_blk_decoder *d, uint64_t ip)
 	return close_gap(d, d->base + off, ip);
 }
 
-static int kind_of(struct ptc_blk_decoder *d, const struct pt_block *b, uint64_t *target, int *len)
+/* Classify the instruction at ip with Zydis (independently of the images'
+ * branch tables): returns its kind, -1 for a non-branch, -2 when it cannot
+ * be read; *len its length, *target its direct target (0 otherwise). */
+static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target)
 {
-	size_t lo, hi;
-	uint64_t a;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t buf[16];
+	size_t n;
+	int direct;
 
 	*target = 0;
-	*len = b->size;
-	if (region(d, b->end_ip) < 0)
-		goto guess;
-	a = (uint64_t)((int64_t)b->end_ip - d->reg.bias);
-	lo = 0;
-	hi = d->reg.ntb;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (d->reg.tb[mid].ip < a)
-			lo = mid + 1;
-		else
-			hi = mid;
+	*len = 0;
+	if (region(d, ip) < 0)
+		return -2;
+	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
+	if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->zy, buf, n, &in, ops)))
+		return -2;
+	*len = in.length;
+	direct = in.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+		 ops[0].imm.is_relative;
+	if (direct) {
+		ZyanU64 t;
+		if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], ip, &t)))
+			*target = t;
 	}
-	if (lo < d->reg.ntb && d->reg.tb[lo].ip == a) {
-		const struct ptc_tbranch *t = &d->reg.tb[lo];
-		if (t->target)
-			*target = (uint64_t)((int64_t)t->target + d->reg.bias);
-		*len = t->length;
-		return t->kind;
+	switch (in.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		return PTC_BR_COND;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		if (in.mnemonic != ZYDIS_MNEMONIC_JMP)
+			return PTC_BR_FAR;
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_POINTER || in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return direct ? PTC_BR_JMP : PTC_BR_JMP_IND;
+	case ZYDIS_CATEGORY_CALL:
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_POINTER || in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return direct ? PTC_BR_CALL : PTC_BR_CALL_IND;
+	case ZYDIS_CATEGORY_RET:
+		return in.mnemonic == ZYDIS_MNEMONIC_RET ? PTC_BR_RET : PTC_BR_FAR;
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSRET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return PTC_BR_FAR;
+	default:
+		return -1;
 	}
-guess:
-	switch (b->iclass) {
-	case ptic_call: return PTC_BR_CALL_IND;
-	case ptic_return: return PTC_BR_RET;
-	case ptic_jump: return PTC_BR_JMP_IND;
-	case ptic_cond_jump: return PTC_BR_COND;
-	case ptic_far_call: case ptic_far_return: case ptic_far_jump: return PTC_BR_FAR;
-	default: return -1;
+}
+
+/* Turn a block into branch events: libipt follows direct jumps and calls
+ * inside a block, so every instruction is classified; the block's last
+ * instruction, when a branch, waits for the next block to say where it
+ * went. */
+static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b)
+{
+	uint64_t ip = b->ip, target;
+	uint16_t i;
+	int kind, len, err;
+
+	for (i = 0; i < b->ninsn; i++) {
+		d->thr->pending_insns++;
+		kind = classify(d, ip, &len, &target);
+		if (kind == -2)
+			return -pte_nomap;
+		if (i + 1 == b->ninsn) {
+			if (kind >= 0) {
+				d->hb.active = 1;
+				d->hb.ip = ip;
+				d->hb.kind = kind;
+				d->hb.length = len;
+				d->hb.target = target;
+				d->hb.insns = (uint32_t)d->thr->pending_insns;
+				d->hb.thr = d->thr;
+				d->thr->pending_insns = 0;
+			}
+			break;
+		}
+		if (kind == PTC_BR_JMP || kind == PTC_BR_CALL) {
+			err = emit(d, d->thr, ip, target, (uint32_t)d->thr->pending_insns, kind, 1, len);
+			d->thr->pending_insns = 0;
+			if (err < 0)
+				return err;
+			ip = target;
+		} else {
+			ip += (uint64_t)len;
+		}
 	}
+	return 0;
 }
 
 static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, uint64_t until, int *stop)
@@ -369,19 +425,11 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 				err = resolve(d, b.ip, 0);
 				if (err < 0)
 					return err;
-				d->thr->pending_insns += b.ninsn;
-				if (b.iclass != ptic_other && b.iclass != ptic_ptwrite && b.iclass != ptic_error) {
-					int len, kind = kind_of(d, &b, &d->hb.target, &len);
-					if (kind >= 0) {
-						d->hb.active = 1;
-						d->hb.ip = b.end_ip;
-						d->hb.kind = kind;
-						d->hb.length = len;
-						d->hb.insns = (uint32_t)d->thr->pending_insns;
-						d->hb.thr = d->thr;
-						d->thr->pending_insns = 0;
-					}
-				}
+				err = process_block(d, &b);
+				if (err < 0 && err != -pte_nomap)
+					return err;
+				if (err == -pte_nomap)
+					st = err;
 			}
 			if (st >= 0) {
 				d->status = st;
@@ -431,6 +479,7 @@ int ptc_blk_decoder_new(struct ptc_blk_decoder **out, const struct ptc_pt_params
 	d->cfg.nom_freq = p->nom_freq;
 	d->cfg.cpuid_0x15_eax = p->tsc_ctc_d;
 	d->cfg.cpuid_0x15_ebx = p->tsc_ctc_n;
+	ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	*out = d;
 	return 0;
 }
