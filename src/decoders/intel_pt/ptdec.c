@@ -414,8 +414,15 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 
 	if (!t)
 		t = &d->orphan;
-	if (t != d->thr)
+	if (t != d->thr) {
+		/* keep per-CPU streams in order */
+		ptc_pt_thread_flush(d->thr);
 		set_thread(d, t);
+	}
+	/* Tracing was off: the process may have mapped, unmapped or exec'd
+	 * meanwhile, so the cached regions are looked up again. */
+	d->nrc = 0;
+	d->have_reg = 0;
 	d->enabled = 1;
 	d->ip = ip;
 	d->have_idx = 0;
