@@ -43,7 +43,13 @@ struct run {
 	const char *why;
 };
 
+struct susp {
+	uint64_t s, e;
+};
+
 struct queue {
+	struct susp *susp;	/* PARTIAL/COLLISION ranges (walker engine) */
+	size_t nsusp;
 	uint32_t idx;
 	int cpu;
 	uint32_t tid;
@@ -462,6 +468,20 @@ static int plan_runs(struct conv *c, struct queue *q)
 			return -ptc_err_nomem;
 		}
 		cuts = n;
+		if ((aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) &&
+		    !(aux[i].flags & PTC_AUX_FLAG_TRUNCATED) && !c->pto->engine_libipt) {
+			/* the walker checks such ranges segment by segment */
+			struct susp *ns = realloc(q->susp, (q->nsusp + 1) * sizeof(*ns));
+			if (!ns) {
+				free(cuts);
+				return -ptc_err_nomem;
+			}
+			q->susp = ns;
+			ns[q->nsusp].s = aux[i].aux_offset;
+			ns[q->nsusp].e = aux[i].aux_offset + aux[i].aux_size;
+			q->nsusp++;
+			continue;
+		}
 		if (aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) {
 			cuts[nc].s = aux[i].aux_offset;
 			cuts[nc].e = aux[i].aux_offset + aux[i].aux_size;
@@ -609,9 +629,14 @@ static int queue_next_run(struct conv *c, struct queue *q)
 	err = load_run(c, q, rn);
 	if (err < 0)
 		return err;
-	if (q->dec)
-		return ptc_pt_decoder_set_buffer(q->dec, q->buf, rn->end - rn->start, rn->start, rn->lost,
-						 PTC_GAP_AUX_LOST, rn->why);
+	if (q->dec) {
+		size_t i;
+		err = ptc_pt_decoder_set_buffer(q->dec, q->buf, rn->end - rn->start, rn->start, rn->lost,
+						PTC_GAP_AUX_LOST, rn->why);
+		for (i = 0; err >= 0 && i < q->nsusp; i++)
+			err = ptc_pt_decoder_add_suspect(q->dec, q->susp[i].s, q->susp[i].e);
+		return err;
+	}
 	return ptc_blk_decoder_set_buffer(q->blk, q->buf, rn->end - rn->start, rn->start, rn->lost,
 					  PTC_GAP_AUX_LOST, rn->why);
 }
@@ -1047,6 +1072,7 @@ static void free_conv(struct conv *c)
 			free(c->q[i].p[k].data);
 		free(c->q[i].p);
 		free(c->q[i].runs);
+		free(c->q[i].susp);
 		free(c->q[i].buf);
 	}
 	free(c->q);

@@ -66,6 +66,23 @@ struct ptc_pt_decoder {
 	uint64_t min_sync;	/* resync only at a PSB at or after this piece offset */
 	int piece_done;
 	struct ptc_pt_thread orphan;	/* walks while no thread is known */
+
+	/* A piece with suspect ranges (AUX PARTIAL/COLLISION: a hole somewhere)
+	 * is decoded one PSB segment at a time; branches of a suspect
+	 * segment are held until the next PSB confirms the walker's state. */
+	const uint8_t *piece;
+	uint64_t piece_off;
+	size_t piece_size;
+	struct sub { uint64_t s, e; int spec; } *subs;
+	size_t nsubs, cursub;
+	int continuing;		/* the current sub-piece continues the previous */
+	int spec_mode;		/* branches go to spec[] */
+	struct spec_branch { struct ptc_pt_thread *t; struct ptc_branch b; } *spec;
+	size_t nspec, capspec;
+	uint64_t spec_start;	/* stream offset where the held branches begin */
+	size_t nspec_ok;	/* held branches already confirmed by a PSB */
+	uint64_t spec_run_start;	/* first suspect sub-piece of the current run of them */
+	int spec_run_failed;	/* a suspect segment of that run was rejected */
 	struct ptc_pt_stats st;
 	char msg[256];
 };
@@ -147,33 +164,68 @@ static int push_ret(struct ptc_pt_thread *t, uint64_t addr)
 	return 0;
 }
 
+static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_branch *src)
+{
+	t->batch[t->nbatch++] = *src;
+	d->st.branches++;
+	if (t == &d->orphan)
+		d->st.orphan_branches++;
+	t->insns += src->insns;
+	d->st.insns += src->insns;
+	t->by_kind[src->kind]++;
+	t->not_taken += !src->taken;
+	if (t->nbatch == PTC_PT_BATCH)
+		return ptc_pt_thread_flush(t);
+	return 0;
+}
+
+static int hold(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_branch *b)
+{
+	if (d->nspec == d->capspec) {
+		size_t ncap = d->capspec ? d->capspec * 2 : 4096;
+		struct spec_branch *n = realloc(d->spec, ncap * sizeof(*n));
+		if (!n)
+			return -ptc_err_nomem;
+		d->spec = n;
+		d->capspec = ncap;
+	}
+	d->spec[d->nspec].t = t;
+	d->spec[d->nspec].b = *b;
+	d->nspec++;
+	return 0;
+}
+
 static inline int emit(struct ptc_pt_decoder *d, uint64_t ip, uint64_t target,
 		       uint32_t insns, int kind, int taken, int len)
 {
 	struct ptc_pt_thread *t = d->thr;
-	struct ptc_branch *b;
+	struct ptc_branch b;
 
-	d->st.branches++;
-	if (t == &d->orphan)
-		d->st.orphan_branches++;
-	b = &t->batch[t->nbatch++];
-	b->ip = ip;
-	b->target = target;
-	b->time = d->time;
-	b->insns = (uint32_t)(insns + t->pending_insns);
-	b->kind = (uint8_t)kind;
-	b->taken = (uint8_t)taken;
-	b->length = (uint8_t)len;
-	b->flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
+	b.ip = ip;
+	b.target = target;
+	b.time = d->time;
+	b.insns = (uint32_t)(insns + t->pending_insns);
+	b.kind = (uint8_t)kind;
+	b.taken = (uint8_t)taken;
+	b.length = (uint8_t)len;
+	b.flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
 	t->after_gap = 0;
-	t->insns += b->insns;
-	d->st.insns += b->insns;
 	t->pending_insns = 0;
-	t->by_kind[kind]++;
-	t->not_taken += !taken;
-	if (t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
-	return 0;
+	if (d->spec_mode)
+		return hold(d, t, &b);
+	return commit(d, t, &b);
+}
+
+static int commit_spec(struct ptc_pt_decoder *d)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < d->nspec && err >= 0; i++)
+		err = commit(d, d->spec[i].t, &d->spec[i].b);
+	d->nspec = 0;
+	d->nspec_ok = 0;
+	return err < 0 ? err : 0;
 }
 
 /* ---- time ---- */
@@ -256,6 +308,29 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 	struct pending_gap *pg = &d->pg;
 	va_list ap;
 
+	if (d->spec_mode || d->nspec)
+		d->spec_run_failed = 1;
+	if (d->nspec) {
+		/* The held branches after the last confirmed PSB came from the
+		 * segment with the hole: not trusted; their threads lose their
+		 * history.  Those before it are kept. */
+		size_t i, ok = d->nspec_ok;
+		struct ptc_pt_thread *first = d->spec[ok < d->nspec ? ok : 0].t;
+		for (i = ok; i < d->nspec; i++) {
+			struct ptc_pt_thread *t = d->spec[i].t;
+			t->pending_insns = 0;
+			t->depth = 0;
+			t->after_gap = 1;
+		}
+		d->nspec = ok;
+		commit_spec(d);
+		if (!pg->active) {
+			open_gap(d, PTC_GAP_AUX_LOST, d->spec_start,
+				 "AUX data with a hole (PARTIAL/COLLISION): the segment did not decode consistently");
+			pg->thr = first;
+			return;
+		}
+	}
 	if (pg->active) {
 		/* One gap absorbs the next failure before resuming. */
 		return;
@@ -480,17 +555,67 @@ static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 	(void)until;
 }
 
+/* The piece ends inside a suspect range: the last segment has no PSB after
+ * it to confirm it.  When the range's hole was found already, the tail is
+ * kept (one hole per AUX record); otherwise it is dropped with a gap. */
+static void end_spec(struct ptc_pt_decoder *d)
+{
+	if (!d->nspec)
+		return;
+	if (d->spec_run_failed) {
+		commit_spec(d);
+		return;
+	}
+	if (!d->enabled && !d->have_ev && !d->pg.active) {
+		/* The last segment ended cleanly (tracing off) like every
+		 * other: the hole was not located, nothing of the range can
+		 * be trusted. */
+		d->nspec_ok = 0;
+		d->spec_start = d->spec_run_start;
+		open_gap(d, PTC_GAP_AUX_LOST, d->spec_run_start, "unused");
+		snprintf(d->pg.detail, sizeof(d->pg.detail),
+			 "AUX data with a hole (PARTIAL/COLLISION) that decoding could not locate: "
+			 "the whole range is skipped");
+		return;
+	}
+	open_gap(d, PTC_GAP_AUX_LOST, d->spec_start, "unused");
+}
+
 /* ---- synchronisation ---- */
+
+/* Does the walker's state agree with a PSB+ (status st, ip) that follows
+ * it without a gap? */
+static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
+{
+	uint32_t idx, n;
+
+	if (d->have_ev)
+		return 0;
+	if (!d->enabled)
+		return (st & pts_ip_suppressed) != 0;
+	if (st & pts_ip_suppressed)
+		return 0;
+	if (!d->have_idx)
+		return ip == d->ip;
+	if (ip < d->ip || !d->have_reg || ip >= d->reg.end)
+		return 0;
+	if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0)
+		return 0;
+	return idx == d->idx;
+}
 
 /* Synchronise at the next PSB at or after d->min_sync. */
 static int resync(struct ptc_pt_decoder *d)
 {
 	uint64_t ip = 0, off = 0;
-	int st;
+	int st, cont = d->continuing;
 
-	d->have_ev = 0;
-	d->enabled = 0;
-	d->have_idx = 0;
+	d->continuing = 0;
+	if (!cont) {
+		d->have_ev = 0;
+		d->enabled = 0;
+		d->have_idx = 0;
+	}
 	d->status = 0;
 	for (;;) {
 		st = pt_qry_sync_forward(d->qry, &ip);
@@ -503,15 +628,51 @@ static int resync(struct ptc_pt_decoder *d)
 		if (st < 0) {
 			/* A broken PSB+: try the next one. */
 			d->min_sync = off + 1;
+			cont = 0;
 			continue;
 		}
 		break;
 	}
 	d->synced = 1;
-	d->status = st;
 	d->min_sync = off + 1;
 	d->last_sync_off = off;
 	d->st.psb++;
+	if (cont) {
+		if (consistent(d, st, ip)) {
+			d->status = st;
+			if (!d->nspec)
+				return 0;
+			if (d->spec_run_failed) {
+				/* the hole was found earlier in this range */
+				d->spec_start = d->base;
+				return commit_spec(d);
+			}
+			if (d->subs[d->cursub].spec) {
+				/* keep holding until the range is over */
+				d->nspec_ok = d->nspec;
+				d->spec_start = d->base;
+				return 0;
+			}
+			/* Every segment of the suspect range agreed with the next
+			 * PSB, yet the kernel said it has a hole: nothing of it
+			 * can be trusted. */
+			d->nspec_ok = 0;
+			d->spec_start = d->spec_run_start;
+			open_gap(d, PTC_GAP_AUX_LOST, d->spec_run_start, "unused");
+			snprintf(d->pg.detail, sizeof(d->pg.detail),
+				 "AUX data with a hole (PARTIAL/COLLISION) that decoding could not locate: "
+				 "the whole range is skipped");
+		} else if (!d->nspec) {
+			open_gap(d, PTC_GAP_DECODE, d->base + off,
+				 "the walker's state does not match the PSB at 0x%" PRIx64, d->base + off);
+		} else {
+			open_gap(d, PTC_GAP_AUX_LOST, d->spec_start, "unused");
+		}
+		d->have_ev = 0;
+		d->enabled = 0;
+		d->have_idx = 0;
+	}
+	d->status = st;
 	update_time(d, NULL);
 	if (!(st & pts_ip_suppressed))
 		return enable_at(d, ip);
@@ -746,18 +907,29 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	return err < 0 ? err : STEP_OK;
 }
 
+static int start_sub(struct ptc_pt_decoder *d, size_t i);
+
 int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 {
 	int err;
 
 	for (;;) {
-		if (!d->qry || d->piece_done)
+		if (d->piece_done && d->cursub + 1 < d->nsubs) {
+			/* next PSB segment of a piece with suspect ranges */
+			err = start_sub(d, d->cursub + 1);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (!d->qry || d->piece_done) {
+			end_spec(d);
 			return 0;
+		}
 		if (!d->synced) {
 			err = resync(d);
 			if (err == -pte_eos) {
 				d->piece_done = 1;
-				return 0;
+				continue;
 			}
 			if (err < 0)
 				return err;
@@ -785,12 +957,12 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 		} else if (!d->enabled) {
 			if (d->status & pts_eos) {
 				d->piece_done = 1;
-				return 0;
+				continue;
 			}
 			err = fetch_event(d);
 			if (err == -pte_eos) {
 				d->piece_done = 1;
-				return 0;
+				continue;
 			}
 			if (err < 0)
 				decode_failed(d, PTC_GAP_DECODE, "trace packets while tracing is off: %s",
@@ -803,7 +975,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 		if (err == STEP_STOP)
 			return 1;
 		if (err == STEP_DONE)
-			return 0;
+			continue;	/* next sub-piece, or the end */
 		if (d->thr->sink_error)
 			return d->thr->sink_error;
 	}
@@ -862,6 +1034,40 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
 	free(d);
 }
 
+/* Decode sub-piece i of the current piece. */
+static int start_sub(struct ptc_pt_decoder *d, size_t i)
+{
+	const struct sub *sb = &d->subs[i];
+
+	if (d->qry) {
+		pt_qry_free_decoder(d->qry);
+		d->qry = NULL;
+	}
+	d->continuing = i > 0;
+	d->cursub = i;
+	d->spec_mode = sb->spec;
+	if (sb->spec && !d->nspec)
+		d->spec_start = d->piece_off + sb->s;
+	if (sb->spec && (i == 0 || !d->subs[i - 1].spec)) {
+		d->spec_run_start = d->piece_off + sb->s;
+		d->spec_run_failed = 0;
+	}
+	d->synced = 0;
+	d->min_sync = 0;
+	d->piece_done = 0;
+	d->status = 0;
+	d->base = d->piece_off + sb->s;
+	d->size = (size_t)(sb->e - sb->s);
+	if (!d->size) {
+		d->piece_done = 1;
+		return 0;
+	}
+	d->cfg.begin = (uint8_t *)d->piece + sb->s;
+	d->cfg.end = (uint8_t *)d->piece + sb->e;
+	d->qry = pt_qry_alloc_decoder(&d->cfg);
+	return d->qry ? 0 : -ptc_err_nomem;
+}
+
 int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size,
 			      uint64_t offset, uint64_t lost, int gap_cause, const char *why)
 {
@@ -869,6 +1075,7 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
 		pt_qry_free_decoder(d->qry);
 		d->qry = NULL;
 	}
+	end_spec(d);
 	if (lost) {
 		if (d->pg.active) {
 			if (lost != UINT64_MAX)
@@ -878,32 +1085,92 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
 			d->pg.gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
 			d->pg.gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
 		}
-	} else if (d->base + d->size != offset || !d->size) {
-		/* not a continuation: decoding restarts at a PSB */
 	}
 	d->enabled = 0;
 	d->have_idx = 0;
 	d->have_ev = 0;
-	d->synced = 0;
-	d->min_sync = 0;
-	d->piece_done = 0;
-	d->status = 0;
-	d->base = offset;
-	d->size = size;
+	d->piece = buf;
+	d->piece_off = offset;
+	d->piece_size = size;
 	d->st.bytes += size;
-	if (!size)
-		return 0;
-	d->cfg.begin = (uint8_t *)buf;
-	d->cfg.end = (uint8_t *)buf + size;
-	d->qry = pt_qry_alloc_decoder(&d->cfg);
-	if (!d->qry)
+	d->nsubs = 1;
+	if (!d->subs && !(d->subs = malloc(sizeof(*d->subs))))
 		return -ptc_err_nomem;
-	return 0;
+	d->subs[0].s = 0;
+	d->subs[0].e = size;
+	d->subs[0].spec = 0;
+	return start_sub(d, 0);
+}
+
+/* Mark [s, e) (stream offsets) of the current piece as holding a hole at an
+ * unknown place: it is then decoded one PSB segment at a time, and a
+ * segment's branches are kept only when the next PSB agrees with them. */
+int ptc_pt_decoder_add_suspect(struct ptc_pt_decoder *d, uint64_t s, uint64_t e)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *pk;
+	uint64_t *psb = NULL, off;
+	size_t npsb = 0, i, n;
+	struct sub *subs;
+
+	if (s < d->piece_off)
+		s = d->piece_off;
+	if (e > d->piece_off + d->piece_size)
+		e = d->piece_off + d->piece_size;
+	if (s >= e || d->cursub != 0 || !d->piece_size)
+		return 0;
+	s -= d->piece_off;
+	e -= d->piece_off;
+	if (d->nsubs == 1) {
+		/* split the piece at every PSB */
+		cfg = d->cfg;
+		cfg.begin = (uint8_t *)d->piece;
+		cfg.end = (uint8_t *)d->piece + d->piece_size;
+		pk = pt_pkt_alloc_decoder(&cfg);
+		if (!pk)
+			return -ptc_err_nomem;
+		while (pt_pkt_sync_forward(pk) >= 0 && pt_pkt_get_sync_offset(pk, &off) >= 0) {
+			uint64_t *np = realloc(psb, (npsb + 1) * sizeof(*psb));
+			if (!np) {
+				free(psb);
+				pt_pkt_free_decoder(pk);
+				return -ptc_err_nomem;
+			}
+			psb = np;
+			psb[npsb++] = off;
+		}
+		pt_pkt_free_decoder(pk);
+		subs = realloc(d->subs, (npsb + 1) * sizeof(*subs));
+		if (!subs) {
+			free(psb);
+			return -ptc_err_nomem;
+		}
+		d->subs = subs;
+		n = 0;
+		subs[n].s = 0;
+		subs[n].e = npsb ? psb[0] : d->piece_size;
+		subs[n++].spec = 0;
+		for (i = 0; i < npsb; i++) {
+			subs[n].s = psb[i];
+			subs[n].e = i + 1 < npsb ? psb[i + 1] : d->piece_size;
+			subs[n++].spec = 0;
+		}
+		d->nsubs = n;
+		free(psb);
+	}
+	for (i = 0; i < d->nsubs; i++)
+		if (d->subs[i].s < e && s < d->subs[i].e)
+			d->subs[i].spec = 1;
+	/* restart at the first sub-piece with the new layout */
+	return start_sub(d, 0);
 }
 
 int ptc_pt_decoder_finish(struct ptc_pt_decoder *d)
 {
-	int err = close_gap(d, UINT64_MAX, 0);
+	int err;
+
+	end_spec(d);
+	err = close_gap(d, UINT64_MAX, 0);
 
 	if (d->qry) {
 		pt_qry_free_decoder(d->qry);

@@ -118,6 +118,13 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d);
 int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size,
 			      uint64_t offset, uint64_t lost, int gap_cause, const char *why);
 
+/* Mark [s, e) (stream offsets) of the current piece as containing a hole at
+ * an unknown place (AUX record flagged PARTIAL or COLLISION): the piece is
+ * then decoded one PSB segment at a time and the branches of a suspect
+ * segment are kept only when the next PSB agrees with the walker's state;
+ * otherwise they become a gap.  Call after set_buffer, before run. */
+int ptc_pt_decoder_add_suspect(struct ptc_pt_decoder *d, uint64_t s, uint64_t e);
+
 /* Decode the current piece.  Returns 1 when it stopped at a point where
  * tracing was off and perf time >= until (call again to continue), 0 when
  * the piece is done, <0 on a fatal error (a sink failed). */
