@@ -167,13 +167,33 @@ def main():
         print("gaps: %d, expected %d" % (total_gaps, expect_gaps))
         errors += 1
     if gaps_file is not None:
-        want = [l for l in open(gaps_file) if l.strip()]
+        want = [l.split() for l in open(gaps_file) if l.strip()]
         if len(want) == 0 and total_gaps:
             print("gaps reported but none expected")
             errors += 1
         if len(want) and not total_gaps:
             print("no gaps reported, expected %d" % len(want))
             errors += 1
+        # every injected loss must be covered by a reported gap
+        reported = []
+        for tid, (segs, gaps) in got.items():
+            for g in gaps:
+                f = dict(x.split("=", 1) for x in g.split(" : ")[0].split()[3:] if "=" in x)
+                reported.append((g.split()[2], f))
+        for w in want:
+            if w[0] == "ovf":
+                rip = w[w.index("resume_ip") + 1] if "resume_ip" in w else None
+                ok = [r for r in reported if r[0] == "overflow" and (rip is None or int(r[1]["resume-ip"], 16) == int(rip, 16))]
+                if not ok:
+                    print("no overflow gap resuming at %s" % rip)
+                    errors += 1
+            elif w[0] == "drop":
+                k = int(w[w.index("kept_offset") + 1])
+                ok = [r for r in reported if r[0] == "aux-lost" and int(r[1]["aux"], 16) <= k and
+                      (r[1]["resume"] == "-" or int(r[1]["resume"], 16) >= k)]
+                if not ok:
+                    print("no aux-lost gap covers the drop at offset %d" % k)
+                    errors += 1
     print("FAIL" if errors else "OK")
     return 1 if errors else 0
 

@@ -28,6 +28,7 @@ static void usage(FILE *to)
 		"      --engine E        walker (default) or libipt\n"
 		"      --strict          exit 1 when the output has gaps\n"
 		"      --force           use images whose build-id differs\n"
+		"      --check-partial   decode AUX data flagged PARTIAL, keeping what the next PSB confirms\n"
 		"  -q, --quiet           no summary on stderr\n"
 		"See ptconv-convert(1).\n");
 }
@@ -55,7 +56,7 @@ static int parse_time(const char *s, uint64_t *a, uint64_t *b)
 int cmd_convert(int argc, char **argv)
 {
 	enum { O_PER_CPU = 256, O_PID, O_TID, O_COMM, O_TIME, O_SYMFS, O_BUILDID, O_STRICT,
-	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL };
+	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL };
 	static const struct option lo[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -75,6 +76,7 @@ int cmd_convert(int argc, char **argv)
 		{ "image", required_argument, NULL, O_IMAGE },
 		{ "cpu", required_argument, NULL, O_CPU },
 		{ "zstd-level", required_argument, NULL, O_LEVEL },
+		{ "check-partial", no_argument, NULL, O_CHECK_PARTIAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +134,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case O_CPU: pt.cpu = optarg; break;
 		case O_LEVEL: pt.zstd_level = atoi(optarg); break;
+		case O_CHECK_PARTIAL: pt.check_partial = 1; break;
 		default: usage(stderr); return PTC_EXIT_USAGE;
 		}
 	}

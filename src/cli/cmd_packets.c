@@ -31,7 +31,7 @@ struct queue {
 	struct piece *p;
 	size_t np;
 	uint64_t counts[K_NR];
-	uint64_t bytes, skipped;
+	uint64_t bytes;
 };
 
 static int kind_of(const struct pt_packet *p)
@@ -96,8 +96,11 @@ static void list_packet(const struct queue *q, uint64_t off, const struct pt_pac
 	putchar('\n');
 }
 
-/* Decode one contiguous run of a queue's bytes. */
-static void count_run(struct queue *q, const uint8_t *buf, size_t size, uint64_t base, int list)
+/* Decode one AUXTRACE buffer from its first byte, as `perf script -D`
+ * does: bytes before the first PSB are decoded too (they may be the tail
+ * of a packet that began in the previous buffer); a byte that starts no
+ * valid packet counts as bad and decoding goes on at the next byte. */
+static void count_buffer(struct queue *q, const uint8_t *buf, size_t size, uint64_t base, int list)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *d;
@@ -110,15 +113,9 @@ static void count_run(struct queue *q, const uint8_t *buf, size_t size, uint64_t
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d)
 		return;
-	for (;;) {
-		uint64_t sync = 0;
-		st = pt_pkt_sync_forward(d);
-		if (st < 0)
+	while (off < size) {
+		if (pt_pkt_sync_set(d, off) < 0)
 			break;
-		pt_pkt_get_sync_offset(d, &sync);
-		if (sync < off)
-			continue;
-		q->skipped += sync - off;
 		for (;;) {
 			struct pt_packet p;
 			int k;
@@ -131,17 +128,13 @@ static void count_run(struct queue *q, const uint8_t *buf, size_t size, uint64_t
 			if (list)
 				list_packet(q, base + off, &p, k);
 		}
-		if (st == -pte_eos) {
-			off = size;
+		if (st == -pte_eos && off >= size)
 			break;
-		}
 		q->counts[K_BAD]++;
 		if (list)
 			printf("%u %#10" PRIx64 "  bad packet: %s\n", q->idx, base + off, pt_errstr(pt_errcode(st)));
 		off++;
 	}
-	if (off < size)
-		q->skipped += size - off;
 	pt_pkt_free_decoder(d);
 }
 
@@ -250,40 +243,33 @@ int cmd_packets(int argc, char **argv)
 		size_t a = 0;
 
 		qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
-		/* contiguous runs decode as one stream */
-		while (a < q->np) {
-			size_t b = a + 1, n;
-			uint64_t size, pos = 0;
-			uint8_t *buf;
+		for (a = 0; a < q->np; a++) {
+			uint64_t size = q->p[a].size;
+			uint8_t *buf = q->p[a].data;
 
-			while (b < q->np && q->p[b].offset == q->p[b - 1].offset + q->p[b - 1].size)
-				b++;
-			size = q->p[b - 1].offset + q->p[b - 1].size - q->p[a].offset;
-			buf = malloc(size ? size : 1);
-			if (!buf)
-				break;
-			for (n = a; n < b; n++) {
-				if (q->p[n].data)
-					memcpy(buf + pos, q->p[n].data, q->p[n].size);
-				else if (ptc_perf_pread(r, buf + pos, q->p[n].size, q->p[n].file_off) < 0) {
+			if (!buf) {
+				buf = malloc(size ? size : 1);
+				if (!buf)
+					break;
+				if (ptc_perf_pread(r, buf, size, q->p[a].file_off) < 0) {
 					ptc_cli_error("%s", ptc_perf_errmsg(r));
 					ret = PTC_EXIT_INPUT;
-					memset(buf + pos, 0, q->p[n].size);
+					free(buf);
+					continue;
 				}
-				pos += q->p[n].size;
 			}
 			q->bytes += size;
-			count_run(q, buf, size, q->p[a].offset, list);
-			free(buf);
-			a = b;
+			count_buffer(q, buf, size, q->p[a].offset, list);
+			if (buf != q->p[a].data)
+				free(buf);
 		}
 		for (k = 0; k < K_NR; k++)
 			total[k] += q->counts[k];
 	}
 	for (i = 0; i < nq; i++) {
-		printf("queue %u cpu %d tid %d: %" PRIu64 " bytes, %" PRIu64 " skipped before sync\n",
+		printf("queue %u cpu %d tid %d: %" PRIu64 " bytes in %zu buffers\n",
 		       qs[i].idx, qs[i].cpu == UINT32_MAX ? -1 : (int)qs[i].cpu,
-		       qs[i].tid == UINT32_MAX ? -1 : (int)qs[i].tid, qs[i].bytes, qs[i].skipped);
+		       qs[i].tid == UINT32_MAX ? -1 : (int)qs[i].tid, qs[i].bytes, qs[i].np);
 		for (k = 0; k < K_NR; k++)
 			if (qs[i].counts[k])
 				printf("  %-10s %" PRIu64 "\n", kind_names[k], qs[i].counts[k]);

@@ -215,15 +215,22 @@ static uint64_t rec_time(const struct ptc_perf_record *rec)
 	return (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0;
 }
 
+static void lookup_build_id(const struct ptc_sideband *sb, struct ptc_sb_map *m);
+
 int ptc_sb_add_build_ids(struct ptc_sideband *sb, const struct ptc_perf_info *info)
 {
 	size_t i;
+	struct sb_buildid *n;
 
-	if (!info->nr_build_ids)
+	if (!info->nr_build_ids || info->nr_build_ids == sb->nr_bids)
 		return 0;
-	sb->bids = calloc(info->nr_build_ids, sizeof(*sb->bids));
-	if (!sb->bids)
+	/* pipe mode delivers them as records: take the list anew */
+	n = calloc(info->nr_build_ids, sizeof(*n));
+	if (!n)
 		return -ptc_err_nomem;
+	free(sb->bids);
+	sb->bids = n;
+	sb->nr_bids = 0;
 	for (i = 0; i < info->nr_build_ids; i++) {
 		const struct ptc_perf_build_id *b = &info->build_ids[i];
 		struct sb_buildid *d = &sb->bids[sb->nr_bids];
@@ -238,6 +245,9 @@ int ptc_sb_add_build_ids(struct ptc_sideband *sb, const struct ptc_perf_info *in
 		memcpy(d->id, b->build_id, d->size);
 		sb->nr_bids++;
 	}
+	for (i = 0; i < sb->nr_maps; i++)
+		if (!sb->maps[i].build_id_size)
+			lookup_build_id(sb, &sb->maps[i]);
 	return 0;
 }
 

@@ -32,7 +32,7 @@ struct ptc_blk_decoder {
 	uint32_t qtid;
 	struct pt_config cfg;
 	struct pt_block_decoder *blk;
-	uint64_t base;
+	uint64_t base, end;
 	int synced, enabled, status, piece_done;
 	uint64_t min_sync;
 	struct ptc_pt_thread *thr;
@@ -520,6 +520,7 @@ int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, si
 	d->piece_done = 0;
 	d->status = 0;
 	d->base = offset;
+	d->end = offset + size;
 	d->st.bytes += size;
 	if (!size)
 		return 0;
@@ -538,6 +539,8 @@ int ptc_blk_decoder_finish(struct ptc_blk_decoder *d)
 {
 	int err = resolve(d, 0, 1);
 
+	if (d->gap_open && d->end > d->gap.aux_offset)
+		d->gap.lost_bytes += d->end - d->gap.aux_offset;
 	if (err >= 0)
 		err = close_gap(d, UINT64_MAX, 0);
 	if (d->blk) {

@@ -57,6 +57,7 @@ struct queue {
 	size_t np, capp;
 	struct run *runs;
 	size_t nruns, cur;
+	struct run tail;	/* data lost after the last run (lost 0: none) */
 	uint8_t *buf;
 	int started, done;
 	struct ptc_pt_decoder *dec;
@@ -469,8 +470,10 @@ static int plan_runs(struct conv *c, struct queue *q)
 		}
 		cuts = n;
 		if ((aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) &&
-		    !(aux[i].flags & PTC_AUX_FLAG_TRUNCATED) && !c->pto->engine_libipt) {
-			/* the walker checks such ranges segment by segment */
+		    !(aux[i].flags & PTC_AUX_FLAG_TRUNCATED) && !c->pto->engine_libipt &&
+		    c->pto->check_partial) {
+			/* --check-partial: the walker checks such ranges PSB
+			 * segment by segment instead of skipping them */
 			struct susp *ns = realloc(q->susp, (q->nsusp + 1) * sizeof(*ns));
 			if (!ns) {
 				free(cuts);
@@ -561,7 +564,19 @@ static int plan_runs(struct conv *c, struct queue *q)
 	/* drop emptied runs; what is missing before each run follows from
 	 * the offsets (a TRUNCATED cut loses an unknown amount) */
 	{
-		uint64_t prev_end = 0;
+		uint64_t prev_end = 0, data_end = 0;
+		for (i = 0; i < q->np; i++)
+			if (q->p[i].offset + q->p[i].size > data_end)
+				data_end = q->p[i].offset + q->p[i].size;
+		for (i = 0; i < nc; i++)
+			if (cuts[i].s == cuts[i].e && cuts[i].s == data_end) {
+				/* TRUNCATED at the very end */
+				q->tail.start = q->tail.end = data_end;
+				q->tail.lost = UINT64_MAX;
+				q->tail.why = cuts[i].why;
+			} else if (cuts[i].e >= data_end && cuts[i].s < data_end) {
+				q->tail.why = cuts[i].why;
+			}
 		const char *why = NULL;
 		for (i = 0, j = 0; i < q->nruns; i++) {
 			struct run r = q->runs[i];
@@ -579,6 +594,12 @@ static int plan_runs(struct conv *c, struct queue *q)
 			why = NULL;
 			prev_end = r.end;
 			q->runs[j++] = r;
+		}
+		if (data_end > prev_end) {
+			q->tail.start = q->tail.end = data_end;
+			q->tail.lost = data_end - prev_end;
+			if (!q->tail.why)
+				q->tail.why = "AUX bytes missing from the recording";
 		}
 	}
 	q->nruns = j;
@@ -621,6 +642,15 @@ static int queue_next_run(struct conv *c, struct queue *q)
 	const struct run *rn;
 	int err;
 
+	if (q->cur == q->nruns && q->tail.lost) {
+		/* the end of the queue's data was lost: say so */
+		q->cur++;
+		if (q->dec)
+			return ptc_pt_decoder_set_buffer(q->dec, NULL, 0, q->tail.start, q->tail.lost,
+							 PTC_GAP_AUX_LOST, q->tail.why);
+		return ptc_blk_decoder_set_buffer(q->blk, NULL, 0, q->tail.start, q->tail.lost,
+						  PTC_GAP_AUX_LOST, q->tail.why);
+	}
 	if (q->cur >= q->nruns) {
 		q->done = 1;
 		return q->dec ? ptc_pt_decoder_finish(q->dec) : ptc_blk_decoder_finish(q->blk);
@@ -706,7 +736,8 @@ static int decode_all(struct conv *c)
 		if (err < 0)
 			return err;
 		if (err == 0) {
-			done += best->cur ? best->runs[best->cur - 1].end - best->runs[best->cur - 1].start : 0;
+			if (best->cur && best->cur <= best->nruns)
+				done += best->runs[best->cur - 1].end - best->runs[best->cur - 1].start;
 			err = queue_next_run(c, best);
 			if (err < 0)
 				return err;
@@ -821,6 +852,9 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 		/* keep what was read: the trace up to the damage is usable */
 	}
 	ptc_sb_finish(c->sb);
+	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
+	if (err < 0)
+		return err;
 	*priv = privcopy;
 	return 0;
 }

@@ -16,6 +16,9 @@ struct ptc_pt_options {
 	const char *cpu;		/* --cpu FAMILY/MODEL/STEPPING */
 	int zstd_level;			/* cbpexp entries, default 3 */
 	int progress;			/* progress on stderr (terminal) */
+	int check_partial;		/* --check-partial: decode AUX ranges flagged
+					 * PARTIAL/COLLISION, keeping segments the
+					 * next PSB confirms (a heuristic) */
 };
 
 /* Returns an enum ptc_exit. */

@@ -338,6 +338,13 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 	memset(&pg->gap, 0, sizeof(pg->gap));
 	pg->active = 1;
 	pg->thr = d->thr;
+	if (pg->thr == &d->orphan) {
+		/* Not decoding anyone yet (e.g. the loss is at the start):
+		 * the gap belongs to whoever the sideband says ran. */
+		struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
+		if (t)
+			pg->thr = t;
+	}
 	pg->gap.cause = (uint8_t)cause;
 	pg->gap.aux_offset = offset;
 	pg->gap.resume_offset = UINT64_MAX;
@@ -1170,6 +1177,9 @@ int ptc_pt_decoder_finish(struct ptc_pt_decoder *d)
 	int err;
 
 	end_spec(d);
+	if (d->pg.active && d->piece_off + d->piece_size > d->pg.gap.aux_offset)
+		/* never resumed: everything to the end is lost */
+		d->pg.gap.lost_bytes += d->piece_off + d->piece_size - d->pg.gap.aux_offset;
 	err = close_gap(d, UINT64_MAX, 0);
 
 	if (d->qry) {
