@@ -170,9 +170,12 @@ static int image_rehash(struct image_set *s, size_t nslots)
 static struct image *image_get(struct image_set *s, const char *path, const uint8_t *id,
 			       size_t idlen)
 {
+	static const uint8_t no_id[20];
 	size_t h;
 	struct image *im;
 
+	if (!id)
+		id = no_id;
 	if (!s->nslots && image_rehash(s, 256) < 0)
 		return NULL;
 	h = image_hash(path, id, idlen) & (s->nslots - 1);
@@ -460,7 +463,9 @@ static const char *attr_kind(const struct info *in, const struct ptc_perf_attr *
 			      in->priv[PTC_SPE_V2_PMU_TYPE] : in->priv[PTC_SPE_V1_PMU_TYPE];
 			break;
 		case PTC_AUXTRACE_CS_ETM:
-			pmu = in->priv[0] >> 32;	/* CS_PMU_TYPE_CPUS: type << 32 | nr_cpu */
+			/* {CS_HEADER_VERSION, CS_PMU_TYPE_CPUS = type << 32 | nr_cpu, ...} */
+			if (in->nr_priv > 1)
+				pmu = in->priv[1] >> 32;
 			break;
 		}
 		if (pmu == a->attr.type) {
@@ -470,6 +475,40 @@ static const char *attr_kind(const struct info *in, const struct ptc_perf_attr *
 		}
 	}
 	return "other";
+}
+
+/* A name for an event the recording does not name (simpleperf files,
+ * old pipe-mode files): perf's names for the generic events, else the
+ * PMU's name from PMU_MAPPINGS or the kind, as in "intel_pt//". */
+static const char *derived_name(const struct info *in, const struct ptc_perf_attr *a,
+				char *buf, size_t len)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references",
+		"cache-misses", "branches", "branch-misses", "bus-cycles",
+		"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults",
+		"context-switches", "cpu-migrations", "minor-faults", "major-faults",
+		"alignment-faults", "emulation-faults", "dummy", "bpf-output" };
+	const struct ptc_perf_extra *x = ptc_perf_extra(in->r);
+	const char *kind;
+	size_t i;
+
+	if (a->attr.type == PERF_TYPE_HARDWARE && a->attr.config < sizeof(hw) / sizeof(hw[0]))
+		return hw[a->attr.config];
+	if (a->attr.type == PERF_TYPE_SOFTWARE && a->attr.config < sizeof(sw) / sizeof(sw[0]))
+		return sw[a->attr.config];
+	for (i = 0; i < x->nr_pmus; i++)
+		if (x->pmus[i].type == a->attr.type && x->pmus[i].name) {
+			snprintf(buf, len, "%s//", x->pmus[i].name);
+			return buf;
+		}
+	kind = attr_kind(in, a);
+	if (strcmp(kind, "other"))
+		snprintf(buf, len, "%s//", kind);
+	else
+		snprintf(buf, len, "type %u config 0x%llx", a->attr.type,
+			 (unsigned long long)a->attr.config);
+	return buf;
 }
 
 /* Intel PT config bits (the kernel's /sys/bus/event_source/devices/intel_pt/format). */
@@ -596,6 +635,10 @@ static void print_text(struct info *in)
 		printf("%-16s %s level %u, ratio %u, mmap %u bytes\n", "compressed:",
 		       x->comp_type == 1 ? "zstd" : "unknown", x->comp_level, x->comp_ratio,
 		       x->comp_mmap_len);
+	if (pi->tracing_data_size)
+		printf("%-16s %zu bytes\n", "tracing data:", pi->tracing_data_size);
+	if (pi->nr_build_ids)
+		printf("%-16s %zu\n", "build-ids:", pi->nr_build_ids);
 	if (x->nr_pmus) {
 		printf("%-16s", "pmus:");
 		for (i = 0; i < x->nr_pmus; i++)
@@ -615,8 +658,10 @@ static void print_text(struct info *in)
 		const struct ptc_perf_attr *a = ptc_perf_attr(r, i);
 		const char *kind = attr_kind(in, a);
 		size_t f;
-		printf("  [%zu] %s: kind %s, type %u, config 0x%" PRIx64 ", sample_type 0x%" PRIx64
-		       ", %zu ids\n", i, a->name ? a->name : "(unnamed)", kind, a->attr.type,
+		char dn[128];
+		printf("  [%zu] %s%s: kind %s, type %u, config 0x%" PRIx64 ", sample_type 0x%" PRIx64
+		       ", %zu ids\n", i, a->name ? a->name : derived_name(in, a, dn, sizeof(dn)),
+		       a->name ? "" : " (name derived)", kind, a->attr.type,
 		       (uint64_t)a->attr.config, (uint64_t)a->attr.sample_type, a->nr_ids);
 		if (!strcmp(kind, "intel_pt")) {
 			printf("      config:");
@@ -753,6 +798,16 @@ static void print_json(struct info *in)
 		ptc_json_end_object(&j);
 	}
 	ptc_json_end_array(&j);
+	ptc_json_begin_array(&j, "core_siblings");
+	for (i = 0; i < x->nr_core_siblings; i++)
+		ptc_json_string(&j, NULL, x->core_siblings[i]);
+	ptc_json_end_array(&j);
+	ptc_json_begin_array(&j, "thread_siblings");
+	for (i = 0; i < x->nr_thread_siblings; i++)
+		ptc_json_string(&j, NULL, x->thread_siblings[i]);
+	ptc_json_end_array(&j);
+	ptc_json_u64(&j, "tracing_data_bytes", pi->tracing_data_size);
+	ptc_json_u64(&j, "build_ids", pi->nr_build_ids);
 	ptc_json_begin_array(&j, "hybrid_topology");
 	for (i = 0; i < x->nr_hybrid; i++) {
 		ptc_json_begin_object(&j, NULL);
@@ -767,7 +822,10 @@ static void print_json(struct info *in)
 		const struct ptc_perf_attr *a = ptc_perf_attr(r, i);
 		const char *kind = attr_kind(in, a);
 		ptc_json_begin_object(&j, NULL);
+		char dn[128];
 		ptc_json_string(&j, "name", a->name);
+		if (!a->name)
+			ptc_json_string(&j, "derived_name", derived_name(in, a, dn, sizeof(dn)));
 		ptc_json_string(&j, "kind", kind);
 		ptc_json_u64(&j, "type", a->attr.type);
 		ptc_json_u64(&j, "config", a->attr.config);
@@ -888,6 +946,14 @@ static void print_json(struct info *in)
 	for (i = 0; i < PTC_REC_USER_MAX; i++)
 		if (st->records[i])
 			ptc_json_u64(&j, ptc_perf_record_name((uint32_t)i), st->records[i]);
+	ptc_json_end_object(&j);
+	ptc_json_begin_object(&j, "record_types");	/* the same, by type number */
+	for (i = 0; i < PTC_REC_USER_MAX; i++)
+		if (st->records[i]) {
+			char num[16];
+			snprintf(num, sizeof(num), "%zu", i);
+			ptc_json_u64(&j, num, st->records[i]);
+		}
 	ptc_json_end_object(&j);
 	ptc_json_u64(&j, "unknown_records", st->unknown_records);
 	ptc_json_u64(&j, "compressed_records", st->compressed_records);

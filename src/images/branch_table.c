@@ -486,9 +486,16 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 		struct ptc_tbranch *t = &img->br[i];
 		uint32_t idx, n;
 
-		if (t->target && ptc_image_next_branch(img, t->target, &idx, &n) == 0) {
+		if (!t->target)
+			continue;
+		if (t->target == t->ip + t->length)
+			t->flags |= PTC_TBF_TARGET_IS_FALL;
+		rc = ptc_image_next_branch(img, t->target, &idx, &n);
+		if (rc == 0) {
 			t->target_next = idx;
 			t->target_insns = n;
+		} else if (rc == -ptc_err_not_found) {
+			t->flags |= PTC_TBF_TARGET_OUTSIDE;
 		}
 	}
 	return 0;

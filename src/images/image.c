@@ -182,7 +182,7 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 {
 	Elf *elf;
 	GElf_Ehdr eh;
-	size_t i, nph, nsec = 0;
+	size_t i, nph, nsec = 0, nobits_code = 0, empty_code = 0;
 	Elf_Scn *scn = NULL;
 	int rc = 0;
 
@@ -240,6 +240,8 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 		    ph.p_filesz <= size - ph.p_offset)
 			read_build_id(img, elf, ph.p_offset, ph.p_filesz,
 				      ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !ph.p_filesz && ph.p_memsz)
+			empty_code++;
 		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || !ph.p_filesz)
 			continue;
 		if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
@@ -261,7 +263,8 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 		img->nspans++;
 	}
 	if (!img->nspans) {
-		rc = fail(err, errlen, -ptc_err_not_found, "%s: no executable segment", img->name);
+		rc = fail(err, errlen, -ptc_err_not_found, "%s: no executable segment%s", img->name,
+			  empty_code ? " with bytes in the file (a separate debug-info file?)" : "");
 		goto out;
 	}
 	normalise_spans(img);
@@ -284,12 +287,22 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 		    sh.sh_size <= size - sh.sh_offset)
 			read_build_id(img, elf, sh.sh_offset, sh.sh_size,
 				      sh.sh_addralign == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (sh.sh_type == SHT_NOBITS && (sh.sh_flags & SHF_EXECINSTR))
+			nobits_code++;
 		if (sh.sh_type != SHT_PROGBITS || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
 		    (SHF_ALLOC | SHF_EXECINSTR) || !sh.sh_size ||
 		    sh.sh_addr + sh.sh_size < sh.sh_addr)
 			continue;
 		if (img->nregions < nsec)
 			add_region(img, sh.sh_addr, sh.sh_addr + sh.sh_size);
+	}
+	if (!img->nregions && nobits_code) {
+		/* A separate debug-info file: the segments are there, their
+		 * bytes are not. */
+		rc = fail(err, errlen, -ptc_err_unsupported,
+			  "%s: its code sections have no bytes (a separate debug-info file?)",
+			  img->name);
+		goto out;
 	}
 	if (!img->nregions)
 		for (i = 0; i < img->nspans; i++)

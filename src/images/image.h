@@ -29,7 +29,17 @@ struct ptc_tbranch {
 				 * 0 when the fall-through does not reach branch [i + 1] by straight-line code */
 	uint8_t kind;		/* enum ptc_branch_kind (common/trace_event.h) */
 	uint8_t length;		/* instruction bytes */
-	uint16_t flags;		/* reserved, 0 */
+	uint16_t flags;		/* enum ptc_tbranch_flags */
+};
+
+enum ptc_tbranch_flags {
+	/* The direct target is the fall-through (call to the next instruction
+	 * to read the IP, jcc with displacement 0): both ways lead to the
+	 * same place, and such a call is never matched by a return. */
+	PTC_TBF_TARGET_IS_FALL = 1 << 0,
+	/* The direct target lies outside this image's code: the walker must
+	 * look it up in the address space (target_next is PTC_NO_BRANCH). */
+	PTC_TBF_TARGET_OUTSIDE = 1 << 1,
 };
 
 struct ptc_image;
@@ -42,7 +52,9 @@ int ptc_image_load_elf(struct ptc_image **out, const char *path,
 		       char *err, size_t errlen);
 
 /* An image from raw code bytes (vDSO dump, --image PATH:ADDR for raw input)
- * placed at base; the bytes are copied. */
+ * placed at base; the bytes are copied.  Bytes that are an ELF image (a vDSO
+ * dump) are parsed as ELF: its own addresses apply and base is ignored (get
+ * the run-time placement from ptc_image_bias, as for files). */
 int ptc_image_from_bytes(struct ptc_image **out, const char *name,
 			 const uint8_t *bytes, size_t size, uint64_t base,
 			 char *err, size_t errlen);
@@ -60,6 +72,17 @@ const struct ptc_tbranch *ptc_image_branches(const struct ptc_image *img, size_t
  * branch at or after addr and the instructions from addr up to and including
  * it.  -ptc_err_not_found when addr is outside the code, -ptc_err_decode when
  * addr is not an instruction boundary reachable by straight-line decoding. */
+/* Details: "the code" is the executable sections (the executable segments
+ * when the file has no section headers); an address in an executable segment
+ * but outside those sections gives -ptc_err_decode, one outside every
+ * executable segment -ptc_err_not_found.  Straight-line code ends at an
+ * undecodable byte and at a section end followed by a gap (padding between
+ * sections is not code).  An address the linear sweep did not see as an
+ * instruction start (a jump into the middle of an instruction) is decoded
+ * from there until it re-joins an instruction start of the sweep, within
+ * 256 instructions; a branch met before that is not in the table, so such
+ * an address gives -ptc_err_decode.  O(1) for a sweep boundary (a few array
+ * reads), thread-safe (the image is not modified). */
 int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
 			  uint32_t *index, uint32_t *insns);
 

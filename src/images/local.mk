@@ -7,3 +7,17 @@ tests_unit_test_image_SOURCES = tests/unit/test_image.c
 TESTS += tests/unit/test_image
 TESTS += tests/images_objdump.sh
 EXTRA_DIST += tests/images_objdump.sh
+TESTS += tests/images_cache.sh
+EXTRA_DIST += tests/images_cache.sh
+# Fuzz target for images (see tests/fuzz/local.mk); make check replays its
+# seeds and variants of them.
+fuzz: tests/fuzz/fuzz_image
+check_PROGRAMS += tests/fuzz/fuzz_image
+tests_fuzz_fuzz_image_SOURCES = tests/fuzz/fuzz_image.c tests/fuzz/standalone_main.c
+tests_fuzz_fuzz_image_LDFLAGS = $(FUZZ_LDFLAGS)
+TESTS += tests/images_fuzz_seeds.sh
+EXTRA_DIST += tests/images_fuzz_seeds.sh tests/fuzz/seeds/fuzz_image/tiny.elf \
+	tests/fuzz/seeds/fuzz_image/tiny-nosections.elf tests/fuzz/seeds/fuzz_image/raw-code.bin
+EXTRA_DIST += contrib/bench-images
+TESTS += tests/images_bias.sh
+EXTRA_DIST += tests/images_bias.sh

@@ -111,8 +111,13 @@ static int try_candidate(const char *cand, const uint8_t *build_id, size_t build
 	n = ptc_read_build_id(cand, have);
 	if (n <= 0)
 		return 1;	/* nothing to compare with (not ELF, or no note) */
-	if ((size_t)n != build_id_size || memcmp(have, build_id, build_id_size))
+	if ((size_t)n > build_id_size || memcmp(have, build_id, (size_t)n))
 		return 2;
+	/* A recording that does not say the build-id's size stores 20 bytes:
+	 * a shorter id (e.g. 16-byte) is followed by zeros. */
+	for (; (size_t)n < build_id_size; n++)
+		if (build_id[n])
+			return 2;
 	return 1;
 }
 

@@ -20,3 +20,12 @@ EXTRA_DIST += tests/fuzz/gen_perf_seeds.py \
 	tests/fuzz/seeds/fuzz_perf_reader/pipe-empty.data
 TESTS += tests/reader_fuzz_seeds.sh
 EXTRA_DIST += tests/reader_fuzz_seeds.sh
+check_PROGRAMS += tests/unit/test_perf_reader
+tests_unit_test_perf_reader_SOURCES = tests/unit/test_perf_reader.c
+TESTS += tests/unit/test_perf_reader
+TESTS += tests/info_perf_oracle.sh
+EXTRA_DIST += tests/info_perf_oracle.sh
+TESTS += tests/reader_bad_input.sh
+EXTRA_DIST += tests/reader_bad_input.sh
+TESTS += tests/info_images.sh tests/info_json.sh
+EXTRA_DIST += tests/info_images.sh tests/info_json.sh

@@ -59,6 +59,7 @@ struct ptc_perf_reader {
 	int seekable;
 	uint64_t file_size;	/* seekable inputs */
 	int failed;		/* sticky error code after a failure */
+	int ended;		/* trailing garbage seen: nothing more to read */
 
 	/* input window */
 	uint8_t *buf;
@@ -105,6 +106,10 @@ struct ptc_perf_reader {
 	/* extra feature facts */
 	struct ptc_perf_extra extra;
 	struct ptc_perf_pmu *pmus;	/* extra.pmus, owned */
+	/* EVENT_DESC names seen before their events (pipe mode sends the
+	 * feature before the HEADER_ATTR records) */
+	struct pending_name { uint64_t id; int has_id; size_t idx; char *name; } *pending;
+	size_t nr_pending;
 };
 
 /* ---- messages ------------------------------------------------------- */
@@ -219,8 +224,9 @@ static int in_skip(struct ptc_perf_reader *r, uint64_t n)
 	}
 	while (n) {
 		ssize_t got;
+		/* the window is used up: slide it to the input position */
+		r->base += r->len;
 		r->pos = r->len = 0;
-		r->base = in_off(r);
 		got = in_fill(r, n < IN_CAP ? (size_t)n : IN_CAP);
 		if (got < 0)
 			return (int)got;
@@ -338,6 +344,9 @@ static struct attr_priv *attr_by_id(struct ptc_perf_reader *r, uint64_t id)
 	return NULL;
 }
 
+static void attr_set_name(struct ptc_perf_reader *r, struct attr_priv *a, const char *name,
+			  size_t len);
+
 /* Add an event: raw attr bytes (avail of them, attr.size says how many
  * belong to it) and ids as raw little-endian u64s. */
 static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, size_t avail,
@@ -398,6 +407,21 @@ static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, s
 		a->is_pos = -1;
 	r->nr_attrs++;
 	attrs_changed(r);
+	/* A name that came before its event. */
+	for (i = 0; i < r->nr_pending && !a->name; i++) {
+		const struct pending_name *pn = &r->pending[i];
+		size_t k;
+		if (!pn->has_id) {
+			if (pn->idx == r->nr_attrs - 1)
+				attr_set_name(r, a, pn->name, strlen(pn->name));
+			continue;
+		}
+		for (k = 0; k < nr_ids; k++)
+			if (a->ids[k] == pn->id) {
+				attr_set_name(r, a, pn->name, strlen(pn->name));
+				break;
+			}
+	}
 	return 0;
 }
 
@@ -672,9 +696,24 @@ static void feature_parse(struct ptc_perf_reader *r, int feat, const uint8_t *p,
 				a = attr_by_id(r, ptc_le64(ids));
 			if (!a && i < r->nr_attrs && r->nr_attrs == nr)
 				a = &r->attrs[i];
-			if (a && (!a->name || !a->name[0]))
+			if (a && (!a->name || !a->name[0])) {
 				attr_set_name(r, a, name, strlen(name));
-			free(name);
+				free(name);
+			} else if (!a && r->nr_pending < MAX_ATTRS) {
+				struct pending_name *np = realloc(r->pending, (r->nr_pending + 1) * sizeof(*np));
+				if (np) {
+					r->pending = np;
+					np[r->nr_pending].has_id = ids && nids;
+					np[r->nr_pending].id = ids && nids ? ptc_le64(ids) : 0;
+					np[r->nr_pending].idx = i;
+					np[r->nr_pending].name = name;
+					r->nr_pending++;
+				} else {
+					free(name);
+				}
+			} else {
+				free(name);
+			}
 		}
 		break;
 	}
@@ -1043,6 +1082,9 @@ void ptc_perf_close(struct ptc_perf_reader *r)
 	}
 	free(r->attrs);
 	free(r->idmap);
+	for (i = 0; i < r->nr_pending; i++)
+		free(r->pending[i].name);
+	free(r->pending);
 	for (i = 0; i < 16; i++)
 		free(r->strs[i]);
 	for (i = 0; i < r->info.nr_build_ids; i++)
@@ -1446,6 +1488,7 @@ static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_
 		r->stats.trailing_offset = off;
 		r->stats.trailing_bytes = have;
 		warn_at(r, off, "%zu bytes of trailing garbage after the last record", have);
+		r->ended = 1;
 		return 0;
 	}
 	if (have < 8)
@@ -1467,6 +1510,8 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 
 		if (r->failed)
 			return r->failed;
+		if (r->ended)
+			return 0;
 		if (r->aux_left) {
 			uint64_t n = r->aux_left;
 			r->aux_left = 0;
@@ -1556,6 +1601,12 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
 					       (unsigned long long)asz, (unsigned long long)aoff,
 					       (unsigned long long)r->file_size);
+			/* ptc_perf_read_aux() moves the window: keep the record in
+			 * the scratch buffer so it stays valid while its data is read */
+			if (rec->data != (const uint8_t *)r->scratch) {
+				memcpy(r->scratch, rec->data, size);
+				rec->data = (const uint8_t *)r->scratch;
+			}
 			rec->aux_size = asz;
 			rec->aux_offset = aoff;
 			r->aux_left = asz;
@@ -1580,25 +1631,30 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				rec->data = (const uint8_t *)r->scratch;
 			}
 			if (!r->tracing && tsz <= TRACING_MAX) {
-				r->tracing = malloc(tsz ? (size_t)tsz : 1);
-				if (r->tracing) {
-					uint64_t done = 0;
-					while (done < tsz) {
-						size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
-						got = in_fill(r, want);
-						if (got < 0)
-							return (int)got;
-						if ((size_t)got < want)
-							return fail_at(r, ptc_err_truncated, in_off(r),
-								       "input ends inside tracing data");
-						memcpy(r->tracing + done, r->buf + r->pos, want);
-						r->pos += want;
-						done += want;
-					}
-					r->info.tracing_data = r->tracing;
-					r->info.tracing_data_size = (size_t)tsz;
-					break;
+				/* grown as the bytes arrive, so that memory follows
+				 * what the input holds, not what it claims */
+				uint64_t done = 0;
+				while (done < tsz) {
+					size_t want = tsz - done < IN_CAP ? (size_t)(tsz - done) : IN_CAP;
+					uint8_t *nt;
+					got = in_fill(r, want);
+					if (got < 0)
+						return (int)got;
+					if ((size_t)got < want)
+						return fail_at(r, ptc_err_truncated, in_off(r),
+							       "input ends inside %llu bytes of tracing data",
+							       (unsigned long long)tsz);
+					nt = realloc(r->tracing, (size_t)(done + want));
+					if (!nt)
+						return fail_at(r, ptc_err_nomem, in_off(r), "out of memory");
+					r->tracing = nt;
+					memcpy(r->tracing + done, r->buf + r->pos, want);
+					r->pos += want;
+					done += want;
 				}
+				r->info.tracing_data = r->tracing;
+				r->info.tracing_data_size = (size_t)tsz;
+				break;
 			}
 			r->aux_left = tsz;	/* skipped like AUX data before the next record */
 			break;

@@ -439,6 +439,53 @@ static int build_event_desc(struct ptc_perf_writer *w)
 
 /* --- records --------------------------------------------------------------- */
 
+/* Features perf record puts into a pipe as HEADER_FEATURE records (those
+ * perf's feature table marks as synthesizable); the others either refer to
+ * file offsets or are read from the file descriptor by perf, which would
+ * consume the stream. */
+static int pipe_feature(int f)
+{
+	switch (f) {
+	case PTC_FEAT_HOSTNAME: case PTC_FEAT_OSRELEASE: case PTC_FEAT_VERSION:
+	case PTC_FEAT_ARCH: case PTC_FEAT_NRCPUS: case PTC_FEAT_CPUDESC:
+	case PTC_FEAT_CPUID: case PTC_FEAT_TOTAL_MEM: case PTC_FEAT_EVENT_DESC:
+	case PTC_FEAT_CPU_TOPOLOGY: case PTC_FEAT_NUMA_TOPOLOGY:
+	case PTC_FEAT_BRANCH_STACK: case PTC_FEAT_CACHE: case PTC_FEAT_MEM_TOPOLOGY:
+	case PTC_FEAT_CLOCKID: case PTC_FEAT_COMPRESSED: case PTC_FEAT_CPU_PMU_CAPS:
+	case PTC_FEAT_CLOCK_DATA: case PTC_FEAT_HYBRID_TOPOLOGY: case PTC_FEAT_PMU_CAPS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* In a pipe the build-ids travel as HEADER_BUILD_ID records, each the
+ * feature entry grown to a multiple of 8 bytes. */
+static int write_pipe_build_ids(struct ptc_perf_writer *w)
+{
+	struct pw_blob *b = &w->feat[PTC_FEAT_BUILD_ID];
+	size_t off = 0;
+	int err = 0;
+
+	while (!err && off + 8 <= b->size) {
+		uint16_t size = ptc_le16(b->data + off + 6);
+		uint16_t padded = (uint16_t)((size + 7) & ~7);
+		uint8_t hdr[8];
+
+		if (size < 8 || off + size > b->size)
+			return pw_fail(w, ptc_err_internal, "bad build-id entry");
+		memcpy(hdr, b->data + off, 8);
+		ptc_put16(hdr + 6, padded);
+		err = pw_out(w, hdr, 8);
+		if (!err)
+			err = pw_out(w, b->data + off + 8, size - 8);
+		if (!err)
+			err = pw_out(w, NULL, padded - size);
+		off += size;
+	}
+	return err;
+}
+
 static int write_pipe_features(struct ptc_perf_writer *w)
 {
 	int f, err;
@@ -448,8 +495,7 @@ static int write_pipe_features(struct ptc_perf_writer *w)
 		uint8_t hdr[16];
 		size_t size;
 
-		/* Index and sample times only mean something in a file. */
-		if (!b->set || f == PTC_FEAT_AUXTRACE || f == PTC_FEAT_SAMPLE_TIME)
+		if (!b->set || !pipe_feature(f))
 			continue;
 		size = sizeof(hdr) + b->size;
 		if (size > UINT16_MAX)
@@ -465,7 +511,7 @@ static int write_pipe_features(struct ptc_perf_writer *w)
 		if (err)
 			return err;
 	}
-	return 0;
+	return write_pipe_build_ids(w);
 }
 
 int ptc_perf_writer_begin(struct ptc_perf_writer *w)

@@ -12,8 +12,11 @@
  *	header (104 bytes) | attr ids | attrs | data | feature index | features
  *
  * and rewrites the header when the recording is finished.  Pipe mode writes
- * the 16-byte pipe header, then one HEADER_ATTR record per event and one
- * HEADER_FEATURE record per feature, then the data records.
+ * the 16-byte pipe header, then one HEADER_ATTR record per event, one
+ * HEADER_FEATURE record per feature that perf record synthesizes in a pipe
+ * (HOSTNAME, OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM,
+ * EVENT_DESC, CLOCKID, ...; not BUILD_ID, CMDLINE, SAMPLE_TIME, AUXTRACE),
+ * one HEADER_BUILD_ID record per build-id entry, then the data records.
  *
  * Order of use:
  *	ptc_perf_writer_new()

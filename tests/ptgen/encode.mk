@@ -3,3 +3,18 @@ noinst_PROGRAMS += tests/ptgen/ptgen-encode
 tests_ptgen_ptgen_encode_SOURCES = tests/ptgen/encode/main.c \
 	tests/ptgen/encode/ptenc.c tests/ptgen/encode/ptenc.h \
 	tests/ptgen/encode/truth.c tests/ptgen/encode/truth.h
+
+# libipt as a reference decoder for the oracle tests.
+check_PROGRAMS += tests/ptgen/ptblk
+tests_ptgen_ptblk_SOURCES = tests/ptgen/ptblk.c
+EXTRA_DIST += tests/ptgen/encode/compare.py
+
+# Oracle tests: real executions traced by ptgen-trace, encoded, and decoded
+# by Linux perf and by libipt.  The traced programs are compiled by the
+# tests themselves, without the sanitizer flags of the build.
+AM_TESTS_ENVIRONMENT += PTGEN_CC='$(CC)'; export PTGEN_CC;
+TESTS += tests/ptgen/encode-perf.sh tests/ptgen/encode-libipt.sh
+EXTRA_DIST += tests/ptgen/encode-perf.sh tests/ptgen/encode-libipt.sh \
+	tests/ptgen/encode/common.sh \
+	tests/ptgen/encode/progs/pe_calls.c tests/ptgen/encode/progs/pe_threads.c \
+	tests/ptgen/encode/progs/pe_fork.c

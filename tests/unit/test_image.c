@@ -8,6 +8,8 @@
  *   test_image                   unit checks (no arguments)
  *   test_image --objdump FILE..  compare each ELF file's table with objdump -d
  *   test_image --bench FILE..    print table build speed and size
+ *   test_image --cache-get DIR FILE HEXID [force]   one image cache lookup
+ *   test_image --bias FILE START PGOFF   bias of a mapping (hex numbers)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +34,7 @@ struct od_insn {
 	uint64_t target;	/* direct target, 0 if none */
 	uint8_t len;
 	int8_t kind;		/* enum ptc_branch_kind, -1 not a branch, -2 (bad) */
+	uint8_t lock;		/* has a lock prefix */
 	/* filled by straight_line(): */
 	uint32_t next_br;	/* index (in the listing) of the first branch at or after */
 	uint32_t cnt;		/* instructions up to it, 0 when straight-line code ends first */
@@ -125,6 +129,8 @@ static int od_parse_line(char *line, struct od_insn *in)
 		p += strcspn(p, " ");
 		if (*p)
 			*p++ = 0;
+		if (!strcmp(tok, "lock"))
+			in->lock = 1;
 		if (!is_prefix(tok) || !*p)
 			break;
 	}
@@ -139,7 +145,7 @@ static int od_parse_line(char *line, struct od_insn *in)
 
 /* Read objdump's listing of a file; raw_base != 0 means raw x86-64 bytes
  * placed at raw_base. */
-static int od_read(const char *file, uint64_t raw_base, struct od_list *l)
+static int od_read(const char *file, uint64_t raw_base, const char *extra, struct od_list *l)
 {
 	const char *od = getenv("OBJDUMP");
 	char cmd[4096], line[8192];
@@ -149,10 +155,10 @@ static int od_read(const char *file, uint64_t raw_base, struct od_list *l)
 		od = "objdump";
 	if (raw_base)
 		snprintf(cmd, sizeof(cmd),
-			 "%s -D -z -w -b binary -m i386:x86-64 --adjust-vma=0x%" PRIx64 " '%s'",
-			 od, raw_base, file);
+			 "%s -D -z -w -b binary -m i386:x86-64 --adjust-vma=0x%" PRIx64 " %s '%s'",
+			 od, raw_base, extra, file);
 	else
-		snprintf(cmd, sizeof(cmd), "%s -d -z -w '%s'", od, file);
+		snprintf(cmd, sizeof(cmd), "%s -d -z -w %s '%s'", od, extra, file);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -228,6 +234,79 @@ static const char *kind_name(int k)
 		}                                                              \
 	} while (0)
 
+/* Addresses inside instructions (a jump into the middle of one): objdump
+ * disassembles from there (--start-address) until its listing re-joins an
+ * instruction start of the full listing; the next branch and count must be
+ * what that path gives, or a decode error when it meets a branch first (not
+ * in the table) or undecodable bytes.  Returns the samples checked. */
+static size_t check_mid_instruction(const struct ptc_image *img, const char *file,
+				    uint64_t raw_base, const struct od_list *l, size_t samples,
+				    int *diffs)
+{
+	const struct ptc_tbranch *br;
+	size_t nbr, k, done = 0;
+	int shown = *diffs;
+
+	br = ptc_image_branches(img, &nbr);
+	for (k = 0; k < samples && l->n; k++) {
+		size_t i = (k + 1) * l->n / (samples + 1), m;
+		struct od_list sub = { 0 };
+		char extra[128];
+		uint64_t x, want_ip = 0;
+		uint32_t count = 0, idx = 0, n = 0;
+		int want_rc = 1, rc;
+
+		while (i < l->n && (l->v[i].len < 2 || l->v[i].kind == -2))
+			i++;
+		if (i >= l->n)
+			break;
+		x = l->v[i].addr + 1;
+		snprintf(extra, sizeof(extra), "--start-address=0x%" PRIx64 " --stop-address=0x%" PRIx64,
+			 x, x + 512);
+		if (od_read(file, raw_base, extra, &sub) < 0) {
+			free(sub.v);
+			continue;
+		}
+		for (m = 0; m < sub.n; m++) {
+			const struct od_insn *e = &sub.v[m], *orig;
+
+			if (m == 0 && e->addr != x)
+				break;	/* objdump did not start where asked */
+			orig = od_find(l, e->addr);
+			if (orig && e->addr != x) {
+				want_rc = orig->cnt ? 0 : -ptc_err_decode;
+				if (orig->cnt) {
+					want_ip = l->v[orig->next_br].addr;
+					count += orig->cnt;
+				}
+				break;
+			}
+			/* objdump accepts lock on any instruction; the CPU (and
+			 * Zydis) raise #UD for most: no common ground. */
+			if (e->lock)
+				break;
+			if (e->kind == -2 || e->kind >= 0) {
+				want_rc = -ptc_err_decode;
+				break;
+			}
+			count++;
+			if (m + 1 < sub.n && sub.v[m + 1].addr != e->addr + e->len)
+				break;	/* a gap in the listing: no opinion */
+		}
+		free(sub.v);
+		if (want_rc == 1)
+			continue;	/* the window ended before the paths re-joined */
+		rc = ptc_image_next_branch(img, x, &idx, &n);
+		if (rc != want_rc || (rc == 0 && (idx >= nbr || br[idx].ip != want_ip || n != count)))
+			DIFF("%s: from 0x%" PRIx64 " (inside an instruction): rc %d, 0x%" PRIx64
+			     " after %u insns; objdump: rc %d, 0x%" PRIx64 " after %u", file, x, rc,
+			     rc == 0 && idx < nbr ? br[idx].ip : 0, n, want_rc, want_ip, count);
+		done++;
+	}
+	*diffs = shown;
+	return done;
+}
+
 /* Every branch objdump lists is in the table with the same kind, length
  * and target, nothing else is; every instruction start objdump lists gets
  * the same next branch and instruction count. */
@@ -235,10 +314,10 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 {
 	struct od_list l = { 0 };
 	const struct ptc_tbranch *br;
-	size_t nbr, i, j = 0, nod = 0, bad = 0, counted = 0;
+	size_t nbr, i, j = 0, nod = 0, bad = 0, counted = 0, mid;
 	int shown = 0;
 
-	if (od_read(file, raw_base, &l) < 0) {
+	if (od_read(file, raw_base, "", &l) < 0) {
 		CHECK(0, "objdump failed on %s", file);
 		free(l.v);
 		return;
@@ -270,6 +349,8 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 			      ", objdump %s len %u target 0x%" PRIx64, file, in->addr,
 			      kind_name(br[j].kind), br[j].length, br[j].target,
 			      kind_name(in->kind), in->len, in->target);
+		if (!(br[j].flags & PTC_TBF_TARGET_IS_FALL) != !(in->target && in->target == in->addr + in->len))
+			DIFF("%s: 0x%" PRIx64 ": flags 0x%x", file, in->addr, br[j].flags);
 		j++;
 	}
 	for (; j < nbr; j++)
@@ -326,10 +407,20 @@ static void compare_with_objdump(const struct ptc_image *img, const char *file, 
 			     " next branch", file, br[i].ip, br[i].fall_insns);
 		}
 	}
+	mid = check_mid_instruction(img, file, raw_base, &l, 12, &shown);
 	CHECK(shown == 0, "%s: %d differences from objdump", file, shown);
-	printf("%s: %zu instructions, %zu branches, %zu (bad), %zu counts checked against objdump\n",
-	       file, l.n, nod, bad, counted);
+	printf("%s: %zu instructions, %zu branches, %zu (bad), %zu counts checked against objdump,"
+	       " %zu mid-instruction addresses\n", file, l.n, nod, bad, counted, mid);
 	free(l.v);
+}
+
+/* A new temporary file under $TMPDIR (default /tmp). */
+static int tmp_file(char *path, size_t len, const char *what)
+{
+	const char *dir = getenv("TMPDIR");
+
+	snprintf(path, len, "%s/ptc-test-%s.XXXXXX", dir && *dir ? dir : "/tmp", what);
+	return mkstemp(path);
 }
 
 /* ---- hand-assembled code ------------------------------------------------ */
@@ -358,6 +449,7 @@ static const uint8_t code[] = {
 	/* 0x102a */ 0xf3, 0xc3,			/* repz ret */
 	/* 0x102c */ 0x3e, 0xff, 0xe0,			/* notrack jmp *%rax */
 	/* 0x102f */ 0x66, 0x90,			/* xchg %ax,%ax */
+	/* 0x1031 */ 0xe9, 0x00, 0x00, 0x01, 0x00,	/* jmp 0x11036: outside the image */
 };
 
 static const struct {
@@ -380,6 +472,7 @@ static const struct {
 	{ 0x1020, 0x1026, PTC_BR_COND, 6 },
 	{ 0x102a, 0, PTC_BR_RET, 2 },
 	{ 0x102c, 0, PTC_BR_JMP_IND, 3 },
+	{ 0x1031, 0x11036, PTC_BR_JMP, 5 },
 };
 
 #define NCODE_BR (sizeof(code_branches) / sizeof(code_branches[0]))
@@ -435,8 +528,18 @@ static void test_raw_code(void)
 		 * fall-through's path to the next branch. */
 		CHECK_EQ_U64(br[13].target_next, PTC_NO_BRANCH);
 		CHECK_EQ_U64(br[13].fall_insns, 0);
-		/* The last branch has no next branch to fall into. */
-		CHECK_EQ_U64(br[15].fall_insns, 0);
+		/* notrack jmp: xchg, then the jmp [16]. */
+		CHECK_EQ_U64(br[15].fall_insns, 2);
+		/* The last branch has no next branch to fall into; its target
+		 * is in no code of this image. */
+		CHECK_EQ_U64(br[16].fall_insns, 0);
+		CHECK_EQ_U64(br[16].target_next, PTC_NO_BRANCH);
+		CHECK_EQ_U64(br[16].flags, PTC_TBF_TARGET_OUTSIDE);
+		/* Target = fall-through: the call to the next insn, je +0. */
+		CHECK_EQ_U64(br[1].flags, PTC_TBF_TARGET_IS_FALL);
+		CHECK_EQ_U64(br[13].flags, PTC_TBF_TARGET_IS_FALL);
+		CHECK_EQ_U64(br[0].flags, 0);
+		CHECK_EQ_U64(br[7].flags, 0);
 	}
 	rc = ptc_image_next_branch(img, 0x1000, &idx, &n);
 	CHECK(rc == 0 && idx == 0 && n == 3, "0x1000: rc %d idx %u n %u", rc, idx, n);
@@ -454,33 +557,37 @@ static void test_raw_code(void)
 	 * at 0x100a, which swallows the call at 0x100b: 0x100c d0 e0 = shl %al,
 	 * 0x100e e0 0f = loopne: a branch that is not in the table. */
 	CHECK_EQ_U64(ptc_image_next_branch(img, 0x1005, &idx, &n), -ptc_err_decode);
-	/* After the last branch straight-line code runs off the end. */
-	CHECK_EQ_U64(ptc_image_next_branch(img, 0x102f, &idx, &n), -ptc_err_decode);
+	rc = ptc_image_next_branch(img, 0x102f, &idx, &n);
+	CHECK(rc == 0 && idx == 16 && n == 2, "0x102f: rc %d idx %u n %u", rc, idx, n);
 	CHECK_EQ_U64(ptc_image_next_branch(img, 0xfff, &idx, &n), -ptc_err_not_found);
 	CHECK_EQ_U64(ptc_image_next_branch(img, 0x1000 + sizeof(code), &idx, &n), -ptc_err_not_found);
 
-	CHECK_EQ_U64(ptc_image_read(img, 0x102e, buf, sizeof(buf)), 3);
-	CHECK(buf[0] == 0xe0 && buf[1] == 0x66 && buf[2] == 0x90, "read");
+	CHECK_EQ_U64(ptc_image_read(img, 0x102e, buf, sizeof(buf)), 8);
+	CHECK(buf[0] == 0xe0 && buf[1] == 0x66 && buf[2] == 0x90 && buf[3] == 0xe9, "read");
+	CHECK_EQ_U64(ptc_image_read(img, 0x1034, buf, sizeof(buf)), 2);
 	CHECK_EQ_U64(ptc_image_read(img, 0x2000, buf, sizeof(buf)), 0);
 	CHECK(ptc_image_bias(img, 0x7f0000001000, 0, &bias) == 0 &&
 	      bias == 0x7f0000000000, "raw bias");
 	ptc_image_stats(img, &st);
 	CHECK_EQ_U64(st.bad_bytes, 1);
 	CHECK_EQ_U64(st.first_bad, 0x1026);
-	/* 21 instructions (and one invalid byte) per the listing above. */
-	CHECK_EQ_U64(st.insns, 21);
+	/* 22 instructions (and one invalid byte) per the listing above. */
+	CHECK_EQ_U64(st.insns, 22);
 	CHECK(strcmp(ptc_image_name(img), "hand") == 0, "name");
 
 	/* The same bytes through objdump, when it is installed. */
 	if (system("objdump --version >/dev/null 2>&1") == 0) {
-		char path[] = "/tmp/ptc-test-image.XXXXXX";
-		int fd = mkstemp(path);
+		char path[4096];
+		int fd = tmp_file(path, sizeof(path), "image");
 
-		if (fd >= 0 && write(fd, code, sizeof(code)) == (ssize_t)sizeof(code)) {
+		if (fd >= 0) {
+			int ok = write(fd, code, sizeof(code)) == (ssize_t)sizeof(code);
+
 			close(fd);
-			compare_with_objdump(img, path, 0x1000);
+			if (ok)
+				compare_with_objdump(img, path, 0x1000);
+			unlink(path);
 		}
-		unlink(path);
 	}
 	ptc_image_free(img);
 }
@@ -641,6 +748,33 @@ static void test_errors_and_cache(void)
 	rc = ptc_image_cache_get(c, "/nonexistent/lib.so", wrong, idsz, &b, err, sizeof(err));
 	CHECK(rc == -ptc_err_not_found && strstr(err, "/nonexistent/lib.so") && strstr(err, hex),
 	      "cache missing: %d %s", rc, err);
+	/* Many entries (the index grows), each answered from the cache. */
+	for (i = 0; i < 2 * 300; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "/nonexistent/lib%zu.so", i % 300);
+		rc = ptc_image_cache_get(c, name, i % 2 ? wrong : NULL, i % 2 ? idsz : 0, &b,
+					 err, sizeof(err));
+		CHECK(rc == -ptc_err_not_found && strstr(err, name), "%s: %d %s", name, rc, err);
+	}
+	rc = ptc_image_cache_get(c, self, objs[0].id, idsz, &b, err, sizeof(err));
+	CHECK(rc == 0 && a == b, "cache keeps the first image after growing");
+	/* Another name for the same file (as /lib and /usr/lib on merged-usr
+	 * systems): the same image, not a second load. */
+	{
+		char link[4096];
+		int fd = tmp_file(link, sizeof(link), "link");
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(link);
+			if (symlink(self, link) == 0) {
+				rc = ptc_image_cache_get(c, link, objs[0].id, idsz, &b, err, sizeof(err));
+				CHECK(rc == 0 && a == b, "symlinked name: rc %d, same image %d", rc, a == b);
+				unlink(link);
+			}
+		}
+	}
 	ptc_image_cache_free(c);
 
 	opt.force = 1;
@@ -650,11 +784,66 @@ static void test_errors_and_cache(void)
 	ptc_image_cache_free(c);
 }
 
+/* The vDSO of this process, dumped from memory as perf does: an ELF image
+ * given as bytes.  The loader tells where it is mapped (dl_iterate_phdr's
+ * linux-vdso.so.1 entry), objdump disassembles the dump. */
+static void test_vdso(void)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), start = 0, end = 0;
+	char line[512], err[512], path[4096];
+	struct ptc_image *img;
+	const struct loaded *o = NULL;
+	int64_t bias;
+	FILE *maps;
+	int i, rc, fd;
+
+	if (!base) {
+		fprintf(stderr, "note: no vDSO in this process\n");
+		return;
+	}
+	maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			start = a;
+			end = b;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	CHECK(start == base, "[vdso] at 0x%" PRIx64 ", AT_SYSINFO_EHDR 0x%" PRIx64, start, base);
+	if (start != base)
+		return;
+	for (i = 0; i < nobjs; i++)
+		if (strstr(objs[i].name, "vdso"))
+			o = &objs[i];
+	rc = ptc_image_from_bytes(&img, "[vdso]", (const uint8_t *)(uintptr_t)start,
+				  (size_t)(end - start), start, err, sizeof(err));
+	CHECK(rc == 0, "vdso: %s", err);
+	if (rc)
+		return;
+	rc = ptc_image_bias(img, start, 0, &bias);
+	CHECK(rc == 0, "vdso bias rc %d", rc);
+	if (o)
+		CHECK((uint64_t)bias == o->addr, "vdso bias 0x%" PRIx64 ", loader 0x%" PRIx64,
+		      (uint64_t)bias, o->addr);
+	fd = tmp_file(path, sizeof(path), "vdso");
+	if (fd >= 0) {
+		if (write(fd, (const void *)(uintptr_t)start, (size_t)(end - start)) ==
+		    (ssize_t)(end - start) && system("objdump --version >/dev/null 2>&1") == 0)
+			compare_with_objdump(img, path, 0);
+		close(fd);
+		unlink(path);
+	}
+	ptc_image_free(img);
+}
+
 /* Truncated and corrupted copies of this program: an error, never a crash
  * (the sanitizer build turns any bad access into a failure). */
 static void test_corrupt(void)
 {
-	char self[4096], path[] = "/tmp/ptc-test-corrupt.XXXXXX", err[512];
+	char self[4096], path[4096], err[512];
 	struct ptc_image *img;
 	uint8_t *data;
 	struct stat st;
@@ -671,7 +860,7 @@ static void test_corrupt(void)
 		CHECK(0, "read %s", self);
 		goto out;
 	}
-	fd = mkstemp(path);
+	fd = tmp_file(path, sizeof(path), "corrupt");
 	if (fd < 0)
 		goto out;
 	close(fd);
@@ -727,6 +916,29 @@ out:
 	free(data);
 }
 
+/* An AArch64 ELF (a real one from ../shared): a clear "unsupported". */
+static void test_foreign_arch(void)
+{
+	const char *shared = getenv("PTC_SHARED");
+	char path[4096], err[512];
+	struct ptc_image *img;
+	struct stat st;
+	int rc;
+
+	if (!shared || !*shared)
+		return;
+	snprintf(path, sizeof(path), "%s/data/cs_etm/etm_test_loop", shared);
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "note: %s absent; AArch64 check skipped\n", path);
+		return;
+	}
+	rc = ptc_image_load_elf(&img, path, NULL, 0, err, sizeof(err));
+	CHECK(rc == -ptc_err_unsupported && strstr(err, path) && strstr(err, "x86-64"),
+	      "AArch64 ELF: rc %d: %s", rc, err);
+	if (rc == 0)
+		ptc_image_free(img);
+}
+
 /* ---- benchmark ---------------------------------------------------------- */
 
 static double now(void)
@@ -744,7 +956,9 @@ static int bench(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		struct ptc_image_stats st;
 		struct ptc_image *img;
-		double best = 1e9;
+		const struct ptc_tbranch *br;
+		double best = 1e9, t;
+		size_t nbr, j, found = 0, lookups = 0;
 		char err[512];
 
 		for (k = 0; k < 3; k++) {
@@ -758,21 +972,103 @@ static int bench(int argc, char **argv)
 			if (t0 < best)
 				best = t0;
 			ptc_image_stats(img, &st);
-			ptc_image_free(img);
+			if (k < 2)
+				ptc_image_free(img);
 		}
+		/* What the walker does for an indirect branch or a resume IP:
+		 * next branch and count from the fall-through of every branch
+		 * (as after a return) and from every direct target. */
+		br = ptc_image_branches(img, &nbr);
+		t = now();
+		for (k = 0; k < 5; k++)
+			for (j = 0; j < nbr; j++) {
+				uint32_t idx, n;
+
+				found += ptc_image_next_branch(img, br[j].ip + br[j].length, &idx, &n) == 0;
+				lookups++;
+				if (br[j].target) {
+					found += ptc_image_next_branch(img, br[j].target, &idx, &n) == 0;
+					lookups++;
+				}
+			}
+		t = now() - t;
+		ptc_image_free(img);
 		printf("%s: %.2f MB code, %" PRIu64 " insns, %" PRIu64 " branches, %" PRIu64
-		       " bad bytes; build %.1f ms (%.0f MB/s); table %.1f KiB = %.1f bytes/branch"
-		       " (%.1f with the boundary index)\n",
+		       " bad bytes\n  build %.1f ms (%.1f MB/s)\n"
+		       "  memory %.1f KiB: %.1f bytes/branch (32 in the table, the rest is the"
+		       " boundary index), %.2f bytes/code byte\n"
+		       "  next_branch: %.1f M lookups/s (%zu lookups, %zu answered)\n",
 		       argv[i], st.code_bytes / 1e6, st.insns, st.branches, st.bad_bytes,
 		       best * 1e3, st.code_bytes / 1e6 / best, st.table_bytes / 1024.0,
-		       st.branches ? 32.0 : 0.0,
-		       st.branches ? (double)st.table_bytes / (double)st.branches : 0.0);
+		       st.branches ? (double)st.table_bytes / (double)st.branches : 0.0,
+		       st.code_bytes ? (double)st.table_bytes / (double)st.code_bytes : 0.0,
+		       lookups / t / 1e6, lookups, found);
 	}
+	return 0;
+}
+
+/* --cache-get BUILDID_DIR FILENAME HEXID [force]: look one image up the
+ * way the decoders do; print "ok PATH" or "error NAME: MESSAGE". */
+static int cache_get(int argc, char **argv)
+{
+	struct ptc_image_cache_options opt = { 0 };
+	struct ptc_image_cache *c;
+	const struct ptc_image *img;
+	uint8_t id[20];
+	size_t n = 0;
+	char err[8192] = "";
+	int rc;
+
+	if (argc < 3)
+		return 2;
+	opt.buildid_dir = argv[0];
+	opt.force = argc > 3 && !strcmp(argv[3], "force");
+	for (n = 0; n < 20 && argv[2][2 * n] && argv[2][2 * n + 1]; n++) {
+		char h[3] = { argv[2][2 * n], argv[2][2 * n + 1], 0 };
+
+		id[n] = (uint8_t)strtoul(h, NULL, 16);
+	}
+	if (ptc_image_cache_new(&c, &opt) < 0)
+		return 2;
+	rc = ptc_image_cache_get(c, argv[1], id, n, &img, err, sizeof(err));
+	if (rc == 0)
+		printf("ok %s\n", ptc_image_name(img));
+	else
+		printf("error %s: %s\n", ptc_errstr(rc), err);
+	ptc_image_cache_free(c);
+	return rc == 0 ? 0 : 3;
+}
+
+/* --bias FILE START PGOFF: print the bias of a mapping of FILE. */
+static int print_bias(int argc, char **argv)
+{
+	struct ptc_image *img;
+	char err[512];
+	int64_t bias;
+	int rc;
+
+	if (argc < 3)
+		return 2;
+	if (ptc_image_load_elf(&img, argv[0], NULL, 0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	rc = ptc_image_bias(img, strtoull(argv[1], NULL, 16), strtoull(argv[2], NULL, 16), &bias);
+	ptc_image_free(img);
+	if (rc < 0) {
+		fprintf(stderr, "bias: %s\n", ptc_errstr(rc));
+		return 3;
+	}
+	printf("0x%" PRIx64 "\n", (uint64_t)bias);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--bias"))
+		return print_bias(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "--cache-get"))
+		return cache_get(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--bench"))
 		return bench(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--objdump")) {
@@ -796,6 +1092,8 @@ int main(int argc, char **argv)
 	test_raw_code();
 	test_bias_and_build_id();
 	test_errors_and_cache();
+	test_vdso();
 	test_corrupt();
+	test_foreign_arch();
 	return check_result();
 }

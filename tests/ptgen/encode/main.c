@@ -48,6 +48,12 @@
 #define PT_CFG_MTC_PERIOD_SHIFT 14
 #define PT_CFG_PSB_PERIOD_SHIFT 24
 
+/* Time the model spends in the kernel at each exit from user mode (system
+ * call, interrupt, preemption): the truth's clock does not advance there,
+ * but perf orders sideband and trace by time, so the switch records must
+ * fall between one thread's TIP.PGD and the next one's TIP.PGE. */
+#define KERNEL_NS 1000
+
 #define ID_PT_BASE 1000
 #define ID_DUMMY_BASE 2000
 
@@ -65,6 +71,15 @@ struct options {
 	size_t chunk;
 };
 
+/* Where a thread switched out in user mode continues.  far: it had in fact
+ * entered a system call that blocked; ptgen-trace writes that syscall's B
+ * line when the call returns, after the S lines of the threads that ran
+ * meanwhile. */
+struct preemption {
+	uint64_t ip;
+	int far;
+};
+
 struct thread {
 	uint32_t pid, tid, ppid, ptid;
 	char comm[16];
@@ -73,6 +88,18 @@ struct thread {
 	int in_user;
 	int itrace_started;
 	uint64_t insns_since_irq;
+	/* Preemption in user mode (the tracer's time slices): the truth has
+	 * an S line but no A/R pair, so the first pass finds the IP where
+	 * the thread continues (its next branch or A line) and the second
+	 * pass writes an interrupt there: FUP + TIP.PGD when switched out,
+	 * TIP.PGE when switched back in. */
+	struct preemption *preempt_ip;
+	size_t nr_preempt, preempt_next;
+	int late_far;		/* far B lines already encoded at an S */
+	int await_preempt_ip;	/* first pass: preemptions without an IP yet */
+	int preempted;		/* second pass */
+	uint64_t resume_ip;
+	uint64_t next_ip;	/* after the last branch */
 };
 
 struct queue {
@@ -88,23 +115,30 @@ struct queue {
 	FILE *dump;
 	struct gen *g;
 	/* expected-gap bookkeeping for --drop */
-	int drop_state;		/* 0 before, 1 inside/after drop until resync, 2 done */
-	uint64_t drop_line;
+	/* --gaps bookkeeping for --drop, in taken-branch indices of the
+	 * truth: branches before drop_first are encoded entirely before the
+	 * cut; from drop_resync on they follow a PSB after it. */
+	int drop_state;		/* 0 before the cut, 1 until a PSB after it, 2 done */
+	uint64_t drop_first, drop_resync;
 };
 
 struct gen {
 	struct options o;
 	struct ptc_perf_writer *w;
-	struct thread *threads;
+	struct thread **threads;	/* stable pointers: others keep them */
 	size_t nr_threads;
 	struct queue *queues;
 	size_t nr_queues;
 	uint64_t first_time, last_time;
 	FILE *gaps;
 	uint64_t branches;	/* B lines seen */
+	uint64_t taken;		/* taken branches seen (compare.py's indices) */
+	uint64_t taken_at_packet;	/* taken branches up to the last one that wrote a packet or TNT bit */
 	/* overflow injection */
 	struct queue *ovf_q;
 	uint64_t ovf_left, ovf_line;
+	struct thread *running;	/* the truth's one logical CPU */
+	uint64_t koff;		/* kernel time added to the truth's clock so far */
 	const char *truth_dir;
 };
 
@@ -136,27 +170,26 @@ static struct thread *find_thread(struct gen *g, uint32_t tid)
 	static struct thread *last;
 	size_t i;
 
-	if (last && last >= g->threads && last < g->threads + g->nr_threads &&
-	    last->tid == tid)
+	if (last && last->tid == tid)
 		return last;
 	for (i = 0; i < g->nr_threads; i++)
-		if (g->threads[i].tid == tid)
-			return last = &g->threads[i];
+		if (g->threads[i]->tid == tid)
+			return last = g->threads[i];
 	return NULL;
 }
 
 static struct thread *add_thread(struct gen *g, uint32_t pid, uint32_t tid)
 {
-	struct thread *t = find_thread(g, tid), *n;
+	struct thread *t = find_thread(g, tid), **n;
 
 	if (t)
 		return t;
 	n = realloc(g->threads, (g->nr_threads + 1) * sizeof(*n));
-	if (!n)
+	t = calloc(1, sizeof(*t));
+	if (!n || !t)
 		die("out of memory");
 	g->threads = n;
-	t = &n[g->nr_threads++];
-	memset(t, 0, sizeof(*t));
+	n[g->nr_threads++] = t;
 	t->pid = pid;
 	t->tid = tid;
 	return t;
@@ -335,10 +368,6 @@ static int aux_sink(void *ctx, const uint8_t *data, size_t size, uint64_t off)
 			nkept = size - (b - a);
 			q->dropped += b - a;
 			flags = PTC_AUX_FLAG_PARTIAL;
-			if (g->gaps && a < b && lo >= off)
-				fprintf(g->gaps, "drop queue %u kept_offset %llu bytes %llu\n",
-					q->idx, (unsigned long long)(q->kept + a),
-					(unsigned long long)g->o.drop_bytes);
 		}
 	}
 	if (q->dump && nkept && fwrite(kept, 1, nkept, q->dump) != nkept)
@@ -480,6 +509,18 @@ static void cache_vdso(struct gen *g, const struct truth_event *ev)
 
 /* --- the two passes ------------------------------------------------------------ */
 
+static void push_preempt_ip(struct thread *t, uint64_t ip, int far)
+{
+	struct preemption *n = realloc(t->preempt_ip, (t->nr_preempt + 1) * sizeof(*n));
+
+	if (!n)
+		die("out of memory");
+	t->preempt_ip = n;
+	n[t->nr_preempt].ip = ip;
+	n[t->nr_preempt++].far = far;
+	t->await_preempt_ip--;
+}
+
 static void first_pass(struct gen *g, struct truth *tr)
 {
 	struct truth_event ev;
@@ -506,6 +547,37 @@ static void first_pass(struct gen *g, struct truth *tr)
 			t->ppid = ev.ppid;
 			t->ptid = ev.ptid;
 			break;
+		case 'S':
+			t = find_thread(g, ev.tid);
+			if (!t)
+				die("%s:%llu: unknown thread %u", g->o.truth,
+				    (unsigned long long)ev.line, ev.tid);
+			if (g->running && g->running != t && g->running->in_user)
+				g->running->await_preempt_ip++;
+			g->running = t;
+			break;
+		case 'R':
+		case 'A':
+		case 'B':
+		case 'E':
+			t = find_thread(g, ev.tid);
+			if (!t)
+				die("%s:%llu: unknown thread %u", g->o.truth,
+				    (unsigned long long)ev.line, ev.tid);
+			/* Preempted again before reaching its next branch:
+			 * every preemption continues at the same IP. */
+			while (t->await_preempt_ip && ev.type != 'R')
+				push_preempt_ip(t, ev.type == 'E' ? t->next_ip : ev.ip,
+						ev.type == 'B' && ev.kind == PTENC_FAR &&
+						t != g->running);
+			if (ev.type == 'R')
+				t->in_user = 1;
+			else if (ev.type == 'A' || (ev.type == 'B' && ev.kind == PTENC_FAR))
+				t->in_user = 0;
+			if (ev.type == 'B')
+				t->next_ip = ev.taken || ev.kind != PTENC_COND ?
+					ev.target : ev.ip + ev.blen;
+			break;
 		case 'M':
 			if (ev.build_id_len) {
 				int e = ptc_perf_writer_add_build_id(
@@ -524,6 +596,9 @@ static void first_pass(struct gen *g, struct truth *tr)
 		exit(1);
 	if (!g->nr_threads)
 		die("%s: no threads", g->o.truth);
+	for (size_t i = 0; i < g->nr_threads; i++)
+		g->threads[i]->in_user = 0;
+	g->running = NULL;
 }
 
 static void set_queues(struct gen *g)
@@ -535,7 +610,7 @@ static void set_queues(struct gen *g)
 	if (!g->queues)
 		die("out of memory");
 	for (i = 0; i < g->nr_threads; i++) {
-		struct thread *t = &g->threads[i];
+		struct thread *t = g->threads[i];
 
 		t->queue = (unsigned)(i % g->nr_queues);
 		t->cpu = g->o.per_thread ? -1 : (int)t->queue;
@@ -554,7 +629,7 @@ static void set_queues(struct gen *g)
 		q->g = g;
 		q->idx = (unsigned)i;
 		q->cpu = g->o.per_thread ? -1 : (int)i;
-		q->tid = g->o.per_thread ? (int32_t)g->threads[i].tid : -1;
+		q->tid = g->o.per_thread ? (int32_t)g->threads[i]->tid : -1;
 		check(g, ptenc_new(&q->enc, &c), "encoder");
 		if (g->o.aux_dump) {
 			char path[PATH_MAX];
@@ -565,6 +640,22 @@ static void set_queues(struct gen *g)
 				die("%s: %s", path, strerror(errno));
 		}
 	}
+	if (g->o.aux_dump) {
+		/* PREFIX.index: "queue cpu pid tid" (pid, tid -1 per CPU). */
+		char path[PATH_MAX];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.index", g->o.aux_dump);
+		f = fopen(path, "w");
+		if (!f)
+			die("%s: %s", path, strerror(errno));
+		for (i = 0; i < g->nr_queues; i++)
+			fprintf(f, "%zu %d %d %d\n", i, g->queues[i].cpu,
+				g->o.per_thread ? (int)g->threads[i]->pid : -1,
+				g->queues[i].tid);
+		if (fclose(f))
+			die("%s: write failed", path);
+	}
 }
 
 static void write_header(struct gen *g, int argc, char **argv)
@@ -574,7 +665,7 @@ static void write_header(struct gen *g, int argc, char **argv)
 	uint64_t priv[PTC_PT_INFO_NR], config = PT_CFG_PT | PT_CFG_BRANCH;
 	uint8_t tc[48], info[8 + sizeof(priv)];
 	struct utsname u;
-	const char *cmd[8] = { "perf", "record", "-e", "intel_pt//u", "--", g->threads[0].comm };
+	const char *cmd[8] = { "perf", "record", "-e", "intel_pt//u", "--", g->threads[0]->comm };
 	size_t i;
 
 	if (!ids)
@@ -646,9 +737,6 @@ static void write_header(struct gen *g, int argc, char **argv)
 	check(g, ptc_perf_writer_set_cmdline(g->w, 6, cmd), "feature");
 	(void)argc;
 	(void)argv;
-	if (!g->o.pipe)
-		check(g, ptc_perf_writer_set_sample_time(g->w, perf_time(g->first_time),
-							 perf_time(g->last_time)), "feature");
 	check(g, ptc_perf_writer_begin(g->w), "header");
 
 	/* TIME_CONV: perf time = TSC * mult >> shift (+ zero). */
@@ -701,10 +789,12 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		g->ovf_q = q;
 		g->ovf_left = g->o.ovf_drop;
 		g->ovf_line = ev->line;
+		/* Branches after the last packet before the OVF are lost
+		 * with it: the decoder cannot tell how far the CPU got. */
 		if (g->gaps)
-			fprintf(g->gaps, "ovf queue %u kept_offset %llu line %llu",
+			fprintf(g->gaps, "ovf queue %u offset %llu first %llu",
 				q->idx, (unsigned long long)(ptenc_offset(q->enc) - q->dropped),
-				(unsigned long long)ev->line);
+				(unsigned long long)g->taken_at_packet);
 		check(g, ptenc_overflow(q->enc, tsc_of(ev->time)), "OVF");
 	}
 	if (g->ovf_q == q && ptenc_in_overflow(q->enc)) {
@@ -714,8 +804,90 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		}
 		check(g, ptenc_overflow_end(q->enc, tsc_of(ev->time), ev->ip, 1), "OVF end");
 		if (g->gaps)
-			fprintf(g->gaps, " resume_line %llu resume_ip 0x%llx\n",
-				(unsigned long long)ev->line, (unsigned long long)ev->ip);
+			fprintf(g->gaps, " resume %llu ip 0x%llx\n",
+				(unsigned long long)g->taken, (unsigned long long)ev->ip);
+	}
+}
+
+/* Where --drop cuts the stream, in taken-branch indices (see struct queue). */
+static void drop_track(struct gen *g, struct queue *q)
+{
+	uint64_t lo = g->o.drop_offset, hi = lo + g->o.drop_bytes;
+
+	if (!g->o.drop || q->idx != g->o.drop_queue || q->drop_state == 2)
+		return;
+	if (q->drop_state == 0) {
+		if (ptenc_offset(q->enc) + 8 <= lo) {
+			if (!ptenc_pending_tnt(q->enc))
+				q->drop_first = g->taken_at_packet;
+			return;
+		}
+		q->drop_state = 1;
+	}
+	if (ptenc_last_psb(q->enc) != UINT64_MAX && ptenc_last_psb(q->enc) >= hi) {
+		q->drop_resync = g->taken;
+		q->drop_state = 2;
+		if (g->gaps)
+			fprintf(g->gaps, "drop queue %u offset %llu bytes %llu first %llu resync %llu\n",
+				q->idx, (unsigned long long)lo,
+				(unsigned long long)g->o.drop_bytes,
+				(unsigned long long)q->drop_first,
+				(unsigned long long)q->drop_resync);
+	}
+}
+
+/* Leaves user mode on t's queue at time tm; the kernel then runs for
+ * KERNEL_NS. */
+static void kernel_entry(struct gen *g, struct thread *t, uint64_t tm, int far,
+			 uint64_t ip)
+{
+	struct queue *q = queue_of(g, t);
+
+	q->now = tm;
+	t->in_user = 0;
+	if (far)
+		check(g, ptenc_far_exit(q->enc, tsc_of(tm)), "far branch");
+	else
+		check(g, ptenc_async_exit(q->enc, tsc_of(tm), ip), "asynchronous exit");
+	g->koff += KERNEL_NS;
+}
+
+static void user_entry(struct gen *g, struct thread *t, uint64_t tm, uint64_t ip)
+{
+	struct queue *q = queue_of(g, t);
+
+	q->now = tm;
+	t->in_user = 1;
+	check(g, ptenc_resume(q->enc, tsc_of(tm), ip), "resume");
+}
+
+/* S: the truth's CPU switches to thread t.  A thread switched out while
+ * in user mode was preempted (an interrupt) or had blocked in a system
+ * call whose B line ptgen-trace writes later. */
+static void switch_to(struct gen *g, struct thread *t, uint64_t tm)
+{
+	struct thread *o = g->running;
+
+	if (o && o != t && o->in_user) {
+		struct preemption *pe;
+
+		if (o->preempt_next >= o->nr_preempt)
+			die("%s: no IP for the preemption of thread %u", g->o.truth, o->tid);
+		pe = &o->preempt_ip[o->preempt_next++];
+		if (pe->far) {
+			o->late_far++;
+		} else {
+			o->resume_ip = pe->ip;
+			o->preempted = 1;
+		}
+		kernel_entry(g, o, tm, pe->far, pe->ip);
+		tm += KERNEL_NS;
+	}
+	g->running = t;
+	run_thread(g, t, tm - KERNEL_NS / 2);
+	if (t->preempted) {
+		t->preempted = 0;
+		user_entry(g, t, tm, t->resume_ip);
 	}
 }
 
@@ -724,13 +896,16 @@ static void second_pass(struct gen *g, struct truth *tr)
 	struct truth_event ev;
 	int r;
 
+	g->koff = KERNEL_NS;
 	while ((r = truth_next(tr, &ev)) > 0) {
 		struct thread *t = NULL;
 		struct queue *q;
-		uint64_t tsc = tsc_of(ev.time);
+		uint64_t sb;	/* time of sideband records: in the kernel */
 
 		if (ev.type == 'V')
 			continue;
+		ev.time += g->koff;
+		sb = ev.time - KERNEL_NS / 2;
 		if (ev.type != 'M' && ev.type != 'F') {
 			t = find_thread(g, ev.tid);
 			if (!t)
@@ -739,60 +914,64 @@ static void second_pass(struct gen *g, struct truth *tr)
 		}
 		switch (ev.type) {
 		case 'T':
-			if (t == &g->threads[0]) {
-				rec_comm(g, t, ev.time, 0);
-				run_thread(g, t, ev.time);
+			if (t == g->threads[0]) {
+				rec_comm(g, t, sb, 0);
+				run_thread(g, t, sb);
 			}
 			break;
 		case 'F':
 			t = find_thread(g, ev.tid);
-			rec_fork_exit(g, PERF_RECORD_FORK, t, ev.time);
+			rec_fork_exit(g, PERF_RECORD_FORK, t, sb);
 			break;
 		case 'C':
 			snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
-			rec_comm(g, t, ev.time, ev.exec);
+			rec_comm(g, t, sb, ev.exec);
 			break;
 		case 'M':
 			t = find_thread(g, ev.tid);
 			if (!t)
 				t = add_thread(g, ev.pid, ev.tid);
+			ev.time = sb;
 			rec_mmap2(g, t, &ev);
 			break;
 		case 'S':
-			run_thread(g, t, ev.time);
+			switch_to(g, t, ev.time);
 			break;
 		case 'X':
-			rec_fork_exit(g, PERF_RECORD_EXIT, t, ev.time);
+			rec_fork_exit(g, PERF_RECORD_EXIT, t, sb);
 			break;
 		case 'E':
 			q = queue_of(g, t);
 			q->now = ev.time;
 			break;
 		case 'R':
-			run_thread(g, t, ev.time);
-			q = queue_of(g, t);
-			q->now = ev.time;
-			t->in_user = 1;
-			check(g, ptenc_resume(q->enc, tsc, ev.ip), "resume");
+			run_thread(g, t, sb);
+			user_entry(g, t, ev.time, ev.ip);
 			break;
 		case 'A':
-			q = queue_of(g, t);
-			q->now = ev.time;
 			t->insns_since_irq = 0;
+			if (t->preempted)
+				break;	/* already out of user mode at this IP */
 			if (!t->in_user)
 				die("%s:%llu: asynchronous exit outside user mode",
 				    g->o.truth, (unsigned long long)ev.line);
-			t->in_user = 0;
-			check(g, ptenc_async_exit(q->enc, tsc, ev.ip), "async exit");
+			kernel_entry(g, t, ev.time, 0, ev.ip);
 			break;
 		case 'B':
 			g->branches++;
-			run_thread(g, t, ev.time);
+			if (t->late_far && ev.kind == PTENC_FAR && t != g->running) {
+				t->late_far--;
+				g->taken++;
+				g->taken_at_packet = g->taken;
+				break;
+			}
+			run_thread(g, t, sb);
 			q = queue_of(g, t);
 			q->now = ev.time;
 			if (!t->in_user)
 				die("%s:%llu: branch while not in user mode (no R line before it)",
 				    g->o.truth, (unsigned long long)ev.line);
+			drop_track(g, q);
 			ovf_check(g, q, &ev);
 			t->insns_since_irq += ev.insns;
 			if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
@@ -800,18 +979,27 @@ static void second_pass(struct gen *g, struct truth *tr)
 				/* A synthetic interrupt before the branch
 				 * executes: user-mode flow is unchanged. */
 				t->insns_since_irq = 0;
-				check(g, ptenc_async_exit(q->enc, tsc, ev.ip), "interrupt");
-				check(g, ptenc_resume(q->enc, tsc, ev.ip), "interrupt");
+				kernel_entry(g, t, ev.time, 0, ev.ip);
+				ev.time += KERNEL_NS;
+				user_entry(g, t, ev.time, ev.ip);
 			}
 			if (ev.kind == PTENC_FAR) {
-				t->in_user = 0;
-				check(g, ptenc_far_exit(q->enc, tsc), "far branch");
+				kernel_entry(g, t, ev.time, 1, 0);
 			} else {
-				check(g, ptenc_branch(q->enc, tsc, kind_of(ev.kind), ev.ip,
-						      ev.target, ev.taken, ev.blen), "branch");
+				check(g, ptenc_branch(q->enc, tsc_of(ev.time), kind_of(ev.kind),
+						      ev.ip, ev.target, ev.taken, ev.blen),
+				      "branch");
 			}
+			if (ev.kind != PTENC_COND || ev.taken)
+				g->taken++;
+			if (ev.kind != PTENC_JMP && ev.kind != PTENC_CALL)
+				g->taken_at_packet = g->taken;
+			drop_track(g, q);
+			g->last_time = ev.time;
 			break;
 		}
+		if (ev.time > g->last_time)
+			g->last_time = ev.time;
 	}
 	if (r < 0)
 		exit(1);
@@ -836,6 +1024,7 @@ static void usage(void)
 "  --buildid-dir DIR     put the vDSO into perf's build-id cache layout in DIR\n"
 "  --gaps FILE           where data was lost (machine-readable)\n"
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
+"                        and PREFIX.index (queue cpu pid tid per line)\n"
 "  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
 	exit(2);
 }
@@ -988,6 +1177,9 @@ int main(int argc, char **argv)
 		if (q->started)
 			check(&g, ptenc_flush(q->enc), "flush");
 	}
+	if (!g.o.pipe)
+		check(&g, ptc_perf_writer_set_sample_time(g.w, perf_time(g.first_time),
+							  perf_time(g.last_time)), "feature");
 	check(&g, ptc_perf_writer_finish(g.w), "finish");
 	for (i = 0; i < g.nr_queues; i++) {
 		struct queue *q = &g.queues[i];
@@ -1020,6 +1212,10 @@ int main(int argc, char **argv)
 		close(fd);
 	truth_close(tr);
 	free(g.queues);
+	for (i = 0; i < g.nr_threads; i++) {
+		free(g.threads[i]->preempt_ip);
+		free(g.threads[i]);
+	}
 	free(g.threads);
 	free(tdir);
 	return 0;

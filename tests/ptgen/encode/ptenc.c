@@ -152,6 +152,11 @@ int ptenc_enabled(const struct ptenc *e)
 	return e->enabled;
 }
 
+unsigned ptenc_pending_tnt(const struct ptenc *e)
+{
+	return e->tnt_bits;
+}
+
 int ptenc_in_overflow(const struct ptenc *e)
 {
 	return e->overflow;
@@ -514,8 +519,9 @@ int ptenc_resume(struct ptenc *e, uint64_t tsc, uint64_t ip)
 	err = maybe_psb(e, tsc, ip);
 	if (err)
 		return err;
-	/* After time in the kernel the MTC counter may have wrapped. */
-	if (e->cfg.tsc && (!e->have_time || tsc - e->last_timing > 4096)) {
+	/* Packets stopped while in the kernel (no MTC either): the time at
+	 * which user mode resumes comes with a TSC (and TMA). */
+	if (e->cfg.tsc) {
 		err = put_tsc_tma(e, tsc);
 		if (err)
 			return err;

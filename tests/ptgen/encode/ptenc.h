@@ -84,6 +84,8 @@ uint64_t ptenc_offset(const struct ptenc *e);
 /* Stream offset of the last PSB, UINT64_MAX if none. */
 uint64_t ptenc_last_psb(const struct ptenc *e);
 int ptenc_enabled(const struct ptenc *e);
+/* TNT bits not yet written. */
+unsigned ptenc_pending_tnt(const struct ptenc *e);
 const struct ptenc_stats *ptenc_stats(const struct ptenc *e);
 
 #endif

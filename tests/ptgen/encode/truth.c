@@ -110,6 +110,24 @@ static int parse_build_id(const char *s, uint8_t *out, unsigned *len)
 	return 0;
 }
 
+/* Undoes ptgen-trace's escaping of path, comm and dump: a backslash and
+ * three octal digits stand for one byte (as in /proc/PID/mounts). */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = 0;
+}
+
 int truth_next(struct truth *t, struct truth_event *ev)
 {
 	char *f[MAX_FIELDS], *p;
@@ -175,6 +193,7 @@ int truth_next(struct truth *t, struct truth_event *ev)
 		NUMS(2, 3);
 		ev->pid = (uint32_t)v[2];
 		ev->tid = (uint32_t)v[3];
+		unescape(f[4]);
 		ev->comm = f[4];
 		break;
 	case 'F':	/* F time ppid ptid pid tid */
@@ -191,6 +210,7 @@ int truth_next(struct truth *t, struct truth_event *ev)
 		ev->pid = (uint32_t)v[2];
 		ev->tid = (uint32_t)v[3];
 		ev->exec = (int)v[4];
+		unescape(f[5]);
 		ev->comm = f[5];
 		break;
 	case 'M':	/* M time pid tid start len pgoff prot build-id path [dump] */
@@ -205,7 +225,10 @@ int truth_next(struct truth *t, struct truth_event *ev)
 			return bad(t, "bad prot");
 		if (parse_build_id(f[8], ev->build_id, &ev->build_id_len))
 			return bad(t, "bad build-id");
+		unescape(f[9]);
 		ev->path = f[9];
+		if (nf > 10)
+			unescape(f[10]);
 		ev->dump = nf > 10 ? f[10] : NULL;
 		break;
 	case 'B':	/* B time tid ip target kind taken len insns */

@@ -1,0 +1,51 @@
+#!/bin/sh
+# ptgen-encode against libipt: each thread's AUX stream (per-thread mode)
+# decoded by libipt's instruction and block decoders (ptblk) gives exactly
+# the truth's taken branches and instruction count; an injected overflow or
+# cut is reported there and nowhere else.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+scratch
+. "$top_srcdir/tests/ptgen/encode/common.sh"
+[ -x "$BLK" ] || fail "ptblk not built"
+
+build_and_trace pe_calls
+build_and_trace pe_threads -pthread
+build_and_trace pe_fork
+
+# check NAME OPTIONS...: every thread's stream against the truth.
+check() {
+	name=$1
+	shift
+	"$ENC" --per-thread --aux-dump "$T/q" "$@" -o "$T/x.data" "$T/$name.truth" ||
+		fail "ptgen-encode $* $name"
+	while read -r queue cpu pid tid; do
+		"$BLK" "$T/$name.truth" "$pid" "$T/q.$queue.pt" > "$T/b.out" ||
+			fail "ptblk failed on $name thread $tid"
+		python3 "$CMP" --format ptblk --tid "$tid" --insns \
+			"$T/$name.truth" "$T/b.out" > "$T/b.cmp" ||
+			{ cat "$T/b.cmp" >&2; fail "libipt disagrees: $name $* thread $tid"; }
+		echo "$name $* thread $tid: $(tr '\n' ' ' < "$T/b.cmp")"
+	done < "$T/q.index"
+}
+
+check pe_calls
+check pe_calls --noretcomp --timing=tsc,mtc,cyc --interrupt-every 500
+check pe_threads --psb-period 0 --long-tnt
+check pe_threads --noretcomp --interrupt-every 500
+check pe_fork --timing=tsc,mtc,cyc
+
+# Overflow and lost data in the single-threaded program.
+"$ENC" --per-thread --aux-dump "$T/q" --ovf-at 3000:10 --gaps "$T/g" \
+	-o "$T/o.data" "$T/pe_calls.truth" || fail "ptgen-encode --ovf-at"
+read -r queue cpu pid tid < "$T/q.index"
+"$BLK" "$T/pe_calls.truth" "$pid" "$T/q.0.pt" > "$T/b.out"
+grep -q "^E .* overflow" "$T/b.out" || fail "libipt reported no overflow"
+python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T/b.out" ||
+	fail "overflow: libipt's error is not where it was injected"
+
+"$ENC" --per-thread --aux-dump "$T/q" --psb-period 0 --drop 200@5000 \
+	--gaps "$T/g" -o "$T/d.data" "$T/pe_calls.truth" || fail "ptgen-encode --drop"
+"$BLK" "$T/pe_calls.truth" "$pid" "$T/q.0.pt" > "$T/b.out"
+python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T/b.out" ||
+	fail "lost data: libipt's errors are not where the data was cut"
+exit 0

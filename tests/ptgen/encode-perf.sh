@@ -1,0 +1,73 @@
+#!/bin/sh
+# ptgen-encode against Linux perf: for real executions of the test programs
+# (traced by ptgen-trace), `perf script --itrace=be` must list exactly the
+# truth's taken branches of every thread with no decode error, whatever
+# the encoder's options (RET compression or not, timing packets, PSB
+# period, TNT packing, CPUs, per-thread queues, pipe mode, interrupts);
+# and with an injected overflow or lost AUX data perf must report the error
+# there and nowhere else.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+need_perf
+scratch
+. "$top_srcdir/tests/ptgen/encode/common.sh"
+
+build_and_trace pe_calls
+build_and_trace pe_threads -pthread
+build_and_trace pe_fork
+
+# check NAME OPTIONS...: encode with OPTIONS, decode with perf, compare.
+check() {
+	name=$1
+	shift
+	"$ENC" "$@" --buildid-dir "$T/bid" -o "$T/x.data" "$T/$name.truth" ||
+		fail "ptgen-encode $* $name"
+	"$PERF" --buildid-dir "$T/bid" script -i "$T/x.data" --itrace=be \
+		-F tid,ip,addr,flags > "$T/x.out" 2> "$T/x.err" ||
+		{ cat "$T/x.err" >&2; fail "perf script failed: $name $*"; }
+	python3 "$CMP" "$T/$name.truth" "$T/x.out" > "$T/x.cmp" ||
+		{ cat "$T/x.cmp" >&2; fail "perf disagrees with the truth: $name $*"; }
+	echo "$name $*: $(tr '\n' ' ' < "$T/x.cmp")"
+}
+
+check pe_calls
+check pe_calls --noretcomp --timing=tsc,mtc,cyc
+check pe_calls --psb-period 0 --long-tnt --interrupt-every 700
+# Without timestamps perf cannot order a CPU's threads; one thread is fine.
+check pe_calls --timing=none
+check pe_threads
+check pe_threads --cpus 2 --timing=tsc
+check pe_threads --noretcomp --interrupt-every 700 --cpus 3
+check pe_threads --per-thread --timing=none --long-tnt
+check pe_fork
+check pe_fork --cpus 2 --noretcomp --timing=tsc,mtc,cyc
+check pe_fork --per-thread --psb-period 0
+
+# Pipe mode, through a real pipe (perf treats a redirected file differently).
+"$ENC" --pipe --buildid-dir "$T/bid" -o - "$T/pe_threads.truth" |
+	"$PERF" --buildid-dir "$T/bid" script -i - --itrace=be -F tid,ip,addr,flags \
+	> "$T/p.out" 2> "$T/p.err" || fail "perf script (pipe) failed"
+python3 "$CMP" "$T/pe_threads.truth" "$T/p.out" || fail "pipe mode: perf disagrees"
+
+# The vDSO is found through the build-id cache: its branches are there.
+vdso=$(awk '$1 == "M" && $10 == "[vdso]" { print $5 }' "$T/pe_calls.truth" | head -1)
+[ -n "$vdso" ] || fail "no vDSO mapping in the truth"
+
+# Overflow: OVF before the 3000th branch, 10 branches lost.
+"$ENC" --ovf-at 3000:10 --gaps "$T/g" --buildid-dir "$T/bid" -o "$T/o.data" \
+	"$T/pe_calls.truth" || fail "ptgen-encode --ovf-at"
+"$PERF" --buildid-dir "$T/bid" script -i "$T/o.data" --itrace=be \
+	-F tid,ip,addr,flags > "$T/o.out" 2> "$T/o.err"
+grep -q "Overflow packet" "$T/o.out" || fail "perf reported no overflow"
+python3 "$CMP" --gaps "$T/g" "$T/pe_calls.truth" "$T/o.out" ||
+	fail "overflow: perf's error is not where it was injected"
+
+# Lost AUX data: 200 bytes cut at offset 5000; PSB every 2 KiB to resync.
+"$ENC" --psb-period 0 --drop 200@5000 --gaps "$T/g" --buildid-dir "$T/bid" \
+	-o "$T/d.data" "$T/pe_calls.truth" || fail "ptgen-encode --drop"
+"$PERF" --buildid-dir "$T/bid" script -i "$T/d.data" --itrace=be \
+	-F tid,ip,addr,flags > "$T/d.out" 2> "$T/d.err"
+grep -q "AUX data had gaps in it 1 times" "$T/d.err" ||
+	fail "perf did not see the PARTIAL AUX record"
+python3 "$CMP" --gaps "$T/g" "$T/pe_calls.truth" "$T/d.out" ||
+	fail "lost data: perf's errors are not where the data was cut"
+exit 0
