@@ -24,7 +24,7 @@ scratch
 threads=$(awk '$1 == "T" { print $4 }' "$T/thr.truth" | sort -u | wc -l)
 [ "$threads" -ge 4 ] || fail "the truth has $threads threads, want 4"
 
-for opts in "--per-thread" "--per-thread --noretcomp" "--per-thread --timing=none" ""; do
+for opts in "--per-thread" "--per-thread --noretcomp" "--per-thread --timing=none" "" "--cpus 2"; do
 	for eng in walker libipt; do
 		rm -rf "$T/out" "$T/t.data"
 		if ! "$ENC" -o "$T/t.data" --buildid-dir "$T/bid" $opts "$T/thr.truth" 2>"$T/enc.err"; then

@@ -181,14 +181,18 @@ def main():
                 f = dict(x.split("=", 1) for x in g.split(" : ")[0].split()[3:] if "=" in x)
                 reported.append((g.split()[2], f))
         for w in want:
+            # "ovf queue Q offset O first F resume R ip IP",
+            # "drop queue Q offset O bytes N first F resync R"
+            # (older encoders: kept_offset, resume_ip)
+            kv = dict(zip(w[1::2], w[2::2]))
             if w[0] == "ovf":
-                rip = w[w.index("resume_ip") + 1] if "resume_ip" in w else None
+                rip = kv.get("ip", kv.get("resume_ip"))
                 ok = [r for r in reported if r[0] == "overflow" and (rip is None or int(r[1]["resume-ip"], 16) == int(rip, 16))]
                 if not ok:
                     print("no overflow gap resuming at %s" % rip)
                     errors += 1
             elif w[0] == "drop":
-                k = int(w[w.index("kept_offset") + 1])
+                k = int(kv.get("offset", kv.get("kept_offset")))
                 ok = [r for r in reported if r[0] == "aux-lost" and int(r[1]["aux"], 16) <= k and
                       (r[1]["resume"] == "-" or int(r[1]["resume"], 16) >= k)]
                 if not ok:

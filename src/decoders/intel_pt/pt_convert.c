@@ -94,6 +94,7 @@ struct conv {
 	struct ptc_pt_params params;
 	int per_thread;
 	int per_cpu_out;
+	int have_tsc_config, tsc_enabled;
 	uint64_t orphan_gaps;
 	uint64_t aux_errors;
 	int fatal;
@@ -887,14 +888,16 @@ static void set_params(struct conv *c, const uint64_t *priv, size_t n)
 	}
 	if (n > PTC_PT_MAX_NONTURBO_RATIO)
 		p->nom_freq = (uint8_t)priv[PTC_PT_MAX_NONTURBO_RATIO];
-	if (n > PTC_PT_MTC_FREQ_BITS) {
-		for (i = 0; i < ptc_perf_nr_attrs(c->r); i++) {
-			const struct ptc_perf_attr *a = ptc_perf_attr(c->r, i);
-			if (a->attr.type == priv[PTC_PT_PMU_TYPE]) {
-				unsigned shift = (unsigned)priv[PTC_PT_MTC_FREQ_BITS];
-				if (shift < 60)
-					p->mtc_freq = (uint8_t)((a->attr.config >> shift) & 0xf);
-			}
+	for (i = 0; n > PTC_PT_TSC_BIT && i < ptc_perf_nr_attrs(c->r); i++) {
+		const struct ptc_perf_attr *a = ptc_perf_attr(c->r, i);
+		if (a->attr.type != priv[PTC_PT_PMU_TYPE])
+			continue;
+		c->have_tsc_config = 1;
+		c->tsc_enabled = (a->attr.config & priv[PTC_PT_TSC_BIT]) != 0;
+		if (n > PTC_PT_MTC_FREQ_BITS) {
+			unsigned shift = (unsigned)priv[PTC_PT_MTC_FREQ_BITS];
+			if (shift < 60)
+				p->mtc_freq = (uint8_t)((a->attr.config >> shift) & 0xf);
 		}
 	}
 	/* A queue with a cpu but per-thread mmaps: the AUXTRACE cpu field says. */
@@ -1190,6 +1193,15 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 		ptc_cli_error("%s: no Intel PT trace data (no AUXTRACE records)", opt->input);
 		free_conv(&c);
 		return PTC_EXIT_INPUT;
+	}
+	if (!c.per_thread && c.have_tsc_config && !c.tsc_enabled && !opt->quiet) {
+		for (i = 0; i < c.nq; i++)
+			if (ptc_sb_cpu_switches(c.sb, c.q[i].cpu) > 2) {
+				ptc_cli_error("warning: per-CPU trace without timing packets (tsc=0): threads "
+					      "sharing a CPU cannot be told apart; each CPU's trace goes to its "
+					      "first thread (record with --per-thread, or keep tsc)");
+				break;
+			}
 	}
 	memset(&io, 0, sizeof(io));
 	io.symfs = opt->symfs;
