@@ -120,10 +120,6 @@ static int emit(struct ptc_blk_decoder *d, struct ptc_pt_thread *t, uint64_t ip,
 	b->length = (uint8_t)len;
 	b->flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
 	t->after_gap = 0;
-	t->insns += insns;
-	d->st.insns += insns;
-	t->by_kind[kind]++;
-	t->not_taken += !taken;
 	if (t->nbatch == PTC_PT_BATCH)
 		return ptc_pt_thread_flush(t);
 	return 0;

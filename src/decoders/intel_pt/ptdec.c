@@ -21,6 +21,7 @@
 #include "decoders/intel_pt/ptdec.h"
 
 #define RCACHE 8
+#define ICACHE 4096	/* indirect targets: ip -> next branch, direct-mapped */
 #define STACK_MAX (1u << 24)	/* entries; beyond, the oldest half is dropped */
 
 struct pending_gap {
@@ -54,6 +55,13 @@ struct ptc_pt_decoder {
 	unsigned nrc, rc_next;
 	struct ptc_pt_region reg;
 	int have_reg;
+
+	struct icache {
+		uint64_t ip;
+		const struct ptc_image *img;
+		int64_t bias;
+		uint32_t idx, insns;
+	} *icache;
 
 	uint64_t ip;		/* run-time IP where walking continues */
 	uint32_t idx, insns;	/* next branch in reg and instructions to it */
@@ -122,7 +130,16 @@ void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, str
 
 int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 {
+	size_t i;
 	int err = 0;
+
+	/* statistics per batch rather than per branch */
+	for (i = 0; i < t->nbatch; i++) {
+		const struct ptc_branch *b = &t->batch[i];
+		t->insns += b->insns;
+		t->by_kind[b->kind]++;
+		t->not_taken += !b->taken;
+	}
 
 	if (t->nbatch && t->sink && !t->sink_error) {
 		err = t->sink->branches(t->sink->ctx, t->batch, t->nbatch);
@@ -170,10 +187,6 @@ static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, cons
 	d->st.branches++;
 	if (t == &d->orphan)
 		d->st.orphan_branches++;
-	t->insns += src->insns;
-	d->st.insns += src->insns;
-	t->by_kind[src->kind]++;
-	t->not_taken += !src->taken;
 	if (t->nbatch == PTC_PT_BATCH)
 		return ptc_pt_thread_flush(t);
 	return 0;
@@ -442,11 +455,29 @@ static int locate(struct ptc_pt_decoder *d, uint64_t ip)
 {
 	int err;
 
+	struct icache *e;
+
 	d->ip = ip;
 	err = find_region(d, ip);
 	if (err < 0)
 		return err;
+	/* Indirect branches go to few places (returns, switch tables,
+	 * virtual calls): remember where each leads. */
+	e = &d->icache[(ip ^ (ip >> 12)) & (ICACHE - 1)];
+	if (e->ip == ip && e->img == d->reg.img && e->bias == d->reg.bias) {
+		d->idx = e->idx;
+		d->insns = e->insns;
+		d->have_idx = 1;
+		return 0;
+	}
 	err = ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &d->idx, &d->insns);
+	if (err >= 0) {
+		e->ip = ip;
+		e->img = d->reg.img;
+		e->bias = d->reg.bias;
+		e->idx = d->idx;
+		e->insns = d->insns;
+	}
 	if (err < 0) {
 		open_gap(d, err == -ptc_err_not_found ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE,
 			 cur_offset(d), "ip 0x%" PRIx64 " in %s: %s", ip,
@@ -916,6 +947,68 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 
 static int start_sub(struct ptc_pt_decoder *d, size_t i);
 
+/* The inner loop: conditional and direct branches, as long as nothing
+ * else (an event, an indirect branch, a region change) needs attention;
+ * everything else goes through step(). */
+static int walk(struct ptc_pt_decoder *d, uint64_t until)
+{
+	const struct ptc_tbranch *tb = d->reg.tb;
+	int64_t bias = d->reg.bias;
+	uint32_t ntb = d->reg.ntb;
+
+	while (d->have_idx && !d->have_ev && !(d->status & pts_event_pending)) {
+		const struct ptc_tbranch *b = &tb[d->idx];
+		uint64_t bip = (uint64_t)((int64_t)b->ip + bias);
+		int taken, st, err;
+
+		if (b->kind == PTC_BR_COND) {
+			st = pt_qry_cond_branch(d->qry, &taken);
+			if (st < 0)
+				break;	/* step() reports it */
+			d->status = st;
+			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, PTC_BR_COND, taken,
+				   b->length);
+			if (err < 0)
+				return err;
+			if (taken) {
+				d->ip = (uint64_t)((int64_t)b->target + bias);
+				if (b->target_next == PTC_NO_BRANCH)
+					d->have_idx = 0;
+				else {
+					d->idx = b->target_next;
+					d->insns = b->target_insns;
+				}
+			} else {
+				d->ip = bip + b->length;
+				if (b->fall_insns && d->idx + 1 < ntb) {
+					d->idx++;
+					d->insns = b->fall_insns;
+				} else {
+					d->have_idx = 0;
+				}
+			}
+			continue;
+		}
+		if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
+			if (b->kind == PTC_BR_CALL && push_ret(d->thr, bip + b->length) < 0)
+				return -ptc_err_nomem;
+			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, b->kind, 1, b->length);
+			if (err < 0)
+				return err;
+			d->ip = (uint64_t)((int64_t)b->target + bias);
+			if (b->target_next == PTC_NO_BRANCH)
+				d->have_idx = 0;
+			else {
+				d->idx = b->target_next;
+				d->insns = b->target_insns;
+			}
+			continue;
+		}
+		break;
+	}
+	return step(d, until);
+}
+
 int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 {
 	int err;
@@ -976,7 +1069,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 					      pt_errstr(pt_errcode(err)));
 			continue;
 		}
-		err = step(d, until);
+		err = walk(d, until);
 		if (err < 0)
 			return err;
 		if (err == STEP_STOP)
@@ -1009,6 +1102,11 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 		d->env.thread_at = no_thread;
 	d->cpu = cpu;
 	d->qtid = queue_tid;
+	d->icache = calloc(ICACHE, sizeof(*d->icache));
+	if (!d->icache) {
+		free(d);
+		return -ptc_err_nomem;
+	}
 	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
 	d->thr = &d->orphan;
 	d->rc_pid = UINT32_MAX;

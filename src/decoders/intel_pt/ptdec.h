@@ -52,7 +52,7 @@ struct ptc_pt_thread {
 	size_t nbatch;
 	int sink_error;			/* first error returned by the sink */
 
-	/* statistics */
+	/* statistics, updated when the batch is flushed */
 	uint64_t by_kind[PTC_BR_KIND_NR];
 	uint64_t not_taken;
 	uint64_t insns;			/* instructions in branch events */
@@ -97,7 +97,6 @@ struct ptc_pt_params {
 struct ptc_pt_stats {
 	uint64_t bytes;			/* trace bytes given */
 	uint64_t branches;
-	uint64_t insns;
 	uint64_t gaps, gaps_by_cause[PTC_GAP_CAUSE_NR];
 	uint64_t lost_bytes;		/* bytes skipped while out of sync */
 	uint64_t psb;			/* synchronisation points used */
