@@ -12,20 +12,25 @@ build_and_trace pe_calls
 build_and_trace pe_threads -pthread
 build_and_trace pe_fork
 
-# check NAME OPTIONS...: every thread's stream against the truth.
+# streams NAME WHAT: every stream listed in $T/q.index against $T/NAME.truth.
+streams() {
+	while read -r queue cpu pid tid; do
+		"$BLK" "$T/$1.truth" "$pid" "$T/q.$queue.pt" > "$T/b.out" ||
+			fail "ptblk failed on $1 thread $tid"
+		python3 "$CMP" --format ptblk --tid "$tid" --insns \
+			"$T/$1.truth" "$T/b.out" > "$T/b.cmp" ||
+			{ cat "$T/b.cmp" >&2; fail "libipt disagrees: $2 thread $tid"; }
+		echo "$2 thread $tid: $(tr '\n' ' ' < "$T/b.cmp")"
+	done < "$T/q.index"
+}
+
+# check NAME OPTIONS...: encode per thread, check every thread's stream.
 check() {
 	name=$1
 	shift
 	"$ENC" --per-thread --aux-dump "$T/q" "$@" -o "$T/x.data" "$T/$name.truth" ||
 		fail "ptgen-encode $* $name"
-	while read -r queue cpu pid tid; do
-		"$BLK" "$T/$name.truth" "$pid" "$T/q.$queue.pt" > "$T/b.out" ||
-			fail "ptblk failed on $name thread $tid"
-		python3 "$CMP" --format ptblk --tid "$tid" --insns \
-			"$T/$name.truth" "$T/b.out" > "$T/b.cmp" ||
-			{ cat "$T/b.cmp" >&2; fail "libipt disagrees: $name $* thread $tid"; }
-		echo "$name $* thread $tid: $(tr '\n' ' ' < "$T/b.cmp")"
-	done < "$T/q.index"
+	streams "$name" "$name $*"
 }
 
 check pe_calls
@@ -33,6 +38,14 @@ check pe_calls --noretcomp --timing=tsc,mtc,cyc --interrupt-every 500
 check pe_threads --psb-period 0 --long-tnt
 check pe_threads --noretcomp --interrupt-every 500
 check pe_fork --timing=tsc,mtc,cyc
+
+# Scale mode: a random walk over libc's code, two threads.
+libc=$(awk '$1 == "M" && $10 ~ /libc[.]so/ { print $10; exit }' "$T/pe_calls.truth")
+[ -n "$libc" ] || fail "no libc mapping in the truth"
+"$top_builddir/tests/ptgen/ptgen-walk" --per-thread --aux-dump "$T/q" --threads 2 \
+	--slice 20000 --branches 50000 --seed 11 --noretcomp --truth "$T/walk.truth" \
+	-o "$T/w.data" "$libc" 2> "$T/w.log" || fail "ptgen-walk"
+streams walk "ptgen-walk --noretcomp"
 
 # Overflow and lost data in the single-threaded program.
 "$ENC" --per-thread --aux-dump "$T/q" --ovf-at 3000:10 --gaps "$T/g" \

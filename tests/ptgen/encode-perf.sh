@@ -42,6 +42,15 @@ check pe_fork
 check pe_fork --cpus 2 --noretcomp --timing=tsc,mtc,cyc
 check pe_fork --per-thread --psb-period 0
 
+# Scale mode: a random walk over libc's code, two CPUs, 50000 branches.
+libc=$(awk '$1 == "M" && $10 ~ /libc[.]so/ { print $10; exit }' "$T/pe_calls.truth")
+[ -n "$libc" ] || fail "no libc mapping in the truth"
+"$top_builddir/tests/ptgen/ptgen-walk" --cpus 2 --branches 50000 --seed 7 \
+	--truth "$T/walk.truth" -o "$T/w.data" "$libc" 2> "$T/w.log" || fail "ptgen-walk"
+"$PERF" script -i "$T/w.data" --itrace=be -F tid,ip,addr,flags > "$T/w.out" 2> "$T/w.err" ||
+	fail "perf script failed on the walk"
+python3 "$CMP" "$T/walk.truth" "$T/w.out" || fail "perf disagrees with the walk"
+
 # Pipe mode, through a real pipe (perf treats a redirected file differently).
 "$ENC" --pipe --buildid-dir "$T/bid" -o - "$T/pe_threads.truth" |
 	"$PERF" --buildid-dir "$T/bid" script -i - --itrace=be -F tid,ip,addr,flags \

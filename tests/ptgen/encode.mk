@@ -1,6 +1,7 @@
 # ptgen-encode: ground truth -> Intel PT perf.data (see tests/ptgen/ground-truth.md).
 noinst_PROGRAMS += tests/ptgen/ptgen-encode
-tests_ptgen_ptgen_encode_SOURCES = tests/ptgen/encode/main.c \
+tests_ptgen_ptgen_encode_SOURCES = tests/ptgen/encode/encode.c \
+	tests/ptgen/encode/gen.c tests/ptgen/encode/gen.h \
 	tests/ptgen/encode/ptenc.c tests/ptgen/encode/ptenc.h \
 	tests/ptgen/encode/truth.c tests/ptgen/encode/truth.h
 
@@ -18,3 +19,10 @@ EXTRA_DIST += tests/ptgen/encode-perf.sh tests/ptgen/encode-libipt.sh \
 	tests/ptgen/encode/common.sh \
 	tests/ptgen/encode/progs/pe_calls.c tests/ptgen/encode/progs/pe_threads.c \
 	tests/ptgen/encode/progs/pe_fork.c
+
+# ptgen-walk: scale mode (random walk over a real binary's code).
+noinst_PROGRAMS += tests/ptgen/ptgen-walk
+tests_ptgen_ptgen_walk_SOURCES = tests/ptgen/encode/walk.c \
+	tests/ptgen/encode/gen.c tests/ptgen/encode/gen.h \
+	tests/ptgen/encode/ptenc.c tests/ptgen/encode/ptenc.h \
+	tests/ptgen/encode/truth.c tests/ptgen/encode/truth.h

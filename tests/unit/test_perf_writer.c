@@ -152,10 +152,11 @@ static void expect(const char *out, const char *what)
 
 int main(void)
 {
-	char dir[] = "/tmp/ptc-pw-XXXXXX", file[64], pipe[64], cmd[512];
-	const char *perf = getenv("PERF");
+	const char *perf = getenv("PERF"), *tmp = getenv("TMPDIR");
+	char dir[256], file[300], pipe[300], cmd[1024];
 	char *out;
 
+	snprintf(dir, sizeof(dir), "%s/ptc-pw-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	snprintf(file, sizeof(file), "%s/file.data", dir);
 	snprintf(pipe, sizeof(pipe), "%s/pipe.data", dir);

@@ -1,13 +1,12 @@
-/* ptgen-encode: turns a ground-truth execution (.truth, see
- * tests/ptgen/ground-truth.md) into the perf.data that
- * `perf record -e intel_pt//u` would have written for it.
+/* gen: an execution (ground-truth events, see tests/ptgen/ground-truth.md)
+ * -> the perf.data that `perf record -e intel_pt//u` would have written.
  *
- * The truth is read twice: a first pass finds the threads, mappings and
- * time range (perf.data declares its events and ids before any record), the
- * second pass writes sideband records and drives one Intel PT packet
- * encoder (ptenc) per AUX queue: one per CPU, or one per thread with
- * --per-thread.  Threads are placed on CPUs round-robin in order of first
- * appearance, so the layout is deterministic.
+ * Events come twice: gen_scan() sees them all first (threads, mappings,
+ * where preempted threads continue: perf.data declares its events and ids
+ * before any record), then gen_event() writes sideband records and drives
+ * one Intel PT packet encoder (ptenc) per AUX queue: one per CPU, or one
+ * per thread with per_thread.  Threads are placed on CPUs round-robin in
+ * order of first appearance, so the layout is deterministic.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +27,7 @@
 #include "input/perf_writer.h"
 #include "ptenc.h"
 #include "truth.h"
+#include "gen.h"
 
 /* The clocks of the model: perf time (ns) = truth time + TIME_BASE; the TSC
  * runs at 2 GHz, the crystal (CTC) at 25 MHz, the core at the nominal
@@ -57,19 +57,6 @@
 #define ID_PT_BASE 1000
 #define ID_DUMMY_BASE 2000
 
-struct options {
-	const char *truth, *out, *buildid_dir, *gaps, *aux_dump;
-	int retcomp, tsc, mtc, cyc, long_tnt;
-	unsigned mtc_period, psb_period;
-	unsigned cpus;
-	int per_thread, pipe;
-	uint64_t ovf_at, ovf_drop;
-	uint64_t drop_bytes, drop_offset;
-	unsigned drop_queue;
-	int drop;
-	uint64_t interrupt_every;
-	size_t chunk;
-};
 
 /* Where a thread switched out in user mode continues.  far: it had in fact
  * entered a system call that blocked; ptgen-trace writes that syscall's B
@@ -123,7 +110,7 @@ struct queue {
 };
 
 struct gen {
-	struct options o;
+	struct gen_options o;
 	struct ptc_perf_writer *w;
 	struct thread **threads;	/* stable pointers: others keep them */
 	size_t nr_threads;
@@ -133,17 +120,18 @@ struct gen {
 	FILE *gaps;
 	uint64_t branches;	/* B lines seen */
 	uint64_t taken;		/* taken branches seen (compare.py's indices) */
-	uint64_t taken_at_packet;	/* taken branches up to the last one that wrote a packet or TNT bit */
+	uint64_t taken_at_packet;	/* taken branches before the last one that wrote a packet or TNT bit */
 	/* overflow injection */
 	struct queue *ovf_q;
 	uint64_t ovf_left, ovf_line;
 	struct thread *running;	/* the truth's one logical CPU */
 	uint64_t koff;		/* kernel time added to the truth's clock so far */
 	const char *truth_dir;
+	char *truth_dir_buf;
+	int have_time;
 };
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -521,84 +509,91 @@ static void push_preempt_ip(struct thread *t, uint64_t ip, int far)
 	t->await_preempt_ip--;
 }
 
-static void first_pass(struct gen *g, struct truth *tr)
+/* First pass over the events: threads, build-ids, the vDSO, and where
+ * threads preempted in user mode continue. */
+void gen_scan(struct gen *g, const struct truth_event *ev)
 {
-	struct truth_event ev;
-	int r, have_time = 0;
+	struct thread *t;
 
-	while ((r = truth_next(tr, &ev)) > 0) {
-		struct thread *t;
-
-		if (ev.type == 'V')
-			continue;
-		if (!have_time)
-			g->first_time = ev.time;
-		have_time = 1;
-		g->last_time = ev.time;
-		switch (ev.type) {
-		case 'T':
-		case 'C':
-			t = add_thread(g, ev.pid, ev.tid);
-			if (!t->comm[0] || ev.type == 'T')
-				snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
-			break;
-		case 'F':
-			t = add_thread(g, ev.pid, ev.tid);
-			t->ppid = ev.ppid;
-			t->ptid = ev.ptid;
-			break;
-		case 'S':
-			t = find_thread(g, ev.tid);
-			if (!t)
-				die("%s:%llu: unknown thread %u", g->o.truth,
-				    (unsigned long long)ev.line, ev.tid);
-			if (g->running && g->running != t && g->running->in_user)
-				g->running->await_preempt_ip++;
-			g->running = t;
-			break;
-		case 'R':
-		case 'A':
-		case 'B':
-		case 'E':
-			t = find_thread(g, ev.tid);
-			if (!t)
-				die("%s:%llu: unknown thread %u", g->o.truth,
-				    (unsigned long long)ev.line, ev.tid);
-			/* Preempted again before reaching its next branch:
-			 * every preemption continues at the same IP. */
-			while (t->await_preempt_ip && ev.type != 'R')
-				push_preempt_ip(t, ev.type == 'E' ? t->next_ip : ev.ip,
-						ev.type == 'B' && ev.kind == PTENC_FAR &&
-						t != g->running);
-			if (ev.type == 'R')
-				t->in_user = 1;
-			else if (ev.type == 'A' || (ev.type == 'B' && ev.kind == PTENC_FAR))
-				t->in_user = 0;
-			if (ev.type == 'B')
-				t->next_ip = ev.taken || ev.kind != PTENC_COND ?
-					ev.target : ev.ip + ev.blen;
-			break;
-		case 'M':
-			if (ev.build_id_len) {
-				int e = ptc_perf_writer_add_build_id(
-					g->w, (int32_t)ev.pid, PERF_RECORD_MISC_USER,
-					ev.build_id, ev.build_id_len, ev.path);
-				check(g, e, "build-id");
-			}
-			if (!strcmp(ev.path, "[vdso]"))
-				cache_vdso(g, &ev);
-			break;
-		default:
-			break;
+	if (ev->type == 'V')
+		return;
+	if (!g->have_time)
+		g->first_time = ev->time;
+	g->have_time = 1;
+	g->last_time = ev->time;
+	switch (ev->type) {
+	case 'T':
+	case 'C':
+		t = add_thread(g, ev->pid, ev->tid);
+		if (!t->comm[0] || ev->type == 'T')
+			snprintf(t->comm, sizeof(t->comm), "%s", ev->comm);
+		break;
+	case 'F':
+		t = add_thread(g, ev->pid, ev->tid);
+		t->ppid = ev->ppid;
+		t->ptid = ev->ptid;
+		break;
+	case 'S':
+		t = find_thread(g, ev->tid);
+		if (!t)
+			die("%s:%llu: unknown thread %u", g->o.truth,
+			    (unsigned long long)ev->line, ev->tid);
+		if (g->running && g->running != t && g->running->in_user)
+			g->running->await_preempt_ip++;
+		g->running = t;
+		break;
+	case 'R':
+	case 'A':
+	case 'B':
+	case 'E':
+		t = find_thread(g, ev->tid);
+		if (!t)
+			die("%s:%llu: unknown thread %u", g->o.truth,
+			    (unsigned long long)ev->line, ev->tid);
+		/* Preempted again before reaching its next branch:
+		 * every preemption continues at the same IP. */
+		while (t->await_preempt_ip && ev->type != 'R')
+			push_preempt_ip(t, ev->type == 'E' ? t->next_ip : ev->ip,
+					ev->type == 'B' && ev->kind == PTENC_FAR &&
+					t != g->running);
+		if (ev->type == 'R')
+			t->in_user = 1;
+		else if (ev->type == 'A' || (ev->type == 'B' && ev->kind == PTENC_FAR))
+			t->in_user = 0;
+		if (ev->type == 'B')
+			t->next_ip = ev->taken || ev->kind != PTENC_COND ?
+				ev->target : ev->ip + ev->blen;
+		break;
+	case 'M':
+		if (ev->build_id_len) {
+			int e = ptc_perf_writer_add_build_id(
+				g->w, (int32_t)ev->pid, PERF_RECORD_MISC_USER,
+				ev->build_id, ev->build_id_len, ev->path);
+			check(g, e, "build-id");
 		}
+		if (!strcmp(ev->path, "[vdso]"))
+			cache_vdso(g, ev);
+		break;
+	default:
+		break;
 	}
-	if (r < 0)
-		exit(1);
+}
+
+static void set_queues(struct gen *g);
+static void write_header(struct gen *g);
+
+void gen_begin(struct gen *g)
+{
+	size_t i;
+
 	if (!g->nr_threads)
 		die("%s: no threads", g->o.truth);
-	for (size_t i = 0; i < g->nr_threads; i++)
+	for (i = 0; i < g->nr_threads; i++)
 		g->threads[i]->in_user = 0;
 	g->running = NULL;
+	set_queues(g);
+	write_header(g);
+	g->koff = KERNEL_NS;
 }
 
 static void set_queues(struct gen *g)
@@ -658,7 +653,7 @@ static void set_queues(struct gen *g)
 	}
 }
 
-static void write_header(struct gen *g, int argc, char **argv)
+static void write_header(struct gen *g)
 {
 	struct perf_event_attr pt, dummy;
 	uint64_t *ids = calloc(g->nr_queues, sizeof(uint64_t));
@@ -735,8 +730,6 @@ static void write_header(struct gen *g, int argc, char **argv)
 	check(g, ptc_perf_writer_set_string(g->w, PTC_FEAT_CPUID, "GenuineIntel,6,85,4"), "feature");
 	check(g, ptc_perf_writer_set_u64(g->w, PTC_FEAT_TOTAL_MEM, 16u << 20), "feature");
 	check(g, ptc_perf_writer_set_cmdline(g->w, 6, cmd), "feature");
-	(void)argc;
-	(void)argv;
 	check(g, ptc_perf_writer_begin(g->w), "header");
 
 	/* TIME_CONV: perf time = TSC * mult >> shift (+ zero). */
@@ -891,124 +884,247 @@ static void switch_to(struct gen *g, struct thread *t, uint64_t tm)
 	}
 }
 
-static void second_pass(struct gen *g, struct truth *tr)
+/* Second pass: one event of the execution, in order. */
+void gen_event(struct gen *g, struct truth_event *ev)
 {
-	struct truth_event ev;
-	int r;
+	struct thread *t = NULL;
+	struct queue *q;
+	uint64_t sb;	/* time of sideband records: in the kernel */
 
-	g->koff = KERNEL_NS;
-	while ((r = truth_next(tr, &ev)) > 0) {
-		struct thread *t = NULL;
-		struct queue *q;
-		uint64_t sb;	/* time of sideband records: in the kernel */
-
-		if (ev.type == 'V')
-			continue;
-		ev.time += g->koff;
-		sb = ev.time - KERNEL_NS / 2;
-		if (ev.type != 'M' && ev.type != 'F') {
-			t = find_thread(g, ev.tid);
-			if (!t)
-				die("%s:%llu: unknown thread %u", g->o.truth,
-				    (unsigned long long)ev.line, ev.tid);
-		}
-		switch (ev.type) {
-		case 'T':
-			if (t == g->threads[0]) {
-				rec_comm(g, t, sb, 0);
-				run_thread(g, t, sb);
-			}
-			break;
-		case 'F':
-			t = find_thread(g, ev.tid);
-			rec_fork_exit(g, PERF_RECORD_FORK, t, sb);
-			break;
-		case 'C':
-			snprintf(t->comm, sizeof(t->comm), "%s", ev.comm);
-			rec_comm(g, t, sb, ev.exec);
-			break;
-		case 'M':
-			t = find_thread(g, ev.tid);
-			if (!t)
-				t = add_thread(g, ev.pid, ev.tid);
-			ev.time = sb;
-			rec_mmap2(g, t, &ev);
-			break;
-		case 'S':
-			switch_to(g, t, ev.time);
-			break;
-		case 'X':
-			rec_fork_exit(g, PERF_RECORD_EXIT, t, sb);
-			break;
-		case 'E':
-			q = queue_of(g, t);
-			q->now = ev.time;
-			break;
-		case 'R':
-			run_thread(g, t, sb);
-			user_entry(g, t, ev.time, ev.ip);
-			break;
-		case 'A':
-			t->insns_since_irq = 0;
-			if (t->preempted)
-				break;	/* already out of user mode at this IP */
-			if (!t->in_user)
-				die("%s:%llu: asynchronous exit outside user mode",
-				    g->o.truth, (unsigned long long)ev.line);
-			kernel_entry(g, t, ev.time, 0, ev.ip);
-			break;
-		case 'B':
-			g->branches++;
-			if (t->late_far && ev.kind == PTENC_FAR && t != g->running) {
-				t->late_far--;
-				g->taken++;
-				g->taken_at_packet = g->taken;
-				break;
-			}
-			run_thread(g, t, sb);
-			q = queue_of(g, t);
-			q->now = ev.time;
-			if (!t->in_user)
-				die("%s:%llu: branch while not in user mode (no R line before it)",
-				    g->o.truth, (unsigned long long)ev.line);
-			drop_track(g, q);
-			ovf_check(g, q, &ev);
-			t->insns_since_irq += ev.insns;
-			if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
-			    !ptenc_in_overflow(q->enc)) {
-				/* A synthetic interrupt before the branch
-				 * executes: user-mode flow is unchanged. */
-				t->insns_since_irq = 0;
-				kernel_entry(g, t, ev.time, 0, ev.ip);
-				ev.time += KERNEL_NS;
-				user_entry(g, t, ev.time, ev.ip);
-			}
-			if (ev.kind == PTENC_FAR) {
-				kernel_entry(g, t, ev.time, 1, 0);
-			} else {
-				check(g, ptenc_branch(q->enc, tsc_of(ev.time), kind_of(ev.kind),
-						      ev.ip, ev.target, ev.taken, ev.blen),
-				      "branch");
-			}
-			if (ev.kind != PTENC_COND || ev.taken)
-				g->taken++;
-			if (ev.kind != PTENC_JMP && ev.kind != PTENC_CALL)
-				g->taken_at_packet = g->taken;
-			drop_track(g, q);
-			g->last_time = ev.time;
-			break;
-		}
-		if (ev.time > g->last_time)
-			g->last_time = ev.time;
+	if (ev->type == 'V')
+		return;
+	ev->time += g->koff;
+	sb = ev->time - KERNEL_NS / 2;
+	if (ev->type != 'M' && ev->type != 'F') {
+		t = find_thread(g, ev->tid);
+		if (!t)
+			die("%s:%llu: unknown thread %u", g->o.truth,
+			    (unsigned long long)ev->line, ev->tid);
 	}
-	if (r < 0)
-		exit(1);
+	switch (ev->type) {
+	case 'T':
+		if (t == g->threads[0]) {
+			rec_comm(g, t, sb, 0);
+			run_thread(g, t, sb);
+		}
+		break;
+	case 'F':
+		t = find_thread(g, ev->tid);
+		rec_fork_exit(g, PERF_RECORD_FORK, t, sb);
+		break;
+	case 'C':
+		snprintf(t->comm, sizeof(t->comm), "%s", ev->comm);
+		rec_comm(g, t, sb, ev->exec);
+		break;
+	case 'M':
+		t = find_thread(g, ev->tid);
+		if (!t)
+			t = add_thread(g, ev->pid, ev->tid);
+		ev->time = sb;
+		rec_mmap2(g, t, ev);
+		break;
+	case 'S':
+		switch_to(g, t, ev->time);
+		break;
+	case 'X':
+		rec_fork_exit(g, PERF_RECORD_EXIT, t, sb);
+		break;
+	case 'E':
+		q = queue_of(g, t);
+		q->now = ev->time;
+		break;
+	case 'R':
+		run_thread(g, t, sb);
+		user_entry(g, t, ev->time, ev->ip);
+		break;
+	case 'A':
+		t->insns_since_irq = 0;
+		if (t->preempted)
+			break;	/* already out of user mode at this IP */
+		if (!t->in_user)
+			die("%s:%llu: asynchronous exit outside user mode",
+			    g->o.truth, (unsigned long long)ev->line);
+		kernel_entry(g, t, ev->time, 0, ev->ip);
+		break;
+	case 'B':
+		g->branches++;
+		if (t->late_far && ev->kind == PTENC_FAR && t != g->running) {
+			t->late_far--;
+			g->taken_at_packet = g->taken;
+			g->taken++;
+			break;
+		}
+		run_thread(g, t, sb);
+		q = queue_of(g, t);
+		q->now = ev->time;
+		if (!t->in_user)
+			die("%s:%llu: branch while not in user mode (no R line before it)",
+			    g->o.truth, (unsigned long long)ev->line);
+		drop_track(g, q);
+		ovf_check(g, q, ev);
+		t->insns_since_irq += ev->insns;
+		if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
+		    !ptenc_in_overflow(q->enc)) {
+			/* A synthetic interrupt before the branch
+			 * executes: user-mode flow is unchanged. */
+			t->insns_since_irq = 0;
+			kernel_entry(g, t, ev->time, 0, ev->ip);
+			ev->time += KERNEL_NS;
+			user_entry(g, t, ev->time, ev->ip);
+		}
+		if (ev->kind == PTENC_FAR) {
+			kernel_entry(g, t, ev->time, 1, 0);
+		} else {
+			check(g, ptenc_branch(q->enc, tsc_of(ev->time), kind_of(ev->kind),
+					      ev->ip, ev->target, ev->taken, ev->blen),
+			      "branch");
+		}
+		/* A decoder may not report the last branch before a
+		 * loss (it learns its target only from what follows), so
+		 * lost ranges start before it. */
+		if (ev->kind != PTENC_JMP && ev->kind != PTENC_CALL)
+			g->taken_at_packet = g->taken;
+		if (ev->kind != PTENC_COND || ev->taken)
+			g->taken++;
+		drop_track(g, q);
+		g->last_time = ev->time;
+		break;
+	}
+	if (ev->time > g->last_time)
+		g->last_time = ev->time;
 }
 
-static void usage(void)
+struct gen *gen_new(const struct gen_options *o, int fd)
 {
-	fprintf(stderr,
-"usage: ptgen-encode [options] TRUTH\n"
+	struct gen *g = calloc(1, sizeof(*g));
+	char *tdir;
+
+	if (!g)
+		die("out of memory");
+	g->o = *o;
+	tdir = o->truth ? strdup(o->truth) : NULL;
+	g->truth_dir_buf = tdir;
+	g->truth_dir = tdir ? dirname(tdir) : NULL;
+	check(g, ptc_perf_writer_new(&g->w, fd, o->pipe ? PTC_PERF_WRITE_PIPE :
+						       PTC_PERF_WRITE_FILE), "writer");
+	if (o->gaps) {
+		g->gaps = fopen(o->gaps, "w");
+		if (!g->gaps)
+			die("%s: %s", o->gaps, strerror(errno));
+	}
+	return g;
+}
+
+void gen_finish(struct gen *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_queues; i++) {
+		struct queue *q = &g->queues[i];
+
+		if (q->started)
+			check(g, ptenc_flush(q->enc), "flush");
+	}
+	if (!g->o.pipe)
+		check(g, ptc_perf_writer_set_sample_time(g->w, perf_time(g->first_time),
+							 perf_time(g->last_time)), "feature");
+	check(g, ptc_perf_writer_finish(g->w), "finish");
+}
+
+void gen_stats(const struct gen *g, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_queues; i++) {
+		const struct queue *q = &g->queues[i];
+		const struct ptenc_stats *s = ptenc_stats(q->enc);
+
+		if (!q->started)
+			continue;
+		fprintf(f,
+			"queue %zu: %llu bytes (%llu dropped), TNT %llu bits in %llu packets, "
+			"TIP %llu, PGE %llu, PGD %llu, FUP %llu, PSB %llu, OVF %llu, "
+			"MODE.EXEC %llu, TSC %llu, TMA %llu, MTC %llu, CYC %llu, CBR %llu, "
+			"compressed RET %llu, call-stack entries dropped %llu\n",
+			i, (unsigned long long)s->bytes, (unsigned long long)q->dropped,
+			(unsigned long long)s->tnt_bits, (unsigned long long)s->tnt_packets,
+			(unsigned long long)s->tip, (unsigned long long)s->tip_pge,
+			(unsigned long long)s->tip_pgd, (unsigned long long)s->fup,
+			(unsigned long long)s->psb, (unsigned long long)s->ovf,
+			(unsigned long long)s->mode_exec, (unsigned long long)s->tsc,
+			(unsigned long long)s->tma, (unsigned long long)s->mtc,
+			(unsigned long long)s->cyc, (unsigned long long)s->cbr,
+			(unsigned long long)s->ret_compressed,
+			(unsigned long long)s->callstack_dropped);
+	}
+}
+
+uint64_t gen_aux_bytes(const struct gen *g)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < g->nr_queues; i++)
+		n += g->queues[i].kept;
+	return n;
+}
+
+void gen_free(struct gen *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nr_queues; i++) {
+		struct queue *q = &g->queues[i];
+
+		if (q->dump)
+			fclose(q->dump);
+		ptenc_free(q->enc);
+	}
+	if (g->gaps)
+		fclose(g->gaps);
+	ptc_perf_writer_free(g->w);
+	free(g->queues);
+	for (i = 0; i < g->nr_threads; i++) {
+		free(g->threads[i]->preempt_ip);
+		free(g->threads[i]);
+	}
+	free(g->threads);
+	free(g->truth_dir_buf);
+	free(g);
+}
+
+/* --- options shared by ptgen-encode and ptgen-walk ------------------------ */
+
+enum {
+	OPT_PIPE = 256, OPT_NORETCOMP, OPT_TIMING, OPT_MTC_PERIOD, OPT_PSB_PERIOD,
+	OPT_LONG_TNT, OPT_CPUS, OPT_PER_THREAD, OPT_OVF_AT, OPT_DROP,
+	OPT_INTERRUPT_EVERY, OPT_BUILDID_DIR, OPT_GAPS, OPT_AUX_DUMP, OPT_AUX_CHUNK,
+};
+
+const struct option gen_long_options[] = {
+	{ "pipe", no_argument, NULL, OPT_PIPE },
+	{ "noretcomp", no_argument, NULL, OPT_NORETCOMP },
+	{ "timing", required_argument, NULL, OPT_TIMING },
+	{ "mtc-period", required_argument, NULL, OPT_MTC_PERIOD },
+	{ "psb-period", required_argument, NULL, OPT_PSB_PERIOD },
+	{ "long-tnt", no_argument, NULL, OPT_LONG_TNT },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "ovf-at", required_argument, NULL, OPT_OVF_AT },
+	{ "drop", required_argument, NULL, OPT_DROP },
+	{ "interrupt-every", required_argument, NULL, OPT_INTERRUPT_EVERY },
+	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+	{ "gaps", required_argument, NULL, OPT_GAPS },
+	{ "aux-dump", required_argument, NULL, OPT_AUX_DUMP },
+	{ "aux-chunk", required_argument, NULL, OPT_AUX_CHUNK },
+	{ NULL, 0, NULL, 0 }
+};
+
+void gen_options_help(FILE *f)
+{
+	fprintf(f,
 "  -o FILE               output perf.data (default perf.data; - for stdout)\n"
 "  --pipe                write pipe-mode perf.data\n"
 "  --noretcomp           no RET compression (every RET a TIP)\n"
@@ -1022,11 +1138,23 @@ static void usage(void)
 "  --drop BYTES@OFFSET[:QUEUE]  remove AUX bytes, AUX record flagged PARTIAL\n"
 "  --interrupt-every N   inject an interrupt every N instructions per thread\n"
 "  --buildid-dir DIR     put the vDSO into perf's build-id cache layout in DIR\n"
-"  --gaps FILE           where data was lost (machine-readable)\n"
+"  --gaps FILE           where data was lost, in taken-branch indices\n"
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
 "                        and PREFIX.index (queue cpu pid tid per line)\n"
 "  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
-	exit(2);
+}
+
+void gen_options_init(struct gen_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->out = "perf.data";
+	o->retcomp = 1;
+	o->tsc = o->mtc = 1;
+	o->mtc_period = 3;
+	o->psb_period = 3;
+	o->cpus = 1;
+	o->ovf_drop = 8;
+	o->chunk = 65536;
 }
 
 static uint64_t parse_u64(const char *s, const char *what)
@@ -1041,7 +1169,7 @@ static uint64_t parse_u64(const char *s, const char *what)
 	return v;
 }
 
-static void parse_timing(struct options *o, const char *s)
+static void parse_timing(struct gen_options *o, const char *s)
 {
 	char buf[64], *tok, *save;
 
@@ -1061,162 +1189,54 @@ static void parse_timing(struct options *o, const char *s)
 	}
 }
 
-int main(int argc, char **argv)
+int gen_option(struct gen_options *o, int c, char *arg)
 {
-	static const struct option lo[] = {
-		{ "pipe", no_argument, NULL, 'P' },
-		{ "noretcomp", no_argument, NULL, 'n' },
-		{ "timing", required_argument, NULL, 't' },
-		{ "mtc-period", required_argument, NULL, 'm' },
-		{ "psb-period", required_argument, NULL, 'p' },
-		{ "long-tnt", no_argument, NULL, 'L' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "per-thread", no_argument, NULL, 'T' },
-		{ "ovf-at", required_argument, NULL, 'O' },
-		{ "drop", required_argument, NULL, 'D' },
-		{ "interrupt-every", required_argument, NULL, 'I' },
-		{ "buildid-dir", required_argument, NULL, 'B' },
-		{ "gaps", required_argument, NULL, 'G' },
-		{ "aux-dump", required_argument, NULL, 'A' },
-		{ "aux-chunk", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct gen g;
-	struct truth *tr;
-	char *tdir;
-	int c, fd;
-	size_t i;
+	char *p;
 
-	memset(&g, 0, sizeof(g));
-	g.o.out = "perf.data";
-	g.o.retcomp = 1;
-	g.o.tsc = g.o.mtc = 1;
-	g.o.mtc_period = 3;
-	g.o.psb_period = 3;
-	g.o.cpus = 1;
-	g.o.ovf_drop = 8;
-	g.o.chunk = 65536;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
-		char *p;
-
-		switch (c) {
-		case 'o': g.o.out = optarg; break;
-		case 'P': g.o.pipe = 1; break;
-		case 'n': g.o.retcomp = 0; break;
-		case 't': parse_timing(&g.o, optarg); break;
-		case 'm': g.o.mtc_period = (unsigned)parse_u64(optarg, "--mtc-period"); break;
-		case 'p': g.o.psb_period = (unsigned)parse_u64(optarg, "--psb-period"); break;
-		case 'L': g.o.long_tnt = 1; break;
-		case 'c': g.o.cpus = (unsigned)parse_u64(optarg, "--cpus"); break;
-		case 'T': g.o.per_thread = 1; break;
-		case 'O':
-			p = strchr(optarg, ':');
-			if (p) {
-				*p = 0;
-				g.o.ovf_drop = parse_u64(p + 1, "--ovf-at");
-			}
-			g.o.ovf_at = parse_u64(optarg, "--ovf-at");
-			break;
-		case 'D':
-			p = strchr(optarg, ':');
-			if (p) {
-				*p = 0;
-				g.o.drop_queue = (unsigned)parse_u64(p + 1, "--drop queue");
-			}
-			p = strchr(optarg, '@');
-			if (!p)
-				die("--drop wants BYTES@OFFSET");
+	switch (c) {
+	case OPT_PIPE: o->pipe = 1; break;
+	case OPT_NORETCOMP: o->retcomp = 0; break;
+	case OPT_TIMING: parse_timing(o, arg); break;
+	case OPT_MTC_PERIOD: o->mtc_period = (unsigned)parse_u64(arg, "--mtc-period"); break;
+	case OPT_PSB_PERIOD: o->psb_period = (unsigned)parse_u64(arg, "--psb-period"); break;
+	case OPT_LONG_TNT: o->long_tnt = 1; break;
+	case OPT_CPUS: o->cpus = (unsigned)parse_u64(arg, "--cpus"); break;
+	case OPT_PER_THREAD: o->per_thread = 1; break;
+	case OPT_OVF_AT:
+		p = strchr(arg, ':');
+		if (p) {
 			*p = 0;
-			g.o.drop_bytes = parse_u64(optarg, "--drop");
-			g.o.drop_offset = parse_u64(p + 1, "--drop");
-			g.o.drop = 1;
-			break;
-		case 'I': g.o.interrupt_every = parse_u64(optarg, "--interrupt-every"); break;
-		case 'B': g.o.buildid_dir = optarg; break;
-		case 'G': g.o.gaps = optarg; break;
-		case 'A': g.o.aux_dump = optarg; break;
-		case 'C': g.o.chunk = (size_t)parse_u64(optarg, "--aux-chunk"); break;
-		default: usage();
+			o->ovf_drop = parse_u64(p + 1, "--ovf-at");
 		}
+		o->ovf_at = parse_u64(arg, "--ovf-at");
+		break;
+	case OPT_DROP:
+		p = strchr(arg, ':');
+		if (p) {
+			*p = 0;
+			o->drop_queue = (unsigned)parse_u64(p + 1, "--drop queue");
+		}
+		p = strchr(arg, '@');
+		if (!p)
+			die("--drop wants BYTES@OFFSET");
+		*p = 0;
+		o->drop_bytes = parse_u64(arg, "--drop");
+		o->drop_offset = parse_u64(p + 1, "--drop");
+		o->drop = 1;
+		break;
+	case OPT_INTERRUPT_EVERY: o->interrupt_every = parse_u64(arg, "--interrupt-every"); break;
+	case OPT_BUILDID_DIR: o->buildid_dir = arg; break;
+	case OPT_GAPS: o->gaps = arg; break;
+	case OPT_AUX_DUMP: o->aux_dump = arg; break;
+	case OPT_AUX_CHUNK: o->chunk = (size_t)parse_u64(arg, "--aux-chunk"); break;
+	default: return 0;
 	}
-	if (optind + 1 != argc)
-		usage();
-	g.o.truth = argv[optind];
-	if (!g.o.cpus || g.o.cpus > 64 || g.o.psb_period > 15 || g.o.mtc_period > 15 ||
-	    g.o.chunk < 4096)
+	return 1;
+}
+
+void gen_options_check(const struct gen_options *o)
+{
+	if (!o->cpus || o->cpus > 64 || o->psb_period > 15 || o->mtc_period > 15 ||
+	    o->chunk < 4096)
 		die("option out of range");
-	tdir = strdup(g.o.truth);
-	g.truth_dir = tdir ? dirname(tdir) : NULL;
-
-	tr = truth_open(g.o.truth);
-	if (!tr)
-		return 1;
-	if (!strcmp(g.o.out, "-"))
-		fd = 1;
-	else
-		fd = open(g.o.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die("%s: %s", g.o.out, strerror(errno));
-	check(&g, ptc_perf_writer_new(&g.w, fd, g.o.pipe ? PTC_PERF_WRITE_PIPE :
-						       PTC_PERF_WRITE_FILE), "writer");
-	if (g.o.gaps) {
-		g.gaps = fopen(g.o.gaps, "w");
-		if (!g.gaps)
-			die("%s: %s", g.o.gaps, strerror(errno));
-	}
-	first_pass(&g, tr);
-	if (truth_rewind(tr))
-		die("%s: cannot read the truth twice (not a regular file?)", g.o.truth);
-	set_queues(&g);
-	write_header(&g, argc, argv);
-	second_pass(&g, tr);
-	for (i = 0; i < g.nr_queues; i++) {
-		struct queue *q = &g.queues[i];
-
-		if (q->started)
-			check(&g, ptenc_flush(q->enc), "flush");
-	}
-	if (!g.o.pipe)
-		check(&g, ptc_perf_writer_set_sample_time(g.w, perf_time(g.first_time),
-							  perf_time(g.last_time)), "feature");
-	check(&g, ptc_perf_writer_finish(g.w), "finish");
-	for (i = 0; i < g.nr_queues; i++) {
-		struct queue *q = &g.queues[i];
-		const struct ptenc_stats *s = ptenc_stats(q->enc);
-
-		if (q->started && getenv("PTGEN_STATS"))
-			fprintf(stderr,
-				"queue %zu: %llu bytes (%llu dropped), TNT %llu bits in %llu packets, "
-				"TIP %llu, PGE %llu, PGD %llu, FUP %llu, PSB %llu, OVF %llu, "
-				"MODE.EXEC %llu, TSC %llu, TMA %llu, MTC %llu, CYC %llu, CBR %llu, "
-				"compressed RET %llu, call-stack entries dropped %llu\n",
-				i, (unsigned long long)s->bytes, (unsigned long long)q->dropped,
-				(unsigned long long)s->tnt_bits, (unsigned long long)s->tnt_packets,
-				(unsigned long long)s->tip, (unsigned long long)s->tip_pge,
-				(unsigned long long)s->tip_pgd, (unsigned long long)s->fup,
-				(unsigned long long)s->psb, (unsigned long long)s->ovf,
-				(unsigned long long)s->mode_exec, (unsigned long long)s->tsc,
-				(unsigned long long)s->tma, (unsigned long long)s->mtc,
-				(unsigned long long)s->cyc, (unsigned long long)s->cbr,
-				(unsigned long long)s->ret_compressed,
-				(unsigned long long)s->callstack_dropped);
-		if (q->dump)
-			fclose(q->dump);
-		ptenc_free(q->enc);
-	}
-	if (g.gaps)
-		fclose(g.gaps);
-	ptc_perf_writer_free(g.w);
-	if (fd != 1)
-		close(fd);
-	truth_close(tr);
-	free(g.queues);
-	for (i = 0; i < g.nr_threads; i++) {
-		free(g.threads[i]->preempt_ip);
-		free(g.threads[i]);
-	}
-	free(g.threads);
-	free(tdir);
-	return 0;
 }
