@@ -342,8 +342,8 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 		*stop = d->time >= until;
 		break;
 	case ptev_async_disabled:
-		d->thr->pending_insns += 0;
-		err = resolve(d, 0, 1);
+		/* execution had reached "at": the held branch went there */
+		err = resolve(d, ev->variant.async_disabled.at, 0);
 		d->enabled = 0;
 		*stop = d->time >= until;
 		break;
@@ -354,7 +354,7 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 			err = enable(d, ev->variant.overflow.ip);
 		break;
 	case ptev_async_branch:
-		err = resolve(d, ev->variant.async_branch.from, 1);
+		err = resolve(d, ev->variant.async_branch.from, 0);
 		break;
 	default:
 		break;

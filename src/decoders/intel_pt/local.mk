@@ -3,8 +3,8 @@
 libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/pt_convert.c src/decoders/intel_pt/pt_convert.h
-TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh
-EXTRA_DIST += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh \
+TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
+EXTRA_DIST += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh \
 	tests/pt_truth_compare.py tests/cbpexp_read.py tests/ptprog/pt_threads.c
 # Fuzz target: raw PT bytes against a fixed image; `make check` replays the seeds.
 # (tests/fuzz/local.mk, included later, resets FUZZ_TARGETS: hook `make fuzz` directly)

@@ -956,10 +956,17 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 	int64_t bias = d->reg.bias;
 	uint32_t ntb = d->reg.ntb;
 
-	while (d->have_idx && !d->have_ev && !(d->status & pts_event_pending)) {
-		const struct ptc_tbranch *b = &tb[d->idx];
-		uint64_t bip = (uint64_t)((int64_t)b->ip + bias);
+	for (;;) {
+		const struct ptc_tbranch *b;
+		uint64_t bip;
 		int taken, st, err;
+
+		if (!d->have_idx || d->have_ev)
+			return step(d, until);
+		if (d->status & pts_event_pending)
+			return STEP_OK;	/* run() fetches the event first */
+		b = &tb[d->idx];
+		bip = (uint64_t)((int64_t)b->ip + bias);
 
 		if (b->kind == PTC_BR_COND) {
 			st = pt_qry_cond_branch(d->qry, &taken);
