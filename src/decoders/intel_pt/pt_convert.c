@@ -59,6 +59,8 @@ struct queue {
 	size_t nruns, cur;
 	struct run tail;	/* data lost after the last run (lost 0: none) */
 	uint8_t *buf;
+	uint64_t bufsize;
+	uint64_t wpos;		/* walker: next stream offset to load in the current run */
 	int started, done;
 	struct ptc_pt_decoder *dec;
 	struct ptc_blk_decoder *blk;
@@ -608,15 +610,19 @@ static int plan_runs(struct conv *c, struct queue *q)
 	return 0;
 }
 
+/* Read stream bytes [rn->start, rn->end) of a queue into q->buf. */
 static int load_run(struct conv *c, struct queue *q, const struct run *rn)
 {
 	size_t i;
 	uint64_t size = rn->end - rn->start;
 
-	free(q->buf);
-	q->buf = malloc(size ? size : 1);
-	if (!q->buf)
-		return -ptc_err_nomem;
+	if (size > q->bufsize) {
+		free(q->buf);
+		q->buf = malloc(size ? size : 1);
+		q->bufsize = q->buf ? size : 0;
+		if (!q->buf)
+			return -ptc_err_nomem;
+	}
 	for (i = 0; i < q->np; i++) {
 		const struct piece *p = &q->p[i];
 		uint64_t s = p->offset > rn->start ? p->offset : rn->start;
@@ -638,11 +644,75 @@ static int load_run(struct conv *c, struct queue *q, const struct run *rn)
 	return 0;
 }
 
+#define WINDOW (16u << 20)	/* walker: trace bytes in memory per queue */
+
+static const uint8_t psb_pattern[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/* The offset of the last PSB in buf[from, size), or 0 when none. */
+static size_t last_psb(const uint8_t *buf, size_t from, size_t size)
+{
+	size_t i;
+
+	for (i = size - (size >= 16 ? 16 : size); i > from; i--)
+		if (buf[i] == 0x02 && !memcmp(buf + i, psb_pattern, 16))
+			return i;
+	return 0;
+}
+
+/* The walker decodes a run in windows of about WINDOW bytes that end at a
+ * PSB: the next window starts at that PSB and continues the walk (the
+ * PSB+ must agree with the walker's state), so memory does not grow with
+ * the recording.  The libipt engine takes whole runs. */
+static int queue_next_window(struct conv *c, struct queue *q)
+{
+	const struct run *rn = &q->runs[q->cur - 1];
+	struct run w;
+	uint64_t want = WINDOW;
+	const char *env = getenv("PTCONV_WINDOW_BYTES");	/* for tests: many windows */
+
+	if (env && strtoull(env, NULL, 0) >= 64)
+		want = strtoull(env, NULL, 0);
+	size_t cut;
+	int err;
+
+	for (;;) {
+		w.start = q->wpos;
+		w.end = rn->end - q->wpos > want ? q->wpos + want : rn->end;
+		err = load_run(c, q, &w);
+		if (err < 0)
+			return err;
+		if (w.end == rn->end)
+			break;
+		cut = last_psb(q->buf, 0, (size_t)(w.end - w.start));
+		if (cut) {
+			w.end = w.start + cut;
+			break;
+		}
+		want *= 2;	/* no PSB in the window: a larger one */
+	}
+	err = w.start == rn->start
+		      ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, rn->lost,
+						  PTC_GAP_AUX_LOST, rn->why)
+		      : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
+	q->wpos = w.end;
+	if (err >= 0) {
+		size_t i;
+		for (i = 0; err >= 0 && i < q->nsusp; i++)
+			err = ptc_pt_decoder_add_suspect(q->dec, q->susp[i].s, q->susp[i].e);
+	}
+	return err;
+}
+
 static int queue_next_run(struct conv *c, struct queue *q)
 {
 	const struct run *rn;
 	int err;
 
+	if (q->dec && q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end)
+		return queue_next_window(c, q);
 	if (q->cur == q->nruns && q->tail.lost) {
 		/* the end of the queue's data was lost: say so */
 		q->cur++;
@@ -657,17 +727,13 @@ static int queue_next_run(struct conv *c, struct queue *q)
 		return q->dec ? ptc_pt_decoder_finish(q->dec) : ptc_blk_decoder_finish(q->blk);
 	}
 	rn = &q->runs[q->cur++];
+	if (q->dec) {
+		q->wpos = rn->start;
+		return queue_next_window(c, q);
+	}
 	err = load_run(c, q, rn);
 	if (err < 0)
 		return err;
-	if (q->dec) {
-		size_t i;
-		err = ptc_pt_decoder_set_buffer(q->dec, q->buf, rn->end - rn->start, rn->start, rn->lost,
-						PTC_GAP_AUX_LOST, rn->why);
-		for (i = 0; err >= 0 && i < q->nsusp; i++)
-			err = ptc_pt_decoder_add_suspect(q->dec, q->susp[i].s, q->susp[i].e);
-		return err;
-	}
 	return ptc_blk_decoder_set_buffer(q->blk, q->buf, rn->end - rn->start, rn->start, rn->lost,
 					  PTC_GAP_AUX_LOST, rn->why);
 }
@@ -737,8 +803,6 @@ static int decode_all(struct conv *c)
 		if (err < 0)
 			return err;
 		if (err == 0) {
-			if (best->cur && best->cur <= best->nruns)
-				done += best->runs[best->cur - 1].end - best->runs[best->cur - 1].start;
 			err = queue_next_run(c, best);
 			if (err < 0)
 				return err;
@@ -746,6 +810,15 @@ static int decode_all(struct conv *c)
 		if (c->fatal)
 			return -ptc_err_io;
 		if (total > (64u << 20)) {
+			size_t k;
+			done = 0;
+			for (i = 0; i < c->nq; i++) {
+				const struct queue *q = &c->q[i];
+				for (k = 0; k + 1 < q->cur && k < q->nruns; k++)
+					done += q->runs[k].end - q->runs[k].start;
+				if (q->cur && q->cur <= q->nruns && q->dec)
+					done += q->wpos - q->runs[q->cur - 1].start;
+			}
 			progress(c, t0, done, total, 0);
 			shown = 1;
 		}

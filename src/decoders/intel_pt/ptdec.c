@@ -21,6 +21,8 @@
 #include "decoders/intel_pt/ptdec.h"
 
 #define RCACHE 8
+#define CHAIN 64		/* direct branches remembered since the last query */
+#define DIRECT_MAX (1u << 22)	/* direct branches in a row: an endless loop */
 #define ICACHE 4096	/* indirect targets: ip -> next branch, direct-mapped */
 #define STACK_MAX (1u << 24)	/* entries; beyond, the oldest half is dropped */
 
@@ -62,6 +64,12 @@ struct ptc_pt_decoder {
 		int64_t bias;
 		uint32_t idx, insns;
 	} *icache;
+
+	/* Blocks walked through direct branches since the last packet was
+	 * consumed: a PSB's FUP may name any of them. */
+	uint64_t chain_s[CHAIN], chain_e[CHAIN];
+	unsigned nchain;
+	uint64_t ndirect;
 
 	uint64_t ip;		/* run-time IP where walking continues */
 	uint32_t idx, insns;	/* next branch in reg and instructions to it */
@@ -224,6 +232,8 @@ static inline int emit(struct ptc_pt_decoder *d, uint64_t ip, uint64_t target,
 	b.flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
 	t->after_gap = 0;
 	t->pending_insns = 0;
+	if (kind != PTC_BR_JMP && kind != PTC_BR_CALL)
+		d->nchain = 0, d->ndirect = 0;
 	if (d->spec_mode)
 		return hold(d, t, &b);
 	return commit(d, t, &b);
@@ -539,6 +549,8 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	d->enabled = 1;
 	d->ip = ip;
 	d->have_idx = 0;
+	d->nchain = 0;
+	d->ndirect = 0;
 	err = close_gap(d, cur_offset(d), ip);
 	return err;
 }
@@ -633,6 +645,13 @@ static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
 		return (st & pts_ip_suppressed) != 0;
 	if (st & pts_ip_suppressed)
 		return 0;
+	{
+		/* the PSB may have come before direct branches walked since */
+		unsigned i;
+		for (i = 0; i < d->nchain; i++)
+			if (ip >= d->chain_s[i] && ip <= d->chain_e[i])
+				return 1;
+	}
 	if (!d->have_idx)
 		return ip == d->ip;
 	if (ip < d->ip || !d->have_reg || ip >= d->reg.end)
@@ -755,6 +774,22 @@ static int query_failed(struct ptc_pt_decoder *d, int st, uint64_t bip, int kind
 	return STEP_OK;
 }
 
+/* A direct branch at bip ends the block that started at d->ip. */
+static inline int note_direct(struct ptc_pt_decoder *d, uint64_t bip)
+{
+	if (d->nchain < CHAIN) {
+		d->chain_s[d->nchain] = d->ip;
+		d->chain_e[d->nchain] = bip;
+		d->nchain++;
+	}
+	if (++d->ndirect > DIRECT_MAX) {
+		decode_failed(d, PTC_GAP_DECODE, "%u direct branches without a packet at 0x%" PRIx64
+			      ": an endless loop the trace cannot show", DIRECT_MAX, bip);
+		return -1;
+	}
+	return 0;
+}
+
 static inline void go_direct(struct ptc_pt_decoder *d, const struct ptc_tbranch *b)
 {
 	d->ip = (uint64_t)((int64_t)b->target + d->reg.bias);
@@ -860,10 +895,11 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 			go_next(d, b, bip);
 		break;
 	case PTC_BR_CALL:
-		if (push_ret(t, bip + b->length) < 0)
-			return -ptc_err_nomem;
-		/* fall through */
 	case PTC_BR_JMP:
+		if (note_direct(d, bip) < 0)
+			return STEP_OK;
+		if (b->kind == PTC_BR_CALL && push_ret(t, bip + b->length) < 0)
+			return -ptc_err_nomem;
 		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, b->kind, 1, b->length);
 		go_direct(d, b);
 		break;
@@ -997,6 +1033,8 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 			continue;
 		}
 		if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
+			if (note_direct(d, bip) < 0)
+				return STEP_OK;
 			if (b->kind == PTC_BR_CALL && push_ret(d->thr, bip + b->length) < 0)
 				return -ptc_err_nomem;
 			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, b->kind, 1, b->length);
@@ -1214,6 +1252,29 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
 	return start_sub(d, 0);
 }
 
+/* The next bytes of the same stream, right after the current piece and
+ * starting with a PSB: the walk goes on (checked against that PSB+). */
+int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size, uint64_t offset)
+{
+	int err;
+
+	if (d->qry) {
+		pt_qry_free_decoder(d->qry);
+		d->qry = NULL;
+	}
+	d->piece = buf;
+	d->piece_off = offset;
+	d->piece_size = size;
+	d->st.bytes += size;
+	d->nsubs = 1;
+	d->subs[0].s = 0;
+	d->subs[0].e = size;
+	d->subs[0].spec = 0;
+	err = start_sub(d, 0);
+	d->continuing = 1;
+	return err;
+}
+
 /* Mark [s, e) (stream offsets) of the current piece as holding a hole at an
  * unknown place: it is then decoded one PSB segment at a time, and a
  * segment's branches are kept only when the next PSB agrees with them. */
@@ -1274,7 +1335,11 @@ int ptc_pt_decoder_add_suspect(struct ptc_pt_decoder *d, uint64_t s, uint64_t e)
 		if (d->subs[i].s < e && s < d->subs[i].e)
 			d->subs[i].spec = 1;
 	/* restart at the first sub-piece with the new layout */
-	return start_sub(d, 0);
+	{
+		int cont = d->continuing, err = start_sub(d, 0);
+		d->continuing = cont;
+		return err;
+	}
 }
 
 int ptc_pt_decoder_finish(struct ptc_pt_decoder *d)

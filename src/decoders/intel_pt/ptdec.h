@@ -117,6 +117,11 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d);
 int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size,
 			      uint64_t offset, uint64_t lost, int gap_cause, const char *why);
 
+/* The stream's next bytes, contiguous with the current piece and starting
+ * at a PSB (a window boundary): decoding goes on without a gap when the
+ * PSB+ agrees with the walker's state. */
+int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size, uint64_t offset);
+
 /* Mark [s, e) (stream offsets) of the current piece as containing a hole at
  * an unknown place (AUX record flagged PARTIAL or COLLISION): the piece is
  * then decoded one PSB segment at a time and the branches of a suspect
