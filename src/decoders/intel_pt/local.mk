@@ -15,3 +15,4 @@ tests_fuzz_fuzz_pt_decoder_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/pt_fuzz_seeds.sh tests/pt_raw.sh
 EXTRA_DIST += tests/pt_fuzz_seeds.sh tests/pt_raw.sh tests/fuzz/seeds/fuzz_pt_decoder
 dist_man_MANS += man/ptconv.1 man/ptconv-convert.1 man/ptconv-packets.1
+EXTRA_DIST += contrib/bench
