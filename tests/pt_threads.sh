@@ -51,4 +51,5 @@ for f in "$T/out"/*.cbpexp; do
 		{ cat "$T/rd"; fail "cbpexp reader disagrees for thread $tid"; }
 	echo "ok - cbpexp $tid: $(tail -1 "$T/rd")"
 done
+grep -q "\[vdso\]" "$T/rd" || grep -l "vdso" "$T/out"/*.cbpexp >/dev/null || fail "the vDSO is not embedded"
 exit 0

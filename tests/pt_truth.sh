@@ -53,6 +53,15 @@ for off in 500 2500 5000; do
 	run walker 1 --drop 50@$off --aux-chunk 4096 --psb-period 0
 	run walker 1 --drop 50@$off --psb-period 0
 done
+# --time: perf times in ns (the encoder's clock starts at 1 s)
+"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" "$T/true.truth" || fail "ptgen-encode"
+rm -rf "$T/out" "$T/out2"
+"$PTCONV" "$T/t.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --time 0,1000 || fail "--time 0,1000"
+[ "$(grep -vc '^#' "$T"/out/*.txt)" = 0 ] || fail "--time 0,1000 kept branches"
+"$PTCONV" "$T/t.data" -f text -o "$T/out2" --buildid-dir "$T/bid" -q --time 1000, || fail "--time 1000,"
+$CMP "$T/true.truth" "$T/out2" --expect-gaps 0 >"$T/cmp" || { cat "$T/cmp"; fail "--time 1000,"; }
+echo "ok - --time"
+
 # --check-partial keeps the PSB segments of a PARTIAL range that the next
 # PSB confirms (a heuristic: only the gap's presence is asserted)
 "$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --drop 50@2500 --psb-period 0 "$T/true.truth" || fail "ptgen-encode"

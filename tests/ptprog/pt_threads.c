@@ -1,10 +1,12 @@
 /* Test program for the Intel PT tests: two threads that each run a
  * different loop, then a fork whose child execs a program (argv[1]) and
- * the parent waits.  Deterministic control flow, a few thousand branches. */
+ * the parent waits; a clock_gettime in the vDSO first.  Deterministic
+ * control flow (but for the vDSO's), a few thousand branches. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile unsigned long sink;
@@ -33,8 +35,13 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t t[2];
+	struct timespec ts;
 	int i, status;
 	pid_t pid;
+
+	/* runs in the vDSO */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sink += (unsigned long)ts.tv_nsec & 1;
 
 	for (i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(unsigned long)(i * 1000 + 7));

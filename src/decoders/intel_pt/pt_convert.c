@@ -73,6 +73,7 @@ struct cthread {
 	char name[64];
 	const char *comm;
 	int wanted;
+	uint64_t time_start, time_end;	/* --time */
 };
 
 struct conv {
@@ -126,8 +127,20 @@ static int tee_begin(void *ctx, const struct ptc_thread_info *ti)
 static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 {
 	struct cthread *t = ctx;
+	struct ptc_branch kept[PTC_PT_BATCH];
 	int err;
 
+	if (t->time_start || t->time_end != UINT64_MAX) {
+		/* --time: branches whose (last known) time is outside go */
+		size_t i, k = 0;
+		for (i = 0; i < n; i++)
+			if (b[i].time >= t->time_start && b[i].time <= t->time_end && k < PTC_PT_BATCH)
+				kept[k++] = b[i];
+		b = kept;
+		n = k;
+		if (!n)
+			return 0;
+	}
 	if (t->text && (err = t->text->branches(t->text->ctx, b, n)) < 0)
 		return err;
 	if (t->cbp && (err = t->cbp->branches(t->cbp->ctx, b, n)) < 0)
@@ -200,6 +213,8 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		t->comm = s ? s->comm : NULL;
 	}
 	t->wanted = wanted(c, pid, tid, t->comm);
+	t->time_start = c->opt->time_start;
+	t->time_end = c->opt->time_end;
 	if (name_hint)
 		snprintf(t->name, sizeof(t->name), "%s", name_hint);
 	else
@@ -1158,6 +1173,21 @@ static int finish_threads(struct conv *c)
 	for (i = 0; i < c->nth; i++) {
 		struct cthread *t = c->th[i];
 		int err = ptc_pt_thread_flush(&t->pt);
+		if (t->cbp && c->sb) {
+			/* the vDSO goes in even when no branch was walked in it */
+			size_t k, nm;
+			struct ptc_sb_map *m = ptc_sb_maps(c->sb, &nm);
+			for (k = 0; k < nm; k++) {
+				const struct ptc_image *img;
+				char e[256];
+				if (m[k].pid != t->pt.pid || strcmp(m[k].filename, "[vdso]"))
+					continue;
+				if (ptc_image_cache_get(c->ic, m[k].filename,
+							m[k].build_id_size ? m[k].build_id : NULL,
+							m[k].build_id_size, &img, e, sizeof(e)) == 0)
+					add_image_to_writer(t, &m[k], img);
+			}
+		}
 		if (t->pt.sink) {
 			int e = t->pt.sink->end(t->pt.sink->ctx);
 			if (e < 0 && !err)
