@@ -24,7 +24,10 @@
 #define CHAIN 64		/* direct branches remembered since the last query */
 #define DIRECT_MAX (1u << 22)	/* direct branches in a row: an endless loop */
 #define ICACHE 4096	/* indirect targets: ip -> next branch, direct-mapped */
-#define STACK_MAX (1u << 24)	/* entries; beyond, the oldest half is dropped */
+/* Return addresses kept per thread: deeper than any real stack (8 MiB of
+ * 16-byte frames is 2^19); beyond, the oldest half is dropped, so that a
+ * trace that only calls does not grow memory without bound. */
+#define STACK_MAX (1u << 21)
 
 struct pending_gap {
 	int active;
