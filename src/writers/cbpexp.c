@@ -43,6 +43,7 @@ struct cbp_writer {
 	size_t nbr, cap_br;
 	uint32_t *hash;		/* index + 1, 0 empty */
 	size_t hash_size;
+	struct front { uint64_t ip, target; uint32_t idx; } *front;	/* direct-mapped */
 
 	struct cbp_image *img;
 	size_t nimg;
@@ -73,7 +74,29 @@ static int rehash(struct cbp_writer *w, size_t size)
 	return 0;
 }
 
-static int64_t branch_index(struct cbp_writer *w, const struct ptc_branch *b)
+#define FRONT (1u << 14)
+
+static int64_t branch_index_slow(struct cbp_writer *w, const struct ptc_branch *b);
+
+/* Most branches have one target: a small direct-mapped cache in front of
+ * the hash table keeps the hot ones in cache. */
+static inline int64_t branch_index(struct cbp_writer *w, const struct ptc_branch *b)
+{
+	struct front *f = &w->front[(b->ip ^ (b->ip >> 14) ^ (b->target << 3)) & (FRONT - 1)];
+	int64_t idx;
+
+	if (f->ip == b->ip && f->target == b->target && f->idx != UINT32_MAX)
+		return f->idx;
+	idx = branch_index_slow(w, b);
+	if (idx >= 0) {
+		f->ip = b->ip;
+		f->target = b->target;
+		f->idx = (uint32_t)idx;
+	}
+	return idx;
+}
+
+static int64_t branch_index_slow(struct cbp_writer *w, const struct ptc_branch *b)
 {
 	size_t j;
 	struct cbp_branch *n;
@@ -298,10 +321,16 @@ int ptc_cbpexp_sink_new(struct ptc_sink **out, const char *path, int level)
 	if (!w)
 		return -ptc_err_nomem;
 	w->f = fopen(path, "w+b");
+	w->front = malloc(FRONT * sizeof(*w->front));
+	if (w->front) {
+		size_t i;
+		for (i = 0; i < FRONT; i++)
+			w->front[i].idx = UINT32_MAX;
+	}
 	w->z = ZSTD_createCStream();
 	w->zout_size = ZSTD_CStreamOutSize();
 	w->zout = malloc(w->zout_size);
-	if (!w->f || !w->z || !w->zout || rehash(w, 1024) < 0 ||
+	if (!w->f || !w->z || !w->zout || !w->front || rehash(w, 1024) < 0 ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, level)) ||
 	    put(w, zero, sizeof(zero)) < 0) {
 		int err = w->f ? -ptc_err_nomem : -ptc_err_io;
@@ -362,6 +391,7 @@ free_it:
 	free(w->zout);
 	free(w->br);
 	free(w->hash);
+	free(w->front);
 	for (i = 0; i < w->nimg; i++)
 		free(w->img[i].path);
 	free(w->img);
