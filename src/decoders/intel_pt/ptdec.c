@@ -1184,6 +1184,9 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
 	if (d->qry)
 		pt_qry_free_decoder(d->qry);
 	ptc_pt_thread_fini(&d->orphan);
+	free(d->subs);
+	free(d->spec);
+	free(d->icache);
 	free(d);
 }
 
