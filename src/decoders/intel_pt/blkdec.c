@@ -150,6 +150,9 @@ static int resolve(struct ptc_blk_decoder *d, uint64_t next_ip, int stopped)
 }
 
 static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
 {
 	va_list ap;
 	uint64_t off = 0;

@@ -74,6 +74,8 @@ struct ptc_pt_decoder {
 	unsigned nchain;
 	uint64_t ndirect;
 
+	int skipping;		/* in unknown code: waiting for a TIP to known code */
+
 	uint64_t ip;		/* run-time IP where walking continues */
 	uint32_t idx, insns;	/* next branch in reg and instructions to it */
 	int have_idx;
@@ -550,6 +552,7 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	d->nrc = 0;
 	d->have_reg = 0;
 	d->enabled = 1;
+	d->skipping = 0;
 	d->ip = ip;
 	d->have_idx = 0;
 	d->nchain = 0;
@@ -675,6 +678,7 @@ static int resync(struct ptc_pt_decoder *d)
 		d->have_ev = 0;
 		d->enabled = 0;
 		d->have_idx = 0;
+		d->skipping = 0;
 	}
 	d->status = 0;
 	for (;;) {
@@ -753,6 +757,7 @@ static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	open_gap(d, cause, cur_offset(d), "%s", buf);
+	d->skipping = 0;
 	if (d->qry && pt_qry_get_offset(d->qry, &off) == 0 && off > d->min_sync)
 		d->min_sync = off;
 	d->synced = 0;
@@ -829,10 +834,24 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	uint32_t insns;
 	int st, taken = 1, err;
 
-	if (!d->have_idx && locate(d, d->ip) < 0) {
-		/* open_gap was called: resume at the next PSB. */
-		decode_failed(d, PTC_GAP_NO_IMAGE, "unreachable");
-		return STEP_OK;
+	if (!d->have_idx) {
+		size_t depth = t->depth;
+		uint64_t ip = d->ip;
+		int err2 = locate(d, ip);
+
+		if (err2 < 0 && !d->have_reg) {
+			/* Code in no known image (the kernel, a missing
+			 * library): skip its packets until a TIP lands in
+			 * known code.  Its calls and returns balance, so the
+			 * thread's call stack stays. */
+			t->depth = depth;
+			d->skipping = 1;
+			return STEP_OK;
+		}
+		if (err2 < 0) {
+			decode_failed(d, PTC_GAP_DECODE, "unreachable");
+			return STEP_OK;
+		}
 	}
 	b = &d->reg.tb[d->idx];
 	bip = (uint64_t)((int64_t)b->ip + d->reg.bias);
@@ -986,6 +1005,99 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 
 static int start_sub(struct ptc_pt_decoder *d, size_t i);
 
+/* In code of no known image: drop its TNT bits and TIPs until one leads
+ * back into known code (or an event says where tracing resumes). */
+static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
+{
+	uint64_t ip;
+	int st, taken;
+
+	for (;;) {
+		if (d->have_ev) {
+			switch (d->ev.type) {
+			case ptev_enabled:
+			case ptev_overflow:
+				d->skipping = 0;
+				return STEP_OK;	/* run() applies it */
+			case ptev_disabled:
+			case ptev_async_disabled:
+				d->have_ev = 0;
+				d->skipping = 0;
+				d->enabled = 0;
+				d->have_idx = 0;
+				update_time(d, &d->ev);
+				return stop_if_late(d, until);
+			case ptev_async_branch:
+				d->have_ev = 0;
+				if (d->ev.ip_suppressed)
+					continue;
+				ip = d->ev.variant.async_branch.to;
+				goto found;
+			default:
+				d->have_ev = 0;
+				update_time(d, &d->ev);
+				continue;
+			}
+		}
+		if (d->status & pts_event_pending) {
+			if (fetch_event(d) < 0)
+				break;
+			continue;
+		}
+		st = pt_qry_indirect_branch(d->qry, &ip);
+		if (st >= 0) {
+			d->status = st;
+			if (st & pts_ip_suppressed)
+				continue;
+			goto found;
+		}
+		if (st == -pte_bad_query) {
+			st = pt_qry_cond_branch(d->qry, &taken);
+			if (st >= 0) {
+				d->status = st;
+				continue;
+			}
+			if (st == -pte_bad_query && fetch_event(d) == 0)
+				continue;
+		}
+		if (st == -pte_eos) {
+			d->piece_done = 1;
+			return STEP_DONE;
+		}
+		break;
+	}
+	d->skipping = 0;
+	decode_failed(d, PTC_GAP_DECODE, "bad packets in code of no known image");
+	return STEP_OK;
+found:
+	update_time(d, NULL);
+	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
+		goto resume;
+	{
+		/* quietly: the gap is open already */
+		unsigned i;
+		for (i = 0; i < d->nrc; i++)
+			if (ip >= d->rc[i].start && ip < d->rc[i].end) {
+				d->reg = d->rc[i];
+				d->have_reg = 1;
+				goto resume;
+			}
+		if (d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, &st, d->msg, sizeof(d->msg)) < 0) {
+			d->have_reg = 0;
+			return STEP_OK;	/* still unknown: go on skipping */
+		}
+		d->have_reg = 1;
+		if (d->nrc < RCACHE)
+			d->rc[d->nrc++] = d->reg;
+	}
+resume:
+	d->skipping = 0;
+	d->ip = ip;
+	d->have_idx = 0;
+	d->nchain = d->ndirect = 0;
+	return close_gap(d, cur_offset(d), ip);
+}
+
 /* The inner loop: conditional and direct branches, as long as nothing
  * else (an event, an indirect branch, a region change) needs attention;
  * everything else goes through step(). */
@@ -1117,7 +1229,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 					      pt_errstr(pt_errcode(err)));
 			continue;
 		}
-		err = walk(d, until);
+		err = d->skipping ? skip_unknown(d, until) : walk(d, until);
 		if (err < 0)
 			return err;
 		if (err == STEP_STOP)
@@ -1232,6 +1344,7 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
 		d->qry = NULL;
 	}
 	end_spec(d);
+	d->skipping = 0;
 	if (lost) {
 		if (d->pg.active) {
 			if (lost != UINT64_MAX)
