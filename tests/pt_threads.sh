@@ -40,6 +40,14 @@ for opts in "--per-thread" "--per-thread --noretcomp" "--per-thread --timing=non
 		echo "ok - $eng $opts: $(grep -c reproduced "$T/cmp") threads exact"
 	done
 done
+# -j: per-thread queues decode in parallel; the output must not change
+"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --per-thread "$T/thr.truth" || fail "ptgen-encode"
+rm -rf "$T/j1" "$T/j4"
+"$PTCONV" "$T/t.data" -f text,cbpexp -o "$T/j1" --buildid-dir "$T/bid" -q -j 1 || fail "-j 1"
+"$PTCONV" "$T/t.data" -f text,cbpexp -o "$T/j4" --buildid-dir "$T/bid" -q -j 4 || fail "-j 4"
+diff -r "$T/j1" "$T/j4" >/dev/null || fail "-j 4 output differs from -j 1"
+echo "ok - -j 4 output identical to -j 1"
+
 # the independent cbpexp reader
 rm -rf "$T/out"
 "$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --per-thread "$T/thr.truth" || fail "ptgen-encode"

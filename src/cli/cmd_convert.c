@@ -24,7 +24,7 @@ static void usage(FILE *to)
 		"      --time START,END  perf times (ns) to keep\n"
 		"      --symfs DIR       look for binaries under DIR\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
-		"  -j, --jobs N          decoding threads (accepted; decoding is serial today)\n"
+		"  -j, --jobs N          decoding threads (per-thread recordings)\n"
 		"      --engine E        walker (default) or libipt\n"
 		"      --strict          exit 1 when the output has gaps\n"
 		"      --force           use images whose build-id differs\n"

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,9 @@ struct conv {
 	char **missing;		/* "file (build-id X): reason", reported once */
 	size_t nmissing;
 
+	pthread_mutex_t lock;	/* shared state, when queues decode in parallel */
+	size_t next_queue;	/* -j: the next queue a worker takes */
+	int worker_err;
 	struct ptc_pt_params params;
 	int per_thread;
 	int per_cpu_out;
@@ -257,7 +261,20 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 	return t;
 }
 
+static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid, uint64_t time);
+
 static struct ptc_pt_thread *env_thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
+{
+	struct conv *c = ctx;
+	struct ptc_pt_thread *t;
+
+	pthread_mutex_lock(&c->lock);
+	t = thread_at_locked(ctx, cpu, qtid, time);
+	pthread_mutex_unlock(&c->lock);
+	return t;
+}
+
+static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid, uint64_t time)
 {
 	struct conv *c = ctx;
 	uint32_t pid = 0, tid = 0;
@@ -317,8 +334,23 @@ static void add_image_to_writer(struct cthread *t, const struct ptc_sb_map *m,
 		ptc_cbpexp_add_image(t->cbp, m->start - m->pgoff, m->filename, ptc_image_name(img));
 }
 
+static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			    struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
+
 static int env_region_at(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
 			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
+{
+	struct conv *c = ctx;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = region_at_locked(ctx, pt, time, ip, out, cause, msg, msglen);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			    struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
 {
 	struct conv *c = ctx;
 	struct ptc_sb_map *m;
@@ -417,7 +449,9 @@ static void env_orphan_gap(void *ctx, const struct ptc_gap *g)
 {
 	struct conv *c = ctx;
 
+	pthread_mutex_lock(&c->lock);
 	c->orphan_gaps++;
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- queues ---- */
@@ -650,7 +684,9 @@ static int load_run(struct conv *c, struct queue *q, const struct run *rn)
 			memcpy(q->buf + (s - rn->start), p->data + (s - p->offset), e - s);
 			continue;
 		}
+		pthread_mutex_lock(&c->lock);
 		err = ptc_perf_pread(c->r, q->buf + (s - rn->start), e - s, p->file_off + (s - p->offset));
+		pthread_mutex_unlock(&c->lock);
 		if (err < 0) {
 			ptc_cli_error("%s", ptc_perf_errmsg(c->r));
 			return err;
@@ -773,6 +809,52 @@ static void progress(struct conv *c, time_t t0, uint64_t done, uint64_t total, i
 		final ? "\n" : "");
 }
 
+/* -j N on a per-thread recording: each queue is one thread's, so queues
+ * are independent and decode in parallel; the output does not change. */
+static void *worker(void *arg)
+{
+	struct conv *c = arg;
+
+	for (;;) {
+		struct queue *q;
+		int err = 0;
+
+		pthread_mutex_lock(&c->lock);
+		q = c->next_queue < c->nq && !c->worker_err ? &c->q[c->next_queue++] : NULL;
+		pthread_mutex_unlock(&c->lock);
+		if (!q)
+			return NULL;
+		while (!q->done && err >= 0) {
+			err = q->dec ? ptc_pt_decoder_run(q->dec, UINT64_MAX) : ptc_blk_decoder_run(q->blk, UINT64_MAX);
+			if (err == 0)
+				err = queue_next_run(c, q);
+		}
+		if (err < 0) {
+			pthread_mutex_lock(&c->lock);
+			c->worker_err = err;
+			pthread_mutex_unlock(&c->lock);
+			return NULL;
+		}
+	}
+}
+
+static int decode_parallel(struct conv *c)
+{
+	pthread_t th[64];
+	int n = c->opt->jobs < 64 ? c->opt->jobs : 64, i, started = 0;
+
+	if ((size_t)n > c->nq)
+		n = (int)c->nq;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, worker, c) == 0)
+			started++;
+	if (!started)
+		worker(c);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	return c->worker_err;
+}
+
 static int decode_all(struct conv *c)
 {
 	const struct ptc_pt_env env = { env_thread_at, env_region_at, env_orphan_gap, c };
@@ -799,6 +881,8 @@ static int decode_all(struct conv *c)
 		if (err < 0)
 			return err;
 	}
+	if (c->per_thread && c->opt->jobs > 1 && c->nq > 1 && !c->per_cpu_out)
+		return decode_parallel(c);
 	for (;;) {
 		struct queue *best = NULL;
 		uint64_t until = UINT64_MAX;
@@ -1269,6 +1353,7 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 	int err, ret;
 
 	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
 	c.opt = opt;
 	c.pto = pto;
 	c.r = r;
@@ -1417,6 +1502,7 @@ int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_p
 	int err, ret;
 
 	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
 	c.opt = opt;
 	c.pto = pto;
 	if (parse_formats(&c) < 0)
