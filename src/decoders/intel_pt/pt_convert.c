@@ -1382,6 +1382,12 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 		free_conv(&c);
 		return PTC_EXIT_INPUT;
 	}
+	if (!opt->quiet) {
+		uint64_t nl, lost = ptc_sb_lost(c.sb, &nl);
+		if (lost)
+			ptc_cli_error("warning: %" PRIu64 " sideband records lost (%" PRIu64 " LOST records): "
+				      "thread switches or mappings may be missing", lost, nl);
+	}
 	if (!c.per_thread && c.have_tsc_config && !c.tsc_enabled && !opt->quiet) {
 		for (i = 0; i < c.nq; i++)
 			if (ptc_sb_cpu_switches(c.sb, c.q[i].cpu) > 2) {
