@@ -68,6 +68,12 @@ b = json.loads(subprocess.run('cat "%s" | "%s" info --json -' % (data + '/intel_
 for k in ('record_types', 'aux', 'threads', 'images', 'events'):
     if a[k] != b[k]:
         fails.append('stdin differs in %s' % k)
+# the README: perf_with_missing_aux_data.data is an ETM file with no AUX data
+m = info(data + '/cs_etm/perf_with_missing_aux_data.data')
+if not m['aux']['aux_data_missing'] or m['aux']['bytes'] != 0 or m['aux']['aux_records'] == 0:
+    fails.append('missing AUX data not flagged: %s' % m['aux'])
+if pt['aux']['aux_data_missing']:
+    fails.append('intel_pt file flagged as missing AUX data')
 # the compressed2 pipe file: stray text after the last record, reported with its offset
 z = info(data + '/perf_format/sleep.compressed2.pipe.data')
 if z['trailing_garbage_bytes'] == 0 or not z['warnings'] or 'trailing garbage' not in z['warnings'][0]:

@@ -24,7 +24,73 @@
 
 /* ---- small maps ------------------------------------------------------ */
 
-/* u32 key -> counters, kept sorted (keys are CPUs or thread ids). */
+/* u32 key -> index of an entry: open addressing, doubling (load <= 1/2).
+ * Entries live in arrays in arrival order and are sorted only for output,
+ * so that a recording with a million threads stays linear. */
+struct u32_index {
+	uint32_t *keys, *vals;	/* vals: index + 1, 0 = empty */
+	size_t cap, n;
+};
+
+static inline size_t u32_slot(uint32_t k, size_t mask)
+{
+	return (size_t)((k * 2654435761u) ^ (k >> 16)) & mask;
+}
+
+/* The index stored for key, or -1; with insert, add next_index when absent. */
+static long u32_index_get(struct u32_index *x, uint32_t key, int insert, size_t next_index)
+{
+	size_t h;
+
+	if (x->cap) {
+		h = u32_slot(key, x->cap - 1);
+		while (x->vals[h]) {
+			if (x->keys[h] == key)
+				return (long)x->vals[h] - 1;
+			h = (h + 1) & (x->cap - 1);
+		}
+	}
+	if (!insert)
+		return -1;
+	if (2 * (x->n + 1) > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64, i;
+		uint32_t *nk = calloc(cap, sizeof(*nk)), *nv = calloc(cap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		for (i = 0; i < x->cap; i++) {
+			if (!x->vals[i])
+				continue;
+			h = u32_slot(x->keys[i], cap - 1);
+			while (nv[h])
+				h = (h + 1) & (cap - 1);
+			nk[h] = x->keys[i];
+			nv[h] = x->vals[i];
+		}
+		free(x->keys);
+		free(x->vals);
+		x->keys = nk;
+		x->vals = nv;
+		x->cap = cap;
+	}
+	h = u32_slot(key, x->cap - 1);
+	while (x->vals[h])
+		h = (h + 1) & (x->cap - 1);
+	x->keys[h] = key;
+	x->vals[h] = (uint32_t)next_index + 1;
+	x->n++;
+	return (long)next_index;
+}
+
+static void u32_index_free(struct u32_index *x)
+{
+	free(x->keys);
+	free(x->vals);
+}
+
+/* u32 key -> counters (keys are CPUs or thread ids). */
 struct u32_stat {
 	uint32_t key;
 	uint64_t bytes, count;
@@ -33,21 +99,15 @@ struct u32_stat {
 struct u32_map {
 	struct u32_stat *v;
 	size_t n, cap;
+	struct u32_index idx;
 };
 
 static struct u32_stat *u32_map_get(struct u32_map *m, uint32_t key)
 {
-	size_t lo = 0, hi = m->n;
+	long i = u32_index_get(&m->idx, key, 0, 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->v[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < m->n && m->v[lo].key == key)
-		return &m->v[lo];
+	if (i >= 0)
+		return &m->v[i];
 	if (m->n >= MAX_THREADS)
 		return NULL;
 	if (m->n == m->cap) {
@@ -58,11 +118,17 @@ static struct u32_stat *u32_map_get(struct u32_map *m, uint32_t key)
 		m->v = nv;
 		m->cap = cap;
 	}
-	memmove(&m->v[lo + 1], &m->v[lo], (m->n - lo) * sizeof(*m->v));
-	m->n++;
-	memset(&m->v[lo], 0, sizeof(*m->v));
-	m->v[lo].key = key;
-	return &m->v[lo];
+	if (u32_index_get(&m->idx, key, 1, m->n) < 0)
+		return NULL;
+	memset(&m->v[m->n], 0, sizeof(*m->v));
+	m->v[m->n].key = key;
+	return &m->v[m->n++];
+}
+
+static int u32_stat_cmp(const void *a, const void *b)
+{
+	const struct u32_stat *x = a, *y = b;
+	return (int32_t)x->key < (int32_t)y->key ? -1 : (int32_t)x->key > (int32_t)y->key;
 }
 
 struct thread {
@@ -75,21 +141,15 @@ struct thread_map {
 	struct thread *v;
 	size_t n, cap;
 	uint64_t dropped;
+	struct u32_index idx;
 };
 
 static struct thread *thread_get(struct thread_map *m, uint32_t tid)
 {
-	size_t lo = 0, hi = m->n;
+	long i = u32_index_get(&m->idx, tid, 0, 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->v[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < m->n && m->v[lo].tid == tid)
-		return &m->v[lo];
+	if (i >= 0)
+		return &m->v[i];
 	if (m->n >= MAX_THREADS) {
 		m->dropped++;
 		return NULL;
@@ -102,11 +162,19 @@ static struct thread *thread_get(struct thread_map *m, uint32_t tid)
 		m->v = nv;
 		m->cap = cap;
 	}
-	memmove(&m->v[lo + 1], &m->v[lo], (m->n - lo) * sizeof(*m->v));
-	m->n++;
-	memset(&m->v[lo], 0, sizeof(*m->v));
-	m->v[lo].tid = tid;
-	return &m->v[lo];
+	if (u32_index_get(&m->idx, tid, 1, m->n) < 0)
+		return NULL;
+	memset(&m->v[m->n], 0, sizeof(*m->v));
+	m->v[m->n].tid = tid;
+	return &m->v[m->n++];
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct thread *x = a, *y = b;
+	if (x->pid != y->pid)
+		return (int32_t)x->pid < (int32_t)y->pid ? -1 : 1;
+	return (int32_t)x->tid < (int32_t)y->tid ? -1 : (int32_t)x->tid > (int32_t)y->tid;
 }
 
 /* Executable images, deduplicated by path and build-id (open hashing). */
@@ -701,6 +769,9 @@ static void print_text(struct info *in)
 	       ", partial %" PRIu64 ", collision %" PRIu64 ", overwrite %" PRIu64 "\n",
 	       in->aux_records, in->aux_bytes_reported, in->aux_truncated, in->aux_partial,
 	       in->aux_collision, in->aux_overwrite);
+	if (in->aux_bytes_reported && !st->aux_bytes)
+		printf("note:            the AUX records announce %" PRIu64 " bytes of trace, but the "
+		       "recording holds no AUXTRACE data\n", in->aux_bytes_reported);
 	printf("lost:            %" PRIu64 " LOST records (%" PRIu64 " events), %" PRIu64
 	       " LOST_SAMPLES records (%" PRIu64 " samples)\n", in->lost_records, in->lost_events,
 	       in->lost_samples_records, in->lost_samples);
@@ -884,6 +955,7 @@ static void print_json(struct info *in)
 	ptc_json_end_array(&j);
 	ptc_json_u64(&j, "aux_records", in->aux_records);
 	ptc_json_u64(&j, "aux_records_bytes", in->aux_bytes_reported);
+	ptc_json_bool(&j, "aux_data_missing", in->aux_bytes_reported && !st->aux_bytes);
 	ptc_json_u64(&j, "truncated", in->aux_truncated);
 	ptc_json_u64(&j, "partial", in->aux_partial);
 	ptc_json_u64(&j, "collision", in->aux_collision);
@@ -992,6 +1064,9 @@ static void info_free(struct info *in)
 	free(in->images.slots);
 	free(in->aux_cpu.v);
 	free(in->aux_tid.v);
+	u32_index_free(&in->aux_cpu.idx);
+	u32_index_free(&in->aux_tid.idx);
+	u32_index_free(&in->threads.idx);
 	free(in->priv);
 }
 
@@ -1037,6 +1112,13 @@ int cmd_info(int argc, char **argv)
 		collect(&in, &rec);
 	in.read_err = ret;
 	locate_images(&in);
+	/* sorted for output (the hash indexes are not used any more) */
+	if (in.threads.n)
+		qsort(in.threads.v, in.threads.n, sizeof(*in.threads.v), thread_cmp);
+	if (in.aux_cpu.n)
+		qsort(in.aux_cpu.v, in.aux_cpu.n, sizeof(*in.aux_cpu.v), u32_stat_cmp);
+	if (in.aux_tid.n)
+		qsort(in.aux_tid.v, in.aux_tid.n, sizeof(*in.aux_tid.v), u32_stat_cmp);
 	if (json)
 		print_json(&in);
 	else

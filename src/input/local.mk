@@ -29,3 +29,7 @@ TESTS += tests/reader_bad_input.sh
 EXTRA_DIST += tests/reader_bad_input.sh
 TESTS += tests/info_images.sh tests/info_json.sh
 EXTRA_DIST += tests/info_images.sh tests/info_json.sh
+TESTS += tests/reader_sample_ids.sh
+EXTRA_DIST += tests/reader_sample_ids.sh
+TESTS += tests/reader_large.sh
+EXTRA_DIST += tests/reader_large.sh

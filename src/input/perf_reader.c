@@ -34,8 +34,8 @@
 #define REC_MAX		65535u
 #define FEAT_MAX	(256ull << 20)	/* largest feature section we load */
 #define TRACING_MAX	(256ull << 20)	/* largest TRACING_DATA we keep */
-#define MAX_ATTRS	65536u
-#define MAX_IDS		(1u << 24)
+#define MAX_ATTRS	16384u
+#define MAX_IDS		(1u << 22)	/* all events together */
 #define MAX_WARNINGS	16
 #define MAX_BUILD_IDS	(1u << 20)
 #define NAME_ALIGN	64
@@ -86,9 +86,9 @@ struct ptc_perf_reader {
 	/* attrs */
 	struct attr_priv *attrs;
 	size_t nr_attrs, cap_attrs;
-	struct id_entry *idmap;
-	size_t nr_idmap;
-	int idmap_dirty;
+	struct id_entry *idmap;	/* hash table; attr is index + 1, 0 = empty */
+	size_t nr_idmap, cap_idmap;
+	uint64_t total_ids;
 	int uniform;		/* all attrs have the same sample_type/sample_id_all */
 	int all_identifier;
 	int common_id_pos, common_is_pos;	/* -2: differ */
@@ -270,77 +270,85 @@ static int in_pread(struct ptc_perf_reader *r, void *dst, size_t n, uint64_t off
 
 /* ---- attrs and ids -------------------------------------------------- */
 
-static int id_cmp(const void *a, const void *b)
+/* Fold the newest attr into the summary used to find a record's attr:
+ * O(1) per attr, so that hostile recordings with many events stay fast. */
+static void attr_added(struct ptc_perf_reader *r)
 {
-	const struct id_entry *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
+	const struct attr_priv *a = &r->attrs[r->nr_attrs - 1];
+	const struct attr_priv *a0 = &r->attrs[0];
 
-static void attrs_changed(struct ptc_perf_reader *r)
-{
-	size_t i;
-	uint64_t st0 = r->attrs[0].pub.attr.sample_type;
-	unsigned sia0 = r->attrs[0].pub.attr.sample_id_all;
-
-	r->uniform = 1;
-	r->all_identifier = 1;
-	r->common_id_pos = r->attrs[0].id_pos;
-	r->common_is_pos = r->attrs[0].is_pos;
-	for (i = 0; i < r->nr_attrs; i++) {
-		const struct attr_priv *a = &r->attrs[i];
-		if (a->pub.attr.sample_type != st0 || a->pub.attr.sample_id_all != sia0)
-			r->uniform = 0;
-		if (!(a->pub.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-			r->all_identifier = 0;
-		if (a->id_pos != r->common_id_pos)
-			r->common_id_pos = -2;
-		if (a->is_pos != r->common_is_pos)
-			r->common_is_pos = -2;
+	if (r->nr_attrs == 1) {
+		r->uniform = 1;
+		r->all_identifier = !!(a->pub.attr.sample_type & PERF_SAMPLE_IDENTIFIER);
+		r->common_id_pos = a->id_pos;
+		r->common_is_pos = a->is_pos;
+		return;
 	}
-	r->idmap_dirty = 1;
+	if (a->pub.attr.sample_type != a0->pub.attr.sample_type ||
+	    a->pub.attr.sample_id_all != a0->pub.attr.sample_id_all)
+		r->uniform = 0;
+	if (!(a->pub.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		r->all_identifier = 0;
+	if (a->id_pos != r->common_id_pos)
+		r->common_id_pos = -2;
+	if (a->is_pos != r->common_is_pos)
+		r->common_is_pos = -2;
 }
 
-static int idmap_build(struct ptc_perf_reader *r)
+/* Sample id -> attr: open addressing, grown by doubling (load <= 1/2). */
+static inline size_t id_slot(uint64_t id, size_t mask)
 {
-	size_t i, j, n = 0;
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdull;
+	id ^= id >> 33;
+	return (size_t)id & mask;
+}
 
-	for (i = 0; i < r->nr_attrs; i++)
-		n += r->attrs[i].pub.nr_ids;
-	free(r->idmap);
-	r->idmap = NULL;
-	r->nr_idmap = 0;
-	r->idmap_dirty = 0;
-	if (!n)
-		return 0;
-	r->idmap = malloc(n * sizeof(*r->idmap));
-	if (!r->idmap)
-		return -ptc_err_nomem;
-	for (i = 0; i < r->nr_attrs; i++)
-		for (j = 0; j < r->attrs[i].pub.nr_ids; j++) {
-			r->idmap[r->nr_idmap].id = r->attrs[i].ids[j];
-			r->idmap[r->nr_idmap].attr = (uint32_t)i;
-			r->nr_idmap++;
+static int idmap_insert(struct ptc_perf_reader *r, uint64_t id, uint32_t attr)
+{
+	size_t h;
+
+	if (2 * (r->nr_idmap + 1) > r->cap_idmap) {
+		size_t cap = r->cap_idmap ? 2 * r->cap_idmap : 64, i;
+		struct id_entry *nm = calloc(cap, sizeof(*nm));
+		if (!nm)
+			return -ptc_err_nomem;
+		for (i = 0; i < r->cap_idmap; i++) {
+			if (!r->idmap[i].attr)
+				continue;
+			h = id_slot(r->idmap[i].id, cap - 1);
+			while (nm[h].attr)
+				h = (h + 1) & (cap - 1);
+			nm[h] = r->idmap[i];
 		}
-	qsort(r->idmap, r->nr_idmap, sizeof(*r->idmap), id_cmp);
+		free(r->idmap);
+		r->idmap = nm;
+		r->cap_idmap = cap;
+	}
+	h = id_slot(id, r->cap_idmap - 1);
+	while (r->idmap[h].attr) {
+		if (r->idmap[h].id == id)
+			return 0;	/* the first event claiming an id keeps it */
+		h = (h + 1) & (r->cap_idmap - 1);
+	}
+	r->idmap[h].id = id;
+	r->idmap[h].attr = attr + 1;
+	r->nr_idmap++;
 	return 0;
 }
 
 static struct attr_priv *attr_by_id(struct ptc_perf_reader *r, uint64_t id)
 {
-	size_t lo = 0, hi;
+	size_t h;
 
-	if (r->idmap_dirty && idmap_build(r) < 0)
+	if (!r->cap_idmap)
 		return NULL;
-	hi = r->nr_idmap;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->idmap[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
+	h = id_slot(id, r->cap_idmap - 1);
+	while (r->idmap[h].attr) {
+		if (r->idmap[h].id == id)
+			return &r->attrs[r->idmap[h].attr - 1];
+		h = (h + 1) & (r->cap_idmap - 1);
 	}
-	if (lo < r->nr_idmap && r->idmap[lo].id == id)
-		return &r->attrs[r->idmap[lo].attr];
 	return NULL;
 }
 
@@ -368,8 +376,8 @@ static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, s
 			       "event attribute size %u outside 64..%zu", asize, avail);
 	if (r->nr_attrs >= MAX_ATTRS)
 		return fail_at(r, ptc_err_bad_size, off, "more than %u events", MAX_ATTRS);
-	if (nr_ids > MAX_IDS)
-		return fail_at(r, ptc_err_bad_size, off, "%zu sample ids for one event", nr_ids);
+	if (nr_ids > MAX_IDS || r->total_ids + nr_ids > MAX_IDS)
+		return fail_at(r, ptc_err_bad_size, off, "more than %u sample ids", MAX_IDS);
 	if (r->nr_attrs == r->cap_attrs) {
 		size_t cap = r->cap_attrs ? 2 * r->cap_attrs : 8;
 		struct attr_priv *na = realloc(r->attrs, cap * sizeof(*na));
@@ -406,7 +414,11 @@ static int attr_add(struct ptc_perf_reader *r, uint64_t off, const uint8_t *p, s
 	else
 		a->is_pos = -1;
 	r->nr_attrs++;
-	attrs_changed(r);
+	r->total_ids += nr_ids;
+	attr_added(r);
+	for (i = 0; i < nr_ids; i++)
+		if (idmap_insert(r, a->ids[i], (uint32_t)(r->nr_attrs - 1)) < 0)
+			return fail_at(r, ptc_err_nomem, off, "out of memory");
 	/* A name that came before its event. */
 	for (i = 0; i < r->nr_pending && !a->name; i++) {
 		const struct pending_name *pn = &r->pending[i];
@@ -582,13 +594,16 @@ static void pmu_add(struct ptc_perf_reader *r, uint32_t type, char *name)
 		free(name);
 		return;
 	}
-	np = realloc(r->pmus, (x->nr_pmus + 1) * sizeof(*np));
-	if (!np) {
-		free(name);
-		return;
+	if ((x->nr_pmus & (x->nr_pmus - 1)) == 0) {	/* doubling */
+		np = realloc(r->pmus, (x->nr_pmus ? 2 * x->nr_pmus : 1) * sizeof(*np));
+		if (!np) {
+			free(name);
+			return;
+		}
+		r->pmus = np;
+		x->pmus = np;
 	}
-	r->pmus = np;
-	x->pmus = np;
+	np = r->pmus;
 	np[x->nr_pmus].type = type;
 	np[x->nr_pmus].name = name;
 	x->nr_pmus++;
@@ -604,12 +619,16 @@ static void strlist_add(char ***list, size_t *nr, char *s)
 		free(s);
 		return;
 	}
-	nl = realloc(*list, (*nr + 1) * sizeof(*nl));
-	if (!nl) {
-		free(s);
-		return;
+	/* capacity doubles: grow when the count reaches a power of two */
+	if ((*nr & (*nr - 1)) == 0) {
+		nl = realloc(*list, (*nr ? 2 * *nr : 1) * sizeof(*nl));
+		if (!nl) {
+			free(s);
+			return;
+		}
+		*list = nl;
 	}
-	*list = nl;
+	nl = *list;
 	nl[(*nr)++] = s;
 }
 
@@ -646,7 +665,7 @@ static void feature_parse(struct ptc_perf_reader *r, int feat, const uint8_t *p,
 		r->info.clockid_res_ns = cur_u64(&c);
 		break;
 	case PTC_FEAT_CMDLINE: {
-		size_t total = 0, len;
+		size_t total = 0, cap = 0, len;
 		char *joined = NULL, *s;
 		nr = cur_u32(&c);
 		for (i = 0; i < nr && !c.bad; i++) {
@@ -654,14 +673,16 @@ static void feature_parse(struct ptc_perf_reader *r, int feat, const uint8_t *p,
 			if (!s)
 				break;
 			len = strlen(s);
-			{
-				char *nj = realloc(joined, total + len + 2);
+			if (total + len + 2 > cap) {
+				size_t ncap = 2 * (total + len + 2);
+				char *nj = realloc(joined, ncap);
 				if (!nj) {
 					free(s);
 					c.bad = 1;
 					break;
 				}
 				joined = nj;
+				cap = ncap;
 			}
 			if (total)
 				joined[total++] = ' ';
@@ -1596,11 +1617,14 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				return fail_at(r, ptc_err_bad_size, off,
 					       "AUXTRACE data of %llu bytes runs past the end of the data section at 0x%llx",
 					       (unsigned long long)asz, (unsigned long long)r->data_end);
+			/* A file cut inside the trace data: hand out the record so
+			 * that the bytes present can be read; reading stops with an
+			 * error at the end of the input. */
 			if (r->seekable && (aoff > r->file_size || asz > r->file_size - aoff))
-				return fail_at(r, ptc_err_truncated, off,
-					       "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the input at 0x%llx",
-					       (unsigned long long)asz, (unsigned long long)aoff,
-					       (unsigned long long)r->file_size);
+				warn_at(r, off, "AUXTRACE data of %llu bytes at 0x%llx runs past the end of the "
+					"input at 0x%llx: the file is truncated",
+					(unsigned long long)asz, (unsigned long long)aoff,
+					(unsigned long long)r->file_size);
 			/* ptc_perf_read_aux() moves the window: keep the record in
 			 * the scratch buffer so it stays valid while its data is read */
 			if (rec->data != (const uint8_t *)r->scratch) {
@@ -1683,32 +1707,35 @@ ssize_t ptc_perf_read_aux(struct ptc_perf_reader *r, void *buf, size_t n)
 		size_t take = in_avail(r);
 		if (!take) {
 			ssize_t got;
-			if (n - done >= IN_CAP / 2 && r->pos == r->len) {
+			if (n - done >= IN_CAP / 2) {
 				/* Large reads go straight to the caller's buffer. */
 				got = read(r->fd, dst + done, n - done);
 				if (got < 0 && errno == EINTR)
 					continue;
-				if (got < 0)
-					return fail_at(r, ptc_err_io, in_off(r), "read failed: %s",
-						       strerror(errno));
+				if (got > 0) {
+					r->base += (uint64_t)got + r->len;
+					r->pos = r->len = 0;
+					r->stats.bytes_read += (uint64_t)got;
+					done += (size_t)got;
+					continue;
+				}
 				if (got == 0)
-					return fail_at(r, ptc_err_truncated, in_off(r),
-						       "input ends inside AUXTRACE data (%llu bytes missing)",
-						       (unsigned long long)(r->aux_left - done));
-				r->base += (uint64_t)got + r->len;
-				r->pos = r->len = 0;
-				r->stats.bytes_read += (uint64_t)got;
-				done += (size_t)got;
-				continue;
+					r->eof = 1;
+			} else {
+				got = in_fill(r, 1);
+				if (got > 0)
+					continue;
+				r->failed = 0;	/* reported below, after the bytes copied */
 			}
-			got = in_fill(r, 1);
-			if (got < 0)
-				return got;
-			if (got == 0)
-				return fail_at(r, ptc_err_truncated, in_off(r),
-					       "input ends inside AUXTRACE data (%llu bytes missing)",
-					       (unsigned long long)(r->aux_left - done));
-			take = (size_t)got;
+			/* The input ends (or fails) inside the trace data: hand out
+			 * what was copied; the next call reports it. */
+			if (done)
+				break;
+			if (got < 0 && errno != 0)
+				return fail_at(r, ptc_err_io, in_off(r), "read failed: %s", strerror(errno));
+			return fail_at(r, ptc_err_truncated, in_off(r),
+				       "input ends inside AUXTRACE data (%llu bytes missing)",
+				       (unsigned long long)r->aux_left);
 		}
 		if (take > n - done)
 			take = n - done;

@@ -14,7 +14,16 @@
  *
  * Every size and offset is checked against the input before use.  On bad
  * input a function returns a negative ptc error code and ptc_perf_errmsg()
- * says "FILE: offset 0xN: reason".
+ * says "FILE: offset 0xN: reason".  Problems that do not stop the reading
+ * (a malformed feature section, garbage after the last record of a pipe-mode
+ * recording, a file cut inside AUX data -- whose bytes present can still be
+ * read before the error) are kept as warnings, ptc_perf_warning().
+ *
+ * Records are handed out 8-byte aligned (copied when they sit misaligned in
+ * the input), so u64 arrays in them may be read directly.  A record that came
+ * out of a COMPRESSED record has rec->compressed set and rec->offset of that
+ * COMPRESSED record.  Unknown record types are skipped and counted.
+ * Files written on a big-endian machine are refused (-ptc_err_foreign_endian).
  */
 #ifndef PTC_INPUT_PERF_READER_H
 #define PTC_INPUT_PERF_READER_H

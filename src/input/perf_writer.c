@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "common/bytes.h"
 #include "common/error.h"
 #include "input/perf_writer.h"
@@ -47,8 +49,22 @@ struct ptc_perf_writer {
 	uint64_t nr_auxtrace;
 
 	uint64_t attrs_offset, data_offset;
+
+	/* perf record -z: kernel records batched into COMPRESSED records. */
+	ZSTD_CCtx *zc;
+	int zlevel;
+	uint8_t *zin, *zout;
+	size_t zin_used;
+	uint64_t z_plain, z_packed;	/* for the COMPRESSED feature's ratio */
+
 	char errmsg[256];
 };
+
+/* Plain bytes per COMPRESSED record: what perf decompresses into its
+ * comp_mmap_len buffer, and small enough that the compressed bytes fit a
+ * record's 16-bit size. */
+#define PW_Z_BATCH (32 * 1024)
+#define PW_Z_OUT (ZSTD_COMPRESSBOUND(PW_Z_BATCH) + 8)
 
 static int pw_fail(struct ptc_perf_writer *w, int err, const char *fmt, ...)
 {
@@ -119,6 +135,9 @@ void ptc_perf_writer_free(struct ptc_perf_writer *w)
 	for (i = 0; i < PTC_FEAT_LAST; i++)
 		free(w->feat[i].data);
 	free(w->auxtrace_index.data);
+	ZSTD_freeCCtx(w->zc);
+	free(w->zin);
+	free(w->zout);
 	free(w->buf);
 	free(w);
 }
@@ -213,6 +232,78 @@ static int pw_pwrite(struct ptc_perf_writer *w, const void *data, size_t n,
 		n -= (size_t)r;
 		off += (uint64_t)r;
 	}
+	return 0;
+}
+
+/* --- compression ------------------------------------------------------------ */
+
+static int put_compressed_feature(struct ptc_perf_writer *w)
+{
+	/* version, type (1: zstd), level, ratio, mmap_len */
+	uint32_t v[5] = { 1, 1, (uint32_t)w->zlevel,
+			  w->z_packed ? (uint32_t)(w->z_plain / w->z_packed) : 0,
+			  PW_Z_BATCH };
+
+	w->feat[PTC_FEAT_COMPRESSED].size = 0;
+	return blob_append(&w->feat[PTC_FEAT_COMPRESSED], v, sizeof(v));
+}
+
+int ptc_perf_writer_set_compression(struct ptc_perf_writer *w, int level)
+{
+	if (!w || w->begun)
+		return -ptc_err_invalid;
+	if (level < 1 || level > 22)
+		return pw_fail(w, ptc_err_invalid, "zstd level %d", level);
+	w->zc = ZSTD_createCCtx();
+	w->zin = malloc(PW_Z_BATCH);
+	w->zout = malloc(PW_Z_OUT);
+	if (!w->zc || !w->zin || !w->zout)
+		return -ptc_err_nomem;
+	w->zlevel = level;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level)))
+		return pw_fail(w, ptc_err_invalid, "zstd level %d", level);
+	return put_compressed_feature(w);
+}
+
+static int pw_out(struct ptc_perf_writer *w, const void *data, size_t n);
+
+/* Writes the batched records as one COMPRESSED record (one zstd frame). */
+static int z_flush(struct ptc_perf_writer *w)
+{
+	size_t n;
+	uint8_t hdr[8];
+	int err;
+
+	if (!w->zin_used)
+		return 0;
+	n = ZSTD_compress2(w->zc, w->zout, PW_Z_OUT, w->zin, w->zin_used);
+	if (ZSTD_isError(n))
+		return pw_fail(w, ptc_err_internal, "zstd: %s", ZSTD_getErrorName(n));
+	if (8 + n > UINT16_MAX)
+		return pw_fail(w, ptc_err_internal, "compressed record too large");
+	w->z_plain += w->zin_used;
+	w->z_packed += 8 + n;
+	w->zin_used = 0;
+	ptc_put32(hdr, PTC_REC_COMPRESSED);
+	ptc_put16(hdr + 4, 0);
+	ptc_put16(hdr + 6, (uint16_t)(8 + n));
+	err = pw_out(w, hdr, sizeof(hdr));
+	return err ? err : pw_out(w, w->zout, n);
+}
+
+/* Appends a kernel record to the batch; n <= 64 KiB - 1. */
+static int z_add(struct ptc_perf_writer *w, const void *rec, size_t n)
+{
+	int err = 0;
+
+	if (w->zin_used + n > PW_Z_BATCH)
+		err = z_flush(w);
+	if (err)
+		return err;
+	if (n > PW_Z_BATCH)	/* a huge record goes out plain, as perf allows */
+		return pw_out(w, rec, n);
+	memcpy(w->zin + w->zin_used, rec, n);
+	w->zin_used += n;
 	return 0;
 }
 
@@ -594,7 +685,10 @@ int ptc_perf_writer_record(struct ptc_perf_writer *w, const void *rec)
 	err = ptc_perf_writer_begin(w);
 	if (err)
 		return err;
-	return pw_out(w, rec, size);
+	if (w->zc && ptc_le32(rec) < PTC_REC_HEADER_ATTR)
+		return z_add(w, rec, size);
+	err = z_flush(w);
+	return err ? err : pw_out(w, rec, size);
 }
 
 static size_t sid_put(uint8_t *p, uint64_t t, const struct ptc_perf_writer_sid *s)
@@ -651,6 +745,19 @@ int ptc_perf_writer_event(struct ptc_perf_writer *w, uint32_t type,
 	ptc_put32(hdr, type);
 	ptc_put16(hdr + 4, misc);
 	ptc_put16(hdr + 6, (uint16_t)size);
+	if (w->zc && type < PTC_REC_HEADER_ATTR) {
+		uint8_t rec[UINT16_MAX];
+
+		memcpy(rec, hdr, 8);
+		if (body_size)
+			memcpy(rec + 8, body, body_size);
+		memset(rec + 8 + body_size, 0, pad);
+		memcpy(rec + 8 + body_size + pad, trailer, tn);
+		return z_add(w, rec, size);
+	}
+	err = z_flush(w);
+	if (err)
+		return err;
 	err = pw_out(w, hdr, sizeof(hdr));
 	if (!err)
 		err = pw_out(w, body, body_size);
@@ -672,6 +779,8 @@ int ptc_perf_writer_auxtrace(struct ptc_perf_writer *w, uint64_t offset,
 	if (!w || (size && !data))
 		return -ptc_err_invalid;
 	err = ptc_perf_writer_begin(w);
+	if (!err)
+		err = z_flush(w);
 	if (err)
 		return err;
 	ptc_put32(rec, PTC_REC_AUXTRACE);
@@ -719,6 +828,11 @@ int ptc_perf_writer_finish(struct ptc_perf_writer *w)
 	if (err)
 		return err;
 	w->finished = 1;
+	err = z_flush(w);
+	if (!err && w->zc && w->mode == PTC_PERF_WRITE_FILE)
+		err = put_compressed_feature(w);	/* now with the real ratio */
+	if (err)
+		return err;
 	if (w->mode == PTC_PERF_WRITE_PIPE)
 		return pw_flush(w);
 

@@ -87,7 +87,7 @@ int ptc_perf_writer_set_feature(struct ptc_perf_writer *w,
 /* HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID: one perf string. */
 int ptc_perf_writer_set_string(struct ptc_perf_writer *w,
 			       enum ptc_perf_feature feat, const char *s);
-/* TOTAL_MEM (kB), CLOCKID (ns per clock tick... as perf stores it). */
+/* TOTAL_MEM (kB), CLOCKID (the clock's resolution in ns), or any u64 feature. */
 int ptc_perf_writer_set_u64(struct ptc_perf_writer *w,
 			    enum ptc_perf_feature feat, uint64_t v);
 int ptc_perf_writer_set_nrcpus(struct ptc_perf_writer *w, uint32_t avail,
@@ -102,6 +102,13 @@ int ptc_perf_writer_set_sample_time(struct ptc_perf_writer *w, uint64_t first,
 int ptc_perf_writer_add_build_id(struct ptc_perf_writer *w, int32_t pid,
 				 uint16_t misc, const uint8_t *build_id,
 				 size_t build_id_len, const char *filename);
+
+/* perf record -z: from now on kernel records (types below 64) are
+ * batched, 32 KiB at a time, into COMPRESSED records (one zstd frame
+ * each; perf decompresses them with one stream), and the COMPRESSED
+ * feature is set.  perf's own records and AUXTRACE data stay plain, as
+ * perf record writes them.  Call before the first record. */
+int ptc_perf_writer_set_compression(struct ptc_perf_writer *w, int level);
 
 /* Writes the file header, attrs (and in pipe mode the features) now rather
  * than at the first record. */

@@ -47,6 +47,16 @@ libc=$(awk '$1 == "M" && $10 ~ /libc[.]so/ { print $10; exit }' "$T/pe_calls.tru
 	-o "$T/w.data" "$libc" 2> "$T/w.log" || fail "ptgen-walk"
 streams walk "ptgen-walk --noretcomp"
 
+# The compact binary ground truth says the same as the text one.
+"$top_builddir/tests/ptgen/ptgen-walk" --cpus 2 --branches 20000 --seed 3 \
+	--truth "$T/s.truth" --truth-bin "$T/s.bin" -o "$T/s.data" "$libc" 2> "$T/w.log" ||
+	fail "ptgen-walk --truth-bin"
+"$top_builddir/tests/ptgen/ptgen-walk" --read-bin "$T/s.bin" "$libc" |
+	awk '$1 != "S" { $2 = 0; print }' > "$T/s.bin.txt" || fail "ptgen-walk --read-bin"
+awk '$1 ~ /^[BARE]$/ { $2 = 0; print }' "$T/s.truth" > "$T/s.txt"
+cmp -s "$T/s.txt" "$T/s.bin.txt" || fail "binary and text ground truths differ"
+[ "$(grep -c '^B' "$T/s.txt")" -eq 20000 ] || fail "the walk did not make 20000 branches"
+
 # Overflow and lost data in the single-threaded program.
 "$ENC" --per-thread --aux-dump "$T/q" --ovf-at 3000:10 --gaps "$T/g" \
 	-o "$T/o.data" "$T/pe_calls.truth" || fail "ptgen-encode --ovf-at"
@@ -61,4 +71,13 @@ python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T
 "$BLK" "$T/pe_calls.truth" "$pid" "$T/q.0.pt" > "$T/b.out"
 python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T/b.out" ||
 	fail "lost data: libipt's errors are not where the data was cut"
+# AUX buffer full: the consumer splits the stream where the TRUNCATED AUX
+# record says; both pieces decode exactly.
+"$ENC" --per-thread --aux-dump "$T/q" --psb-period 0 --truncate 1000@5000 \
+	--gaps "$T/g" -o "$T/t.data" "$T/pe_calls.truth" || fail "ptgen-encode --truncate"
+cut=$(awk '$1 == "truncate" { print $5 }' "$T/g")
+[ -n "$cut" ] || fail "no truncation recorded"
+"$BLK" "$T/pe_calls.truth" "$pid" "$T/q.0.pt" "$cut" > "$T/b.out"
+python3 "$CMP" --format ptblk --tid "$tid" --gaps "$T/g" "$T/pe_calls.truth" "$T/b.out" ||
+	fail "truncated: libipt does not decode both pieces exactly"
 exit 0

@@ -41,6 +41,8 @@ check pe_threads --per-thread --timing=none --long-tnt
 check pe_fork
 check pe_fork --cpus 2 --noretcomp --timing=tsc,mtc,cyc
 check pe_fork --per-thread --psb-period 0
+# perf record -z: the sideband in COMPRESSED records.
+check pe_threads --compress 3 --cpus 2
 
 # Scale mode: a random walk over libc's code, two CPUs, 50000 branches.
 libc=$(awk '$1 == "M" && $10 ~ /libc[.]so/ { print $10; exit }' "$T/pe_calls.truth")
@@ -79,4 +81,14 @@ grep -q "AUX data had gaps in it 1 times" "$T/d.err" ||
 	fail "perf did not see the PARTIAL AUX record"
 python3 "$CMP" --gaps "$T/g" "$T/pe_calls.truth" "$T/d.out" ||
 	fail "lost data: perf's errors are not where the data was cut"
+# AUX buffer full (TRUNCATED): writing stops at offset 5000 for 1000 bytes
+# of packets and resumes with a PSB+; perf reports the loss there.
+"$ENC" --psb-period 0 --truncate 1000@5000 --gaps "$T/g" --buildid-dir "$T/bid" \
+	-o "$T/t.data" "$T/pe_calls.truth" || fail "ptgen-encode --truncate"
+"$PERF" --buildid-dir "$T/bid" script -i "$T/t.data" --itrace=be \
+	-F tid,ip,addr,flags > "$T/t.out" 2> "$T/t.err"
+grep -q "AUX data lost 1 times" "$T/t.err" || fail "perf did not see the TRUNCATED AUX record"
+grep -q "Lost trace data" "$T/t.out" || fail "perf reported no lost trace data"
+python3 "$CMP" --gaps "$T/g" "$T/pe_calls.truth" "$T/t.out" ||
+	fail "truncated: perf's errors are not where the buffer filled"
 exit 0

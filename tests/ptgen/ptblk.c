@@ -1,6 +1,6 @@
 /* ptblk: libipt as an independent reference decoder for the tests.
  *
- *	ptblk TRUTH PID STREAM
+ *	ptblk TRUTH PID STREAM [CUT...]
  *
  * Decodes one raw Intel PT stream (one thread's AUX data, as written by
  * `ptgen-encode --per-thread --aux-dump`) with libipt, the memory image
@@ -13,6 +13,11 @@
  *	E offset code message	each decode error, where it was found
  *	I insn N		instructions seen by the instruction decoder
  *	I block N		instructions seen by the block decoder
+ *
+ * CUT offsets split the stream where the recording says data was lost (a
+ * TRUNCATED AUX record): the pieces are decoded independently, as a
+ * consumer that reads the AUX records must, and each cut is reported as an
+ * E line.
  *
  * The block decoder's blocks run through direct jumps and calls, so the
  * per-branch list comes from the instruction decoder of the same library;
@@ -286,21 +291,33 @@ static uint64_t block_pass(uint8_t *buf, size_t size, const char *truth, unsigne
 int main(int argc, char **argv)
 {
 	uint8_t *buf;
-	size_t size;
+	size_t size, start = 0;
+	uint64_t insn = 0, block = 0;
 	unsigned pid;
+	int i;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: ptblk TRUTH PID STREAM\n");
+	if (argc < 4) {
+		fprintf(stderr, "usage: ptblk TRUTH PID STREAM [CUT...]\n");
 		return 2;
 	}
 	pid = (unsigned)strtoul(argv[2], NULL, 0);
 	buf = read_all(argv[3], &size);
-	if (!size) {
-		printf("I insn 0\nI block 0\n");
-		return 0;
+	for (i = 4; i <= argc; i++) {
+		size_t end = i < argc ? (size_t)strtoull(argv[i], NULL, 0) : size;
+
+		if (end > size || end < start) {
+			fprintf(stderr, "ptblk: bad cut %s\n", argv[i]);
+			return 2;
+		}
+		if (end > start) {
+			insn += insn_pass(buf + start, end - start, argv[1], pid);
+			block += block_pass(buf + start, end - start, argv[1], pid);
+		}
+		if (i < argc)
+			printf("E %zu 0 data lost here (cut)\n", end);
+		start = end;
 	}
-	printf("I insn %" PRIu64 "\n", insn_pass(buf, size, argv[1], pid));
-	printf("I block %" PRIu64 "\n", block_pass(buf, size, argv[1], pid));
+	printf("I insn %" PRIu64 "\nI block %" PRIu64 "\n", insn, block);
 	free(buf);
 	return 0;
 }

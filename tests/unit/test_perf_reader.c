@@ -533,6 +533,50 @@ static void test_big_aux(void)
 	free(rec_pipe.p);
 }
 
+/* Thousands of events, each followed by a record found through its id:
+ * the id lookup must not rebuild anything per event (this would take
+ * minutes if it did), and ids map to the right event. */
+static void test_many_events(void)
+{
+	struct buf f = { 0 };
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	char path[256], err[512];
+	size_t at;
+	uint32_t i, n = 16000, found = 0;
+	int fd, ret;
+
+	put64(&f, PTC_PERF_MAGIC); put64(&f, 16);
+	for (i = 0; i < n; i++) {
+		at = rec_begin(&f, PTC_REC_HEADER_ATTR, 0);
+		put_attr(&f, 1, i, (i & 1) ? ST_A : ST_B);
+		put64(&f, 1000000 + 4ull * i); put64(&f, 1000001 + 4ull * i);
+		rec_end(&f, at);
+		at = rec_begin(&f, PERF_RECORD_SAMPLE, 0);
+		put64(&f, 1000001 + 4ull * i);	/* IDENTIFIER comes first in both layouts */
+		putz(&f, 40);
+		rec_end(&f, at);
+	}
+	fd = open_as_file(&f, path, sizeof(path));
+	CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, path, err, sizeof(err)), 0);
+	if (r) {
+		while ((ret = ptc_perf_next(r, &rec)) > 0) {
+			const struct ptc_perf_attr *a;
+			if (rec.type != PERF_RECORD_SAMPLE)
+				continue;
+			a = ptc_perf_attr_of(r, rec.sid.id);
+			if (a && a->attr.config == (rec.sid.id - 1000001) / 4)
+				found++;
+		}
+		CHECK(ret == 0, "%s", ptc_perf_errmsg(r));
+		CHECK_EQ_U64(found, n);
+		CHECK_EQ_U64(ptc_perf_nr_attrs(r), n);
+		ptc_perf_close(r);
+	}
+	close(fd);
+	free(f.p);
+}
+
 /* Wrap plain records in COMPRESSED (type2: COMPRESSED2) records holding
  * pieces of one zstd frame of at most piece bytes: records straddle them. */
 static void compress_into(struct buf *out, const struct buf *plain, int type2, size_t piece)
@@ -712,6 +756,32 @@ static void test_broken(void)
 		if (ptc_le32(b.p + i) == PTC_REC_AUXTRACE)
 			break;
 	}
+	/* a file cut 30 bytes into the trace data: the record comes out with a
+	 * warning, its 30 bytes can be read, then the end is an error */
+	{
+		struct buf t = { b.p, i + PTC_AUXTRACE_RECORD_SIZE + 30, 0 };
+		struct ptc_perf_reader *r;
+		struct ptc_perf_record rec;
+		char path[256], err[512];
+		uint8_t got[AUX1];
+		int fd = open_as_file(&t, path, sizeof(path)), ret;
+		ssize_t k, have = 0;
+		CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, "cut.data", err, sizeof(err)), 0);
+		if (r) {
+			while ((ret = ptc_perf_next(r, &rec)) > 0 && rec.type != PTC_REC_AUXTRACE)
+				;
+			CHECK(ret == 1 && rec.aux_size == AUX1, "AUXTRACE handed out: %d %s", ret,
+			      ptc_perf_errmsg(r));
+			while ((k = ptc_perf_read_aux(r, got + have, sizeof(got) - have)) > 0)
+				have += k;
+			CHECK_EQ_U64(have, 30);
+			CHECK(k == -ptc_err_truncated, "read_aux ends with %zd", k);
+			CHECK(got[29] == aux_byte(29), "aux bytes before the cut");
+			CHECK(strstr(ptc_perf_errmsg(r), "cut.data: offset 0x") != NULL, "%s", ptc_perf_errmsg(r));
+			ptc_perf_close(r);
+		}
+		close(fd);
+	}
 	ptc_put64(b.p + i + 8, UINT64_MAX - 5);
 	snprintf(want, sizeof(want), "offset 0x%zx:", i);
 	expect(&b, ptc_err_bad_size, want);
@@ -867,7 +937,40 @@ static int cuts(const char *path)
 	return 0;
 }
 
+static int main_tests(int argc, char **argv);
+
+/* --records FILE: one line per record, "OFFSET TYPE VALID CPU TIME PID TID IP"
+ * (sample-id fields as parsed), for tests/reader_sample_ids.sh to compare
+ * with perf. */
+static int records(const char *path)
+{
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	char err[512];
+	int ret;
+
+	if (ptc_perf_open(&r, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	while ((ret = ptc_perf_next(r, &rec)) > 0)
+		printf("0x%llx %u %u %u %llu %u %u 0x%llx\n", (unsigned long long)rec.offset, rec.type,
+		       rec.sid.valid, rec.sid.cpu, (unsigned long long)rec.sid.time, rec.sid.pid,
+		       rec.sid.tid, (unsigned long long)rec.sid.ip);
+	if (ret < 0)
+		fprintf(stderr, "%s\n", ptc_perf_errmsg(r));
+	ptc_perf_close(r);
+	return ret < 0;
+}
+
 int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--records"))
+		return records(argv[2]);
+	return main_tests(argc, argv);
+}
+
+static int main_tests(int argc, char **argv)
 {
 	char cmd[512];
 
@@ -884,6 +987,7 @@ int main(int argc, char **argv)
 		SKIP("cannot make a scratch directory");
 	test_plain();
 	test_big_aux();
+	test_many_events();
 	test_compressed();
 	test_compressed_large();
 	test_broken();

@@ -16,7 +16,7 @@
 static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
 				 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
-static void write_recording(const char *path, enum ptc_perf_writer_mode mode)
+static void write_recording(const char *path, enum ptc_perf_writer_mode mode, int zlevel)
 {
 	struct ptc_perf_writer *w;
 	struct perf_event_attr attr;
@@ -45,6 +45,8 @@ static void write_recording(const char *path, enum ptc_perf_writer_mode mode)
 	attr.mmap = attr.comm = attr.task = attr.mmap2 = 1;
 	err = ptc_perf_writer_add_attr(w, &attr, "dummy:u", ids, 2);
 	CHECK(!err, "add_attr: %s", ptc_errstr(err));
+	if (zlevel)
+		CHECK(!ptc_perf_writer_set_compression(w, zlevel), "compression");
 
 	CHECK(!ptc_perf_writer_set_string(w, PTC_FEAT_HOSTNAME, "ptgen-host"), "hostname");
 	CHECK(!ptc_perf_writer_set_string(w, PTC_FEAT_OSRELEASE, "6.1.0-ptgen"), "osrelease");
@@ -124,6 +126,22 @@ static void check_header(const char *path)
 	CHECK_EQ_U64(ptc_le64(h + 72), (1u << 2) | (0xffu << 3) | (1u << 11) | (1u << 12) | (1u << 21));
 }
 
+/* The type of the first record of a file-mode recording. */
+static uint32_t first_record_type(const char *path)
+{
+	uint8_t h[104], r[8];
+	FILE *f = fopen(path, "rb");
+	uint32_t type = 0;
+
+	if (f && fread(h, 1, sizeof(h), f) == sizeof(h) &&
+	    !fseek(f, (long)ptc_le64(h + 40), SEEK_SET) &&
+	    fread(r, 1, sizeof(r), f) == sizeof(r))
+		type = ptc_le32(r);
+	if (f)
+		fclose(f);
+	return type;
+}
+
 /* Runs a shell command; returns its whole output (malloc'd). */
 static char *run(const char *cmd)
 {
@@ -153,16 +171,22 @@ static void expect(const char *out, const char *what)
 int main(void)
 {
 	const char *perf = getenv("PERF"), *tmp = getenv("TMPDIR");
-	char dir[256], file[300], pipe[300], cmd[1024];
+	char dir[256], file[300], pipe[300], zfile[300], zpipe[300], cmd[1024];
 	char *out;
 
 	snprintf(dir, sizeof(dir), "%s/ptc-pw-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	snprintf(file, sizeof(file), "%s/file.data", dir);
 	snprintf(pipe, sizeof(pipe), "%s/pipe.data", dir);
-	write_recording(file, PTC_PERF_WRITE_FILE);
-	write_recording(pipe, PTC_PERF_WRITE_PIPE);
+	snprintf(zfile, sizeof(zfile), "%s/zfile.data", dir);
+	snprintf(zpipe, sizeof(zpipe), "%s/zpipe.data", dir);
+	write_recording(file, PTC_PERF_WRITE_FILE, 0);
+	write_recording(pipe, PTC_PERF_WRITE_PIPE, 0);
+	write_recording(zfile, PTC_PERF_WRITE_FILE, 3);
+	write_recording(zpipe, PTC_PERF_WRITE_PIPE, 3);
 	check_header(file);
+	CHECK_EQ_U64(first_record_type(file), PERF_RECORD_COMM);
+	CHECK_EQ_U64(first_record_type(zfile), PTC_REC_COMPRESSED);
 
 	if (!perf || !*perf || access(perf, X_OK)) {
 		fprintf(stderr, "perf not found: skipping the perf oracle checks\n");
@@ -199,6 +223,23 @@ int main(void)
 		out = run(cmd);
 		expect(out, "PERF_RECORD_ATTR");
 		expect(out, "PERF_RECORD_FEATURE");
+		expect(out, "PERF_RECORD_COMM exec: ptgenprog:4242/4243");
+		expect(out, "PERF_RECORD_EXIT(4242:4243):(1:1)");
+		free(out);
+
+		/* perf record -z layout: perf decompresses the records. */
+		snprintf(cmd, sizeof(cmd), "%s script -D -i %s 2>&1", perf, zfile);
+		out = run(cmd);
+		expect(out, "PERF_RECORD_COMM exec: ptgenprog:4242/4243");
+		expect(out, "PERF_RECORD_MMAP2 4242/4243: [0x400000(0x2000) @ 0");
+		expect(out, "PERF_RECORD_EXIT(4242:4243):(1:1)");
+		free(out);
+		snprintf(cmd, sizeof(cmd), "%s report --header-only -i %s 2>&1", perf, zfile);
+		out = run(cmd);
+		expect(out, "compressed : Zstd, level = 3");
+		free(out);
+		snprintf(cmd, sizeof(cmd), "cat %s | %s script -D -i - 2>&1", zpipe, perf);
+		out = run(cmd);
 		expect(out, "PERF_RECORD_COMM exec: ptgenprog:4242/4243");
 		expect(out, "PERF_RECORD_EXIT(4242:4243):(1:1)");
 		free(out);

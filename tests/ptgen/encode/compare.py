@@ -10,7 +10,9 @@ DECODED is the output of
 
 The truth's taken branches of each thread (conditional branches that were
 taken, every other branch; far branches with target 0) must equal the
-decoder's, with no decode error.  Trace starts ("tr strt") and interrupts
+decoder's, with no decode error (for ptblk, whose instruction flow cannot
+show it, a conditional branch taken to its own fall-through is left out).
+Trace starts ("tr strt") and interrupts
 ("tr end async": injected interrupts, preemption) are not branches and are
 skipped.
 
@@ -32,9 +34,11 @@ import re
 import sys
 
 
-def truth_branches(path, only_tid=None):
+def truth_branches(path, zero_disp=True):
     """Per-thread taken-branch lists and instruction counts, plus the
-    branches of all threads in truth order."""
+    branches of all threads in truth order.  zero_disp=False leaves out
+    taken conditional branches to their own fall-through (jz +0, loop +0):
+    an instruction-flow decoder (ptblk) cannot see those from IPs."""
     per = {}
     insns = {}
     order = []
@@ -50,6 +54,8 @@ def truth_branches(path, only_tid=None):
                 if kind == 5 and not taken:
                     continue
                 ip, target = int(x[3], 16), int(x[4], 16)
+                if kind == 5 and not zero_disp and target == ip + int(x[7]):
+                    continue
                 if kind == 6:
                     target = 0
                 per.setdefault(tid, []).append((ip, target))
@@ -167,7 +173,7 @@ def main():
             print('%s: no gap recorded' % a.gaps)
             return 1
         a.gap = '%s:%s' % (kv['first'], kv.get('resume', kv.get('resync')))
-    per, insns, order = truth_branches(a.truth)
+    per, insns, order = truth_branches(a.truth, a.format != 'ptblk')
     if a.format == 'ptblk':
         if a.tid is None:
             ap.error('--format ptblk needs --tid')

@@ -56,6 +56,7 @@
 
 #define ID_PT_BASE 1000
 #define ID_DUMMY_BASE 2000
+#define ID_SWITCH_BASE 3000	/* per CPU: the CPU-wide context-switch dummy */
 
 
 /* Where a thread switched out in user mode continues.  far: it had in fact
@@ -107,6 +108,8 @@ struct queue {
 	 * cut; from drop_resync on they follow a PSB after it. */
 	int drop_state;		/* 0 before the cut, 1 until a PSB after it, 2 done */
 	uint64_t drop_first, drop_resync;
+	uint64_t trunc_at;	/* --truncate: stream offset where writing stopped */
+	int trunc_flag;		/* the AUX record there still to be flagged */
 };
 
 struct gen {
@@ -312,7 +315,7 @@ static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
 	ptc_put32(body + 4, to->tid);
 	sid_of(g, from, time, 0, &sid);
 	sid.cpu = (uint32_t)cpu;
-	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	sid.id = ID_SWITCH_BASE + (unsigned)cpu;
 	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH_CPU_WIDE,
 				       PERF_RECORD_MISC_SWITCH_OUT |
 				       PERF_RECORD_MISC_SWITCH_OUT_PREEMPT,
@@ -321,7 +324,7 @@ static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
 	ptc_put32(body + 4, from->tid);
 	sid_of(g, to, time, 0, &sid);
 	sid.cpu = (uint32_t)cpu;
-	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	sid.id = ID_SWITCH_BASE + (unsigned)cpu;
 	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_SWITCH_CPU_WIDE, 0,
 				       body, sizeof(body), &sid), "SWITCH_CPU_WIDE");
 }
@@ -341,7 +344,14 @@ static int aux_sink(void *ctx, const uint8_t *data, size_t size, uint64_t off)
 	uint64_t flags = 0;
 	int err;
 
-	if (g->o.drop && q->idx == g->o.drop_queue) {
+	if (g->o.drop == 2 && q->trunc_flag && q->trunc_at >= off &&
+	    q->trunc_at <= off + size) {
+		/* The buffer filled here: the kernel flags the record and
+		 * what the hardware did not write is lost. */
+		flags = PTC_AUX_FLAG_TRUNCATED;
+		q->trunc_flag = 0;
+	}
+	if (g->o.drop == 1 && q->idx == g->o.drop_queue) {
 		uint64_t lo = g->o.drop_offset, hi = lo + g->o.drop_bytes;
 
 		if (off < hi && off + size > lo) {
@@ -694,7 +704,11 @@ static void write_header(struct gen *g)
 	check(g, ptc_perf_writer_add_attr(g->w, &pt, "intel_pt//u", ids,
 					  (uint32_t)g->nr_queues), "attr");
 
-	/* The sideband event perf record adds for Intel PT. */
+	/* The sideband events perf record adds for Intel PT, as a real
+	 * recording of a workload has them: per CPU, a CPU-wide dummy for
+	 * context switches (SWITCH_CPU_WIDE, have_sched_switch = 3) and the
+	 * tracking dummy; per thread, the tracking dummy also records the
+	 * thread's own switches. */
 	memset(&dummy, 0, sizeof(dummy));
 	dummy.type = PERF_TYPE_SOFTWARE;
 	dummy.config = PERF_COUNT_SW_DUMMY;
@@ -703,15 +717,24 @@ static void write_header(struct gen *g)
 	dummy.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 	dummy.read_format = PERF_FORMAT_ID;
-	dummy.disabled = 1;
 	dummy.inherit = 1;
 	dummy.exclude_kernel = 1;
 	dummy.exclude_hv = 1;
+	dummy.sample_id_all = 1;
+	if (!g->o.per_thread) {
+		struct perf_event_attr sw = dummy;
+
+		sw.context_switch = 1;
+		for (i = 0; i < g->nr_queues; i++)
+			ids[i] = ID_SWITCH_BASE + i;
+		check(g, ptc_perf_writer_add_attr(g->w, &sw, "dummy:u", ids,
+						  (uint32_t)g->nr_queues), "attr");
+	}
+	dummy.disabled = 1;
 	dummy.mmap = dummy.comm = dummy.task = dummy.mmap2 = 1;
 	dummy.comm_exec = 1;
-	dummy.context_switch = 1;
+	dummy.context_switch = g->o.per_thread;
 	dummy.enable_on_exec = 1;
-	dummy.sample_id_all = 1;
 	for (i = 0; i < g->nr_queues; i++)
 		ids[i] = ID_DUMMY_BASE + i;
 	check(g, ptc_perf_writer_add_attr(g->w, &dummy, "dummy:u", ids,
@@ -816,13 +839,26 @@ static void drop_track(struct gen *g, struct queue *q)
 			return;
 		}
 		q->drop_state = 1;
+		if (g->o.drop == 2) {
+			/* --truncate: the hardware stops here and resumes
+			 * with a PSB+ at this very offset. */
+			check(g, ptenc_stop(q->enc, g->o.drop_bytes), "truncate");
+			q->trunc_at = ptenc_offset(q->enc);
+			q->trunc_flag = 1;
+			/* The kernel's AUX record (TRUNCATED) comes now. */
+			check(g, ptenc_flush(q->enc), "truncate");
+		}
 	}
-	if (ptenc_last_psb(q->enc) != UINT64_MAX && ptenc_last_psb(q->enc) >= hi) {
+	if (g->o.drop == 2)
+		hi = q->trunc_at;
+	if (ptenc_last_psb(q->enc) != UINT64_MAX && ptenc_last_psb(q->enc) >= hi &&
+	    !ptenc_stopped(q->enc)) {
 		q->drop_resync = g->taken;
 		q->drop_state = 2;
 		if (g->gaps)
-			fprintf(g->gaps, "drop queue %u offset %llu bytes %llu first %llu resync %llu\n",
-				q->idx, (unsigned long long)lo,
+			fprintf(g->gaps, "%s queue %u offset %llu bytes %llu first %llu resync %llu\n",
+				g->o.drop == 2 ? "truncate" : "drop", q->idx,
+				(unsigned long long)(g->o.drop == 2 ? q->trunc_at : lo),
 				(unsigned long long)g->o.drop_bytes,
 				(unsigned long long)q->drop_first,
 				(unsigned long long)q->drop_resync);
@@ -1007,6 +1043,8 @@ struct gen *gen_new(const struct gen_options *o, int fd)
 	g->truth_dir = tdir ? dirname(tdir) : NULL;
 	check(g, ptc_perf_writer_new(&g->w, fd, o->pipe ? PTC_PERF_WRITE_PIPE :
 						       PTC_PERF_WRITE_FILE), "writer");
+	if (o->zlevel)
+		check(g, ptc_perf_writer_set_compression(g->w, o->zlevel), "compression");
 	if (o->gaps) {
 		g->gaps = fopen(o->gaps, "w");
 		if (!g->gaps)
@@ -1101,6 +1139,7 @@ enum {
 	OPT_PIPE = 256, OPT_NORETCOMP, OPT_TIMING, OPT_MTC_PERIOD, OPT_PSB_PERIOD,
 	OPT_LONG_TNT, OPT_CPUS, OPT_PER_THREAD, OPT_OVF_AT, OPT_DROP,
 	OPT_INTERRUPT_EVERY, OPT_BUILDID_DIR, OPT_GAPS, OPT_AUX_DUMP, OPT_AUX_CHUNK,
+	OPT_COMPRESS, OPT_TRUNCATE,
 };
 
 const struct option gen_long_options[] = {
@@ -1119,6 +1158,8 @@ const struct option gen_long_options[] = {
 	{ "gaps", required_argument, NULL, OPT_GAPS },
 	{ "aux-dump", required_argument, NULL, OPT_AUX_DUMP },
 	{ "aux-chunk", required_argument, NULL, OPT_AUX_CHUNK },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ "truncate", required_argument, NULL, OPT_TRUNCATE },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -1136,12 +1177,15 @@ void gen_options_help(FILE *f)
 "  --per-thread          one AUX queue per thread (perf record --per-thread)\n"
 "  --ovf-at N[:K]        OVF before the N-th branch, losing the next K (default 8)\n"
 "  --drop BYTES@OFFSET[:QUEUE]  remove AUX bytes, AUX record flagged PARTIAL\n"
+"  --truncate BYTES@OFFSET[:QUEUE]  AUX buffer full at OFFSET: BYTES of packets\n"
+"                        not written, then PSB+; AUX record flagged TRUNCATED\n"
 "  --interrupt-every N   inject an interrupt every N instructions per thread\n"
 "  --buildid-dir DIR     put the vDSO into perf's build-id cache layout in DIR\n"
 "  --gaps FILE           where data was lost, in taken-branch indices\n"
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
 "                        and PREFIX.index (queue cpu pid tid per line)\n"
-"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n");
+"  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n"
+"  --compress LEVEL      zstd-compress the sideband records (perf record -z)\n");
 }
 
 void gen_options_init(struct gen_options *o)
@@ -1211,6 +1255,7 @@ int gen_option(struct gen_options *o, int c, char *arg)
 		o->ovf_at = parse_u64(arg, "--ovf-at");
 		break;
 	case OPT_DROP:
+	case OPT_TRUNCATE:
 		p = strchr(arg, ':');
 		if (p) {
 			*p = 0;
@@ -1222,13 +1267,16 @@ int gen_option(struct gen_options *o, int c, char *arg)
 		*p = 0;
 		o->drop_bytes = parse_u64(arg, "--drop");
 		o->drop_offset = parse_u64(p + 1, "--drop");
-		o->drop = 1;
+		o->drop = c == OPT_DROP ? 1 : 2;
+		if (!o->drop_bytes)
+			die("--drop/--truncate: no bytes");
 		break;
 	case OPT_INTERRUPT_EVERY: o->interrupt_every = parse_u64(arg, "--interrupt-every"); break;
 	case OPT_BUILDID_DIR: o->buildid_dir = arg; break;
 	case OPT_GAPS: o->gaps = arg; break;
 	case OPT_AUX_DUMP: o->aux_dump = arg; break;
 	case OPT_AUX_CHUNK: o->chunk = (size_t)parse_u64(arg, "--aux-chunk"); break;
+	case OPT_COMPRESS: o->zlevel = (int)parse_u64(arg, "--compress"); break;
 	default: return 0;
 	}
 	return 1;

@@ -30,9 +30,10 @@ struct gen_options {
 	uint64_t ovf_at, ovf_drop;
 	uint64_t drop_bytes, drop_offset;
 	unsigned drop_queue;
-	int drop;
+	int drop;		/* 1: --drop (bytes cut, PARTIAL), 2: --truncate (TRUNCATED) */
 	uint64_t interrupt_every;
 	size_t chunk;
+	int zlevel;		/* perf record -z: COMPRESSED records */
 };
 
 struct gen;

@@ -32,6 +32,8 @@ struct ptenc {
 
 	int enabled;		/* PacketEn: in user mode and tracing */
 	int overflow;		/* dropping packets after OVF */
+	int stop;		/* 1: not writing (AUX full), 2: restart with PSB+ */
+	uint64_t stop_left;	/* bytes still not to be written */
 
 	uint64_t mtc_tick;	/* last crystal tick >> mtc_period announced */
 	uint64_t last_timing;	/* TSC of the last TSC or MTC packet */
@@ -81,10 +83,22 @@ static int put(struct ptenc *e, const struct pt_packet *pkt)
 
 		if (err)
 			return err;
+		off = 0;
 	}
 	n = pt_enc_next(e->enc, pkt);
 	if (n < 0)
 		return -ptc_err_internal;
+	if (e->stop) {
+		/* Not written: take the packet back, count it as lost. */
+		if (pt_enc_sync_set(e->enc, off) < 0)
+			return -ptc_err_internal;
+		e->st.bytes_lost += (uint64_t)n;
+		if (e->stop == 1 && e->stop_left <= (uint64_t)n)
+			e->stop = 2;
+		else if (e->stop == 1)
+			e->stop_left -= (uint64_t)n;
+		return 0;
+	}
 	e->st.bytes += (uint64_t)n;
 	return 0;
 }
@@ -150,6 +164,23 @@ uint64_t ptenc_last_psb(const struct ptenc *e)
 int ptenc_enabled(const struct ptenc *e)
 {
 	return e->enabled;
+}
+
+int ptenc_stop(struct ptenc *e, uint64_t bytes)
+{
+	if (e->stop || e->overflow || !bytes)
+		return -ptc_err_invalid;
+	e->st.bytes_lost += e->tnt_bits ? 1 + e->tnt_bits / 8 : 0;
+	e->tnt = 0;
+	e->tnt_bits = 0;
+	e->stop = 1;
+	e->stop_left = bytes;
+	return 0;
+}
+
+int ptenc_stopped(const struct ptenc *e)
+{
+	return e->stop != 0;
 }
 
 unsigned ptenc_pending_tnt(const struct ptenc *e)
@@ -367,6 +398,7 @@ static int put_psb_plus(struct ptenc *e, uint64_t tsc, uint64_t ip)
 		if (err)
 			return err;
 	}
+	e->stop = 0;
 	e->last_psb = ptenc_offset(e);
 	e->next_psb = e->last_psb + e->cfg.psb_period;
 	err = put_simple(e, ppt_psb);
@@ -408,6 +440,14 @@ static int put_psb_plus(struct ptenc *e, uint64_t tsc, uint64_t ip)
 
 static int maybe_psb(struct ptenc *e, uint64_t tsc, uint64_t ip)
 {
+	if (e->stop == 1)
+		return 0;
+	if (e->stop == 2) {
+		/* Writing again: whatever was pending is lost. */
+		e->tnt_bits = 0;
+		e->tnt = 0;
+		return put_psb_plus(e, tsc, ip);
+	}
 	if (ptenc_offset(e) + (e->tnt_bits ? 8 : 0) < e->next_psb)
 		return 0;
 	return put_psb_plus(e, tsc, ip);

@@ -51,7 +51,7 @@ enum ptenc_kind {	/* as enum ptc_branch_kind */
 struct ptenc_stats {
 	uint64_t tnt_bits, tnt_packets, tip, tip_pge, tip_pgd, fup, psb, ovf,
 		 mode_exec, tsc, tma, mtc, cyc, cbr, ret_compressed,
-		 callstack_dropped, bytes;
+		 callstack_dropped, bytes, bytes_lost;
 };
 
 int ptenc_new(struct ptenc **out, const struct ptenc_config *cfg);
@@ -75,6 +75,13 @@ int ptenc_resume(struct ptenc *e, uint64_t tsc, uint64_t ip);
  * ptenc_resume() gives the IP). */
 int ptenc_overflow(struct ptenc *e, uint64_t tsc);
 int ptenc_overflow_end(struct ptenc *e, uint64_t tsc, uint64_t ip, int in_user);
+/* The AUX buffer is full: the hardware stops writing (pending TNT bits
+ * are lost with the rest) until `bytes` bytes of packets have not been
+ * written, then starts again with a PSB+ at the next branch or resume, as
+ * when perf re-enables the event (PERF_AUX_FLAG_TRUNCATED). */
+int ptenc_stop(struct ptenc *e, uint64_t bytes);
+/* True while ptenc_stop() discards packets. */
+int ptenc_stopped(const struct ptenc *e);
 /* True while packets are being dropped after ptenc_overflow(). */
 int ptenc_in_overflow(const struct ptenc *e);
 /* Writes pending TNT bits and hands everything to the sink. */

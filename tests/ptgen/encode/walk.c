@@ -412,6 +412,7 @@ struct run {
 	struct gen *g;
 	int scan;
 	uint64_t now;		/* ns: one instruction = 1 ns */
+	uint64_t n_taken, n_resume, n_async, n_switch;	/* second pass */
 };
 
 static void put_varint(FILE *f, uint64_t v)
@@ -472,6 +473,13 @@ static void event(struct run *r, struct truth_event *ev)
 {
 	struct truth_event copy = *ev;
 
+	if (!r->scan) {
+		if (ev->type == 'B' && (ev->kind != PTENC_COND || ev->taken))
+			r->n_taken++;
+		r->n_resume += ev->type == 'R';
+		r->n_async += ev->type == 'A';
+		r->n_switch += ev->type == 'S';
+	}
 	emit_text(r, ev);
 	emit(r, &copy);
 }
@@ -732,6 +740,97 @@ static void walk(struct run *r)
 	}
 }
 
+/* --read-bin: prints a binary ground truth as text B, A, R, S, E lines
+ * (times 0: the binary form has none), taking direct targets from the code,
+ * so that tests can compare it with --truth of the same walk. */
+static uint64_t get_varint(FILE *f, int *eof)
+{
+	uint64_t v = 0;
+	int c, shift = 0;
+
+	do {
+		c = getc(f);
+		if (c == EOF || shift > 63) {
+			*eof = 1;
+			return 0;
+		}
+		v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	return v;
+}
+
+static int read_bin(struct walker *w, const char *path, uint32_t pid)
+{
+	FILE *f = fopen(path, "rb");
+	char magic[8];
+	uint64_t cur[1024] = { 0 };
+	unsigned ti = 0;
+	int c, eof = 0;
+
+	if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "PTGWALK1", 8))
+		die("%s: not a ptgen-walk binary truth", path);
+	while (!eof && (c = getc(f)) != EOF) {
+		uint64_t a, b, z;
+
+		switch (c) {
+		case 0x01:
+		case 0x04:
+			a = get_varint(f, &eof);
+			if (a >= 1024)
+				die("%s: bad thread index", path);
+			ti = (unsigned)a;
+			if (c == 0x04)
+				printf("E 0 %u\n", pid + ti);
+			else
+				printf("S 0 %u\n", pid + ti);
+			break;
+		case 0x02:
+			cur[ti] = get_varint(f, &eof);
+			printf("R 0 %u 0x%llx\n", pid + ti, (unsigned long long)cur[ti]);
+			break;
+		case 0x03:
+			a = get_varint(f, &eof);
+			b = get_varint(f, &eof);
+			printf("A 0 %u 0x%llx %llu\n", pid + ti,
+			       (unsigned long long)(cur[ti] + a), (unsigned long long)b);
+			break;
+		default: {
+			unsigned kind = (c >> 1) & 7, taken = c & 1;
+			const struct block *bl;
+			uint64_t ip, target;
+
+			if (!(c & 0x10) || kind > PTENC_FAR)
+				die("%s: bad record 0x%02x", path, c);
+			a = get_varint(f, &eof);
+			b = get_varint(f, &eof);
+			ip = cur[ti] + a;
+			bl = get_block(w, cur[ti]);
+			if (bl->br_ip != ip)
+				die("%s: branch at 0x%llx, the code has one at 0x%llx", path,
+				    (unsigned long long)ip, (unsigned long long)bl->br_ip);
+			target = bl->target;
+			if (kind == PTENC_JMP_IND || kind == PTENC_CALL_IND || kind == PTENC_RET) {
+				z = get_varint(f, &eof);
+				target = ip + (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+			} else if (kind == PTENC_FAR) {
+				target = 0;
+			}
+			printf("B 0 %u 0x%llx 0x%llx %u %u %u %llu\n", pid + ti,
+			       (unsigned long long)ip, (unsigned long long)target, kind, taken,
+			       bl->len, (unsigned long long)b);
+			if (kind == PTENC_COND && !taken)
+				cur[ti] = ip + bl->len;
+			else
+				cur[ti] = target;
+			break;
+		}
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -743,7 +842,8 @@ static void usage(void)
 "  --escape N            jump to a random function about every N branches\n"
 "                        (an exception; default 20000, 0: never)\n"
 "  --truth FILE          also write the text ground truth (small runs)\n"
-"  --truth-bin FILE      also write the compact binary ground truth\n");
+"  --truth-bin FILE      also write the compact binary ground truth\n"
+"usage: ptgen-walk --read-bin FILE ELF   (print a binary truth as text)\n");
 	gen_options_help(stderr);
 	exit(2);
 }
@@ -753,7 +853,7 @@ int main(int argc, char **argv)
 	static struct option lo[64];
 	struct run r;
 	struct timespec t0, t1;
-	const char *text = NULL, *bin = NULL;
+	const char *text = NULL, *bin = NULL, *readbin = NULL;
 	unsigned n;
 	int c, fd;
 	double secs;
@@ -773,6 +873,7 @@ int main(int argc, char **argv)
 	lo[n++] = (struct option){ "escape", required_argument, NULL, 'e' };
 	lo[n++] = (struct option){ "truth", required_argument, NULL, 'T' };
 	lo[n++] = (struct option){ "truth-bin", required_argument, NULL, 'Y' };
+	lo[n++] = (struct option){ "read-bin", required_argument, NULL, 'R' };
 	lo[n] = (struct option){ NULL, 0, NULL, 0 };
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -784,10 +885,19 @@ int main(int argc, char **argv)
 		case 'e': r.escape = strtoull(optarg, NULL, 0); break;
 		case 'T': text = optarg; break;
 		case 'Y': bin = optarg; break;
+		case 'R': readbin = optarg; break;
 		default:
 			if (!gen_option(&r.o, c, optarg))
 				usage();
 		}
+	}
+	if (readbin && optind + 1 == argc) {
+		load_elf(&r.w, argv[optind]);
+		read_bin(&r.w, readbin, r.pid);
+		free(r.w.funcs);
+		free(r.w.blocks);
+		munmap(r.w.file, r.w.file_size);
+		return 0;
 	}
 	if (optind + 1 != argc || !r.branches || !r.slice)
 		usage();
@@ -827,11 +937,14 @@ int main(int argc, char **argv)
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr,
 		"ptgen-walk: %llu branches, %llu instructions, %zu blocks, %zu functions, "
-		"%llu AUX bytes (%.3f bytes/branch), %.2f s (%.1f Mbranches/s, both passes)\n",
+		"%llu AUX bytes (%.3f bytes/branch), %.2f s (%.1f Mbranches/s, both passes); "
+		"%llu taken, %llu user-mode entries, %llu asynchronous exits, %llu time slices\n",
 		(unsigned long long)r.branches, (unsigned long long)r.now, r.w.nr_blocks,
 		r.w.nr_funcs, (unsigned long long)gen_aux_bytes(r.g),
 		(double)gen_aux_bytes(r.g) / (double)r.branches, secs,
-		(double)r.branches / secs / 1e6);
+		(double)r.branches / secs / 1e6, (unsigned long long)r.n_taken,
+		(unsigned long long)r.n_resume, (unsigned long long)r.n_async,
+		(unsigned long long)r.n_switch);
 	if (getenv("PTGEN_STATS"))
 		gen_stats(r.g, stderr);
 	gen_free(r.g);

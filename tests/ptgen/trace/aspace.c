@@ -46,6 +46,7 @@ static int read_maps(pid_t pid, struct ptg_map **out, size_t *nout)
 	struct ptg_map *maps = NULL;
 	FILE *f;
 
+	/* /proc/TID works for any thread, listed or not. */
 	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
 	f = fopen(name, "re");
 	if (!f)
@@ -260,6 +261,7 @@ static int dump_vdso(struct ptg_aspace *as, struct ptg_map *m,
 		     size_t filesz)
 {
 	size_t len = m->end - m->start;
+	char tmp[4200];
 	struct stat st;
 	Elf *elf;
 	FILE *f;
@@ -274,14 +276,22 @@ static int dump_vdso(struct ptg_aspace *as, struct ptg_map *m,
 		 strcmp(bid, "-") ? bid : "nobuildid");
 	if (stat(file, &st) == 0 && (size_t)st.st_size == len)
 		return 0;
-	f = fopen(file, "we");
+	/* Written aside and renamed: a reader (or another tracer sharing the
+	 * directory) never sees a partial image. */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
+	f = fopen(tmp, "we");
 	if (!f)
 		return -1;
 	if (fwrite(m->bytes, 1, len, f) != len) {
 		fclose(f);
+		unlink(tmp);
 		return -1;
 	}
-	return fclose(f) ? -1 : 0;
+	if (fclose(f) || rename(tmp, file)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 static int announce(struct ptg_aspace *as, struct ptg_map *m,
@@ -318,7 +328,9 @@ int ptg_aspace_refresh(struct ptg_aspace *as, const struct ptg_mline_ctx *c)
 	size_t n, j = 0;
 	int lines = 0;
 
-	if (read_maps(as->pid, &maps, &n) < 0)
+	/* Through the thread: a process leader that exited before its
+	 * threads shows no mappings any more. */
+	if (read_maps(c->tid, &maps, &n) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct ptg_map *m = &maps[i];
@@ -371,13 +383,6 @@ static struct ptg_map *find(struct ptg_aspace *as, uint64_t ip)
 	return NULL;
 }
 
-int ptg_aspace_is_exec(struct ptg_aspace *as, uint64_t ip)
-{
-	struct ptg_map *m = find(as, ip);
-
-	return m && is_code(m);
-}
-
 size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 		       size_t n)
 {
@@ -386,6 +391,14 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 
 	if (!m || !is_code(m))
 		return 0;
+	if (m->prot & PROT_WRITE) {
+		/* Writable code (JIT) changes under the cache: read it
+		 * afresh every time. */
+		ssize_t r = pread(as->memfd, buf, n < m->end - ip ? n : m->end - ip,
+				  (off_t)ip);
+
+		return r > 0 ? (size_t)r : 0;
+	}
 	if (!m->bytes && load_bytes(as, m) < 0)
 		return 0;
 	avail = m->end - ip;
@@ -396,4 +409,11 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 	/* An instruction that crosses into the next mapping. */
 	memcpy(buf, m->bytes + (ip - m->start), avail);
 	return avail + ptg_aspace_read(as, ip + avail, buf + avail, n - avail);
+}
+
+int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t r = pread(as->memfd, buf, n, (off_t)addr);
+
+	return r == (ssize_t)n ? 0 : -1;
 }

@@ -28,8 +28,8 @@ struct ptg_mline_ctx {
 struct ptg_aspace *ptg_aspace_open(pid_t pid, int announced_now);
 void ptg_aspace_free(struct ptg_aspace *as);
 
-/* Re-reads the mappings (after a system call that may have changed them)
- * and writes an M line for each executable mapping not announced before.
+/* Re-reads the mappings (after a system call that may have changed them;
+ * through thread m->tid, which must be alive) and writes an M line for each executable mapping not announced before.
  * Returns the number of M lines, or -1 when the maps cannot be read (the
  * process is gone). */
 int ptg_aspace_refresh(struct ptg_aspace *as, const struct ptg_mline_ctx *m);
@@ -39,7 +39,7 @@ int ptg_aspace_refresh(struct ptg_aspace *as, const struct ptg_mline_ctx *m);
 size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 		       size_t n);
 
-/* Whether ip lies in an executable mapping. */
-int ptg_aspace_is_exec(struct ptg_aspace *as, uint64_t ip);
+/* Reads n bytes of data at addr (not cached): 0, or -1. */
+int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n);
 
 #endif

@@ -140,3 +140,66 @@ int ptg_cond_taken(const struct ptg_insn *insn, uint64_t rflags, uint64_t rcx)
 	}
 	return (cc & 1) ? !r : r;
 }
+
+/* A 64-bit general-purpose register's value, or -1 for any other. */
+static int gpr64(ZydisRegister r, const struct user_regs_struct *regs,
+		 uint64_t *v)
+{
+	switch (r) {
+	case ZYDIS_REGISTER_RAX: *v = regs->rax; return 0;
+	case ZYDIS_REGISTER_RCX: *v = regs->rcx; return 0;
+	case ZYDIS_REGISTER_RDX: *v = regs->rdx; return 0;
+	case ZYDIS_REGISTER_RBX: *v = regs->rbx; return 0;
+	case ZYDIS_REGISTER_RSP: *v = regs->rsp; return 0;
+	case ZYDIS_REGISTER_RBP: *v = regs->rbp; return 0;
+	case ZYDIS_REGISTER_RSI: *v = regs->rsi; return 0;
+	case ZYDIS_REGISTER_RDI: *v = regs->rdi; return 0;
+	case ZYDIS_REGISTER_R8: *v = regs->r8; return 0;
+	case ZYDIS_REGISTER_R9: *v = regs->r9; return 0;
+	case ZYDIS_REGISTER_R10: *v = regs->r10; return 0;
+	case ZYDIS_REGISTER_R11: *v = regs->r11; return 0;
+	case ZYDIS_REGISTER_R12: *v = regs->r12; return 0;
+	case ZYDIS_REGISTER_R13: *v = regs->r13; return 0;
+	case ZYDIS_REGISTER_R14: *v = regs->r14; return 0;
+	case ZYDIS_REGISTER_R15: *v = regs->r15; return 0;
+	default: return -1;
+	}
+}
+
+int ptg_insn_indirect_target(const struct ptg_insn *insn, const uint8_t *buf,
+			     size_t n, const struct user_regs_struct *regs,
+			     ptg_read64_fn read64, void *ctx, uint64_t *target)
+{
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+	const ZydisDecodedOperand *o = &op[0];
+	uint64_t addr = 0, v;
+
+	if (insn->kind == PTC_BR_RET)
+		return read64(ctx, regs->rsp, target);
+	if (insn->kind != PTC_BR_JMP_IND && insn->kind != PTC_BR_CALL_IND)
+		return -1;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, buf, n, &zi, op)) ||
+	    zi.operand_width != 64)
+		return -1;
+	if (o->type == ZYDIS_OPERAND_TYPE_REGISTER)
+		return gpr64(o->reg.value, regs, target);
+	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || zi.address_width != 64 ||
+	    o->mem.segment == ZYDIS_REGISTER_FS ||
+	    o->mem.segment == ZYDIS_REGISTER_GS)
+		return -1;
+	if (o->mem.base == ZYDIS_REGISTER_RIP)
+		addr = insn->ip + insn->len;
+	else if (o->mem.base != ZYDIS_REGISTER_NONE) {
+		if (gpr64(o->mem.base, regs, &addr) < 0)
+			return -1;
+	}
+	if (o->mem.index != ZYDIS_REGISTER_NONE) {
+		if (gpr64(o->mem.index, regs, &v) < 0)
+			return -1;
+		addr += v * o->mem.scale;
+	}
+	if (o->mem.disp.has_displacement)
+		addr += (uint64_t)o->mem.disp.value;
+	return read64(ctx, addr, target);
+}

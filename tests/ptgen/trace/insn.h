@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/user.h>
 
 #define PTG_NOT_BRANCH (-1)
 
@@ -33,5 +34,16 @@ int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,
  * before it executed.  Used when its target equals its fall-through, where
  * the next IP cannot tell. */
 int ptg_cond_taken(const struct ptg_insn *insn, uint64_t rflags, uint64_t rcx);
+
+/* Reads 8 bytes of the traced program's memory: 0, or -1. */
+typedef int (*ptg_read64_fn)(void *ctx, uint64_t addr, uint64_t *value);
+
+/* Where the return or indirect jump or call insn (decoded from the n bytes
+ * at buf) is about to go, from the registers before it and the memory it
+ * reads: 0 with *target, or -1 when that cannot be told (an operand this
+ * does not evaluate, unreadable memory). */
+int ptg_insn_indirect_target(const struct ptg_insn *insn, const uint8_t *buf,
+			     size_t n, const struct user_regs_struct *regs,
+			     ptg_read64_fn read64, void *ctx, uint64_t *target);
 
 #endif

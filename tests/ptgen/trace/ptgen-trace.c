@@ -1,16 +1,18 @@
-/* ptgen-trace: the exact user-mode execution of a program, by single-step.
+/* ptgen-trace: the exact user-mode execution of a program, under ptrace.
  *
  *   ptgen-trace [-o OUT.truth] [--vdso-dir DIR] [--slice N] [--max-insns N]
- *               -- PROGRAM ARGS...
+ *               [--single-step] [--aslr] [-v] -- PROGRAM ARGS...
  *
- * Forks, lets the child PTRACE_TRACEME and exec PROGRAM, then single-steps
+ * Forks, lets the child PTRACE_TRACEME and exec PROGRAM, then follows
  * every thread of every process it creates, one thread at a time, and
  * writes what executed as a ground truth (tests/ptgen/ground-truth.md):
  * every branch with its kind, direction and the instructions before it,
  * every entry into and exit from user mode, the executable mappings, the
  * threads and processes.  It is the oracle of the test suite, so it
  * decides nothing from a model of the program: every line is what the
- * CPU did, as the next RIP after each step shows.
+ * CPU did, as the next RIP after each step shows (or, in the default
+ * engine, the breakpoint where a run of known code stopped: see "runs to
+ * breakpoints" below).
  *
  * The tracer's exit status is the traced program's (128 + signal when a
  * signal killed it), 127 when it cannot be executed, 77 when ptrace is not
@@ -42,6 +44,10 @@
 
 #define PTG_EXIT_NOEXEC 127
 #define PTG_EXIT_SKIP 77
+#define PTG_PATH_MAX 512	/* instructions walked per run */
+#define PTG_NBP 4		/* debug registers for breakpoints */
+#define PTG_SEG_MAX 16
+#define PTG_DR7_ALL 0x55	/* DR0-DR3 enabled, execute, local */
 
 enum thread_state {
 	TH_NEW,		/* announced by its parent, initial stop not seen yet */
@@ -72,8 +78,8 @@ struct thread {
 	long sysno;		/* rax before the step: the system call number */
 	uint64_t pre_flags;	/* rflags and rcx before the step, for */
 	uint64_t pre_rcx;	/* conditional branches to their fall-through */
-	uint64_t dr[2];		/* debug registers 0 and 1 as last set */
-	uint64_t dr7;		/* 0 none armed, 1 DR0, 5 DR0 and DR1 */
+	uint64_t dr[4];		/* debug registers 0-3 as last set */
+	uint64_t dr7;		/* their enable bits as last set */
 	int b_pending;		/* far insn stepped, its B line not written yet */
 	int done;		/* its stop arrived, not processed yet */
 	int done_status;
@@ -97,6 +103,14 @@ static struct {
 	int single_step;	/* --single-step: no runs to breakpoints */
 	uint64_t runs;
 } g = { .slice = 10000 };
+
+/* SIGINT/SIGTERM to the tracer: end the trace cleanly (E lines). */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
 
 static void fatal(const char *fmt, ...)
 {
@@ -386,7 +400,8 @@ static void on_exec(struct thread *u)
 	u->pending_r = 1;
 	u->count = 0;
 	/* execve drops the debug registers. */
-	u->dr7 = u->dr[0] = u->dr[1] = 0;
+	memset(u->dr, 0, sizeof(u->dr));
+	u->dr7 = 0;
 }
 
 static void resume_step(struct thread *t, int sig)
@@ -559,35 +574,60 @@ static int is_maps_syscall(long nr)
 	return 0;
 }
 
-/* How long to wait for a system call before stepping other threads:
- * calls that wait for another traced thread would wait for ever. */
-static int syscall_timeout(struct thread *t)
+/* Whether the thread sleeps in the kernel (state S or D in /proc): it
+ * waits for something, maybe another traced thread, and will not report
+ * by itself soon.  A thread that was woken is R until it stops. */
+static int sleeping(struct thread *t)
 {
-	int others = 0;
+	char name[96], buf[512], *p;
+	ssize_t n;
+	int fd;
 
-	for (size_t i = 0; i < g.nthreads; i++)
-		if (g.threads[i] != t && g.threads[i]->state != TH_DEAD)
-			others = 1;
-	if (!others)
-		return -1;
-	switch ((long)t->regs.rax) {
-	case SYS_futex:
-		switch (t->regs.rsi & FUTEX_CMD_MASK) {
-		case FUTEX_WAIT:
-		case FUTEX_WAIT_BITSET:
-		case FUTEX_LOCK_PI:
-		case FUTEX_WAIT_REQUEUE_PI:
-			return 0;
-		}
-		break;
-	case SYS_wait4:
-	case SYS_waitid:
-	case SYS_pause:
-	case SYS_rt_sigsuspend:
-	case SYS_vfork:
+	snprintf(name, sizeof(name), "/proc/%d/task/%d/stat",
+		 (int)t->proc->pid, (int)t->tid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* Only a running (R) or stopped (t, T) thread reports soon; a
+	 * zombie leader (Z) reports when its whole group has ended. */
+	return p && p[1] == ' ' && p[2] != 'R' && p[2] != 't' && p[2] != 'T';
+}
+
+static int others_live(struct thread *t)
+{
+	for (size_t i = 0; i < g.nthreads; i++)
+		if (g.threads[i] != t && g.threads[i]->state != TH_DEAD &&
+		    g.threads[i]->proc)
+			return 1;
+	return 0;
+}
+
+/* Waits for the end of t's system call.  Returns 1 with *status, or 0 when
+ * t sleeps in the kernel while other threads could run: it may wait for
+ * one of them (futex, wait4, a pipe, ...).  Whether it sleeps depends on
+ * what the program did, not on timing, so the interleaving is
+ * reproducible (except for sleeps that end by time, like nanosleep). */
+static int wait_syscall(struct thread *t, int *status)
+{
+	int ended_by_exit = (t->sysno == SYS_exit && t->tid != t->proc->pid) ||
+			    t->sysno == SYS_exit_group;
+
+	if (ended_by_exit || !others_live(t))
+		return wait_thread(t, -1, status);
+	for (;;) {
+		if (wait_thread(t, 1, status))
+			return 1;
+		if (t->state == TH_DEAD)
+			return 0;
+		if (sleeping(t))
+			return 0;
 	}
-	return 50;
 }
 
 /* The step of t (insn) ended with status. */
@@ -652,8 +692,11 @@ static void complete_step(struct thread *t, struct ptg_insn *insn,
 	if (insn->kind != PTG_NOT_BRANCH) {
 		int taken;
 
-		if (insn->kind == PTC_BR_COND &&
-		    insn->target == insn->ip + insn->len)
+		/* Only a conditional branch can be not taken (an indirect
+		 * jump to the next instruction is taken). */
+		if (insn->kind != PTC_BR_COND)
+			taken = 1;
+		else if (insn->target == insn->ip + insn->len)
 			taken = ptg_cond_taken(insn, t->pre_flags,
 					       t->pre_rcx);
 		else
@@ -750,12 +793,13 @@ static void disarm_at(struct thread *t, uint64_t ip)
 {
 	if (!t->dr7 || (t->regs.eflags & 0x10000))
 		return;
-	if ((t->dr[0] == ip && (t->dr7 & 1)) ||
-	    (t->dr[1] == ip && (t->dr7 & 4))) {
-		if (set_dr(t, 7, 0) < 0)
-			fatal("cannot clear the debug registers of thread %d: "
-			      "%s", (int)t->tid, strerror(errno));
-		t->dr7 = 0;
+	for (int i = 0; i < PTG_NBP; i++) {
+		if (t->dr[i] != ip || !(t->dr7 & (1u << (2 * i))))
+			continue;
+		if (set_dr(t, i, 0) < 0)
+			fatal("cannot clear a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr[i] = 0;
 	}
 }
 
@@ -783,8 +827,10 @@ static void step(struct thread *t)
 	if (t->b_pending)
 		insn->target = 0;
 	resume_step(t, 0);
-	if (!wait_thread(t, insn->kind == PTC_BR_FAR ? syscall_timeout(t) : -1,
-			 &status)) {
+	if (!(insn->kind == PTC_BR_FAR ? wait_syscall(t, &status) :
+					  wait_thread(t, -1, &status))) {
+		/* It sleeps in its system call, which therefore ran. */
+		flush_far(t);
 		t->state = TH_INFLIGHT;
 		t->done = 0;
 		return;
@@ -792,151 +838,352 @@ static void step(struct thread *t)
 	complete_step(t, insn, status);
 }
 
-/* ---- runs to a breakpoint ---------------------------------------------
+/* ---- runs to breakpoints -----------------------------------------------
  *
  * Single-stepping costs a debug trap per instruction.  Straight-line code
  * needs no trap to be known: from the current IP the tracer walks the code
  * as far as it is sure where control goes (instructions that fall through,
- * direct jumps and calls), puts a hardware instruction breakpoint where
- * that certainty ends and lets the thread run to it.  A path that ends in
- * a conditional branch whose two successors are not on the path gets a
- * breakpoint on each, and the one that fires says the direction.  Returns,
- * indirect branches and system calls are single-stepped.  The path never
- * visits an address twice, so wherever a signal stops the thread, the IP
- * says exactly how much of the path executed.  The result is the same
- * ground truth as single-stepping every instruction (--single-step), at a
- * fraction of the traps.
+ * direct jumps and calls), and lets the thread run to hardware instruction
+ * breakpoints where that certainty ends.  Where a conditional branch ends
+ * the walk, both its successors are walked on, and breakpoints go at the
+ * ends of those walks (four debug registers: up to four ends): the one
+ * that fires says which way each conditional went.  Returns, indirect
+ * branches and system calls end a walk and are single-stepped.
+ *
+ * The walked code is a tree of segments that never contains an address
+ * twice nor a breakpoint address, so the thread follows exactly one path
+ * of it to one breakpoint, and wherever a signal stops it, its IP says
+ * exactly how far it went.  The result is the same ground truth as
+ * single-stepping every instruction (--single-step), which the tests check,
+ * at a fraction of the traps.
  */
 
-#define PTG_PATH_MAX 512
 
-struct path {
+/* Instructions insn[first .. first+n-1].  A segment whose last instruction
+ * is a conditional branch (cond) forks: its successor d (0 fall-through,
+ * 1 target) is next[d], where segment child[d] starts, or a breakpoint
+ * when child[d] is -1.  Any other segment ends at the breakpoint next[0]. */
+struct seg {
+	size_t first, n;
+	int cond;
+	uint64_t next[2];
+	int child[2];
+	int parent, dir;	/* -1 for the root */
+};
+
+struct tree {
 	struct ptg_insn insn[PTG_PATH_MAX];
 	size_t n;
-	uint64_t bp[2];		/* breakpoints: where the path ends */
+	struct seg seg[PTG_SEG_MAX];
+	int nseg;
+	uint64_t bp[PTG_NBP];
+	int bp_seg[PTG_NBP], bp_dir[PTG_NBP];
 	int nbp;
 };
 
-static int on_path(const struct path *p, uint64_t ip)
+static int on_tree(const struct tree *tr, uint64_t ip)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (p->insn[i].ip == ip)
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->insn[i].ip == ip)
 			return 1;
 	return 0;
 }
 
-/* Walks from t's IP, at most limit instructions.  An empty path means:
- * single-step. */
-static void walk(struct thread *t, struct path *p, uint64_t limit)
+static int is_bp(const struct tree *tr, uint64_t ip, int except)
 {
-	uint64_t ip = t->regs.rip;
+	for (int i = 0; i < tr->nbp; i++)
+		if (i != except && tr->bp[i] == ip)
+			return 1;
+	return 0;
+}
 
-	p->n = 0;
-	p->nbp = 0;
-	if (limit > PTG_PATH_MAX)
-		limit = PTG_PATH_MAX;
-	while (p->n < limit) {
-		struct ptg_insn *in = &p->insn[p->n];
+/* Walks a segment from ip, appending to tr->insn, at most up to limit
+ * instructions in the tree.  except: the breakpoint this segment replaces
+ * (-1 for the root).  Returns 0, or -1 when the segment must not be (it
+ * would meet another breakpoint). */
+static int walk_seg(struct thread *t, struct tree *tr, struct seg *sg,
+		    uint64_t ip, size_t limit, int except,
+		    const struct ptg_insn *first)
+{
+	sg->first = tr->n;
+	sg->n = 0;
+	sg->cond = 0;
+	sg->child[0] = sg->child[1] = -1;
+	for (;;) {
+		struct ptg_insn *in = &tr->insn[tr->n];
 		uint8_t buf[16];
 		size_t got;
 		uint64_t fall;
 
-		if (on_path(p, ip))
+		if (is_bp(tr, ip, except))
+			return -1;
+		if (on_tree(tr, ip)) {
+			/* Back on known code: end before the instruction
+			 * that led here (an address the tree holds once). */
+			if (!sg->n)
+				return -1;
+			tr->n--;
+			sg->n--;
+			ip = tr->insn[tr->n].ip;
 			break;
+		}
+		if (tr->n >= limit)
+			break;
+		if (first && first->ip == ip) {
+			/* A return or indirect branch whose target the
+			 * registers and memory tell before it executes. */
+			*in = *first;
+			tr->n++;
+			sg->n++;
+			ip = in->target;
+			continue;
+		}
 		got = ptg_aspace_read(t->proc->as, ip, buf, sizeof(buf));
 		if (got == 0 || ptg_insn_decode(in, ip, buf, got) < 0 ||
 		    in->nowalk)
 			break;
 		fall = ip + in->len;
 		if (in->kind == PTG_NOT_BRANCH) {
-			p->n++;
+			tr->n++;
+			sg->n++;
 			ip = fall;
 			continue;
 		}
 		if (in->kind == PTC_BR_JMP || in->kind == PTC_BR_CALL) {
-			p->n++;
+			tr->n++;
+			sg->n++;
 			ip = in->target;
 			continue;
 		}
-		if (in->kind == PTC_BR_COND && p->n > 0 && in->target != fall &&
-		    !on_path(p, in->target) && !on_path(p, fall)) {
-			p->n++;
-			p->bp[0] = in->target;
-			p->bp[1] = fall;
-			p->nbp = 2;
-			return;
+		if (in->kind == PTC_BR_COND && in->target != fall &&
+		    !on_tree(tr, in->target) && !on_tree(tr, fall) &&
+		    !on_tree(tr, ip) && !is_bp(tr, in->target, except) &&
+		    !is_bp(tr, fall, except)) {
+			tr->n++;
+			sg->n++;
+			sg->cond = 1;
+			sg->next[0] = fall;
+			sg->next[1] = in->target;
+			return 0;
 		}
 		break;
 	}
-	if (p->n) {
-		p->bp[0] = ip;
-		p->nbp = 1;
+	sg->next[0] = ip;
+	return 0;
+}
+
+static void add_bp(struct tree *tr, uint64_t ip, int segi, int dir)
+{
+	tr->bp[tr->nbp] = ip;
+	tr->bp_seg[tr->nbp] = segi;
+	tr->bp_dir[tr->nbp] = dir;
+	tr->nbp++;
+}
+
+/* The segment's breakpoints. */
+static void seg_bps(struct tree *tr, int segi)
+{
+	struct seg *sg = &tr->seg[segi];
+
+	add_bp(tr, sg->next[0], segi, 0);
+	if (sg->cond)
+		add_bp(tr, sg->next[1], segi, 1);
+}
+
+/* Walks the tree from t's IP; no breakpoint (nbp 0) means: single-step. */
+static int read64(void *ctx, uint64_t addr, uint64_t *v)
+{
+	return ptg_aspace_peek(ctx, addr, v, sizeof(*v));
+}
+
+/* When t stands at a return or an indirect jump or call, where it goes:
+ * nothing can change the registers or the memory it reads before it
+ * executes (the other threads are stopped; a signal would stop t before
+ * it). */
+static int known_target(struct thread *t, struct ptg_insn *in)
+{
+	uint8_t buf[16];
+	size_t got = ptg_aspace_read(t->proc->as, t->regs.rip, buf,
+				     sizeof(buf));
+
+	if (got == 0 || ptg_insn_decode(in, t->regs.rip, buf, got) < 0)
+		return 0;
+	if (in->kind != PTC_BR_RET && in->kind != PTC_BR_JMP_IND &&
+	    in->kind != PTC_BR_CALL_IND)
+		return 0;
+	return ptg_insn_indirect_target(in, buf, got, &t->regs, read64,
+					t->proc->as, &in->target) == 0;
+}
+
+static void walk(struct thread *t, struct tree *tr, uint64_t limit)
+{
+	struct ptg_insn first;
+
+	tr->n = 0;
+	tr->nseg = 0;
+	tr->nbp = 0;
+	if (limit > PTG_PATH_MAX)
+		limit = PTG_PATH_MAX;
+	if (walk_seg(t, tr, &tr->seg[0], t->regs.rip, limit, -1,
+		     known_target(t, &first) ? &first : NULL) < 0 ||
+	    !tr->seg[0].n)
+		return;
+	tr->seg[0].parent = tr->seg[0].dir = -1;
+	tr->nseg = 1;
+	seg_bps(tr, 0);
+	/* Grow the tree at its breakpoints while debug registers last: a
+	 * breakpoint after a conditional branch becomes the start of a
+	 * segment. */
+	for (int i = 0; i < tr->nbp && tr->nseg < PTG_SEG_MAX; i++) {
+		struct seg *sg = &tr->seg[tr->nseg];
+		struct seg *parent = &tr->seg[tr->bp_seg[i]];
+		size_t saved = tr->n;
+
+		if (!parent->cond)
+			continue;
+		if (walk_seg(t, tr, sg, tr->bp[i], limit, i, NULL) < 0 ||
+		    !sg->n ||
+		    tr->nbp + sg->cond > PTG_NBP) {
+			tr->n = saved;
+			continue;
+		}
+		/* The new segment's ends must be no other breakpoint. */
+		if (is_bp(tr, sg->next[0], i) ||
+		    (sg->cond && is_bp(tr, sg->next[1], i))) {
+			tr->n = saved;
+			continue;
+		}
+		sg->parent = tr->bp_seg[i];
+		sg->dir = tr->bp_dir[i];
+		parent->child[sg->dir] = tr->nseg;
+		/* Its first breakpoint replaces this one, a second one is
+		 * added at the end. */
+		tr->bp[i] = sg->next[0];
+		tr->bp_seg[i] = tr->nseg;
+		tr->bp_dir[i] = 0;
+		if (sg->cond)
+			add_bp(tr, sg->next[1], tr->nseg, 1);
+		tr->nseg++;
+		i--;		/* the replaced breakpoint may grow again */
 	}
 }
 
-/* The first n instructions of p executed; the last one, when it is the
- * path's closing conditional branch, went to next. */
-static void path_executed(struct thread *t, struct path *p, size_t n,
-			  uint64_t next)
+/* The instructions of one segment executed (n of them); the last one,
+ * when it is the segment's conditional branch, went to next. */
+static void seg_executed(struct thread *t, const struct ptg_insn *in,
+			 size_t n, uint64_t next)
 {
 	if (n)
-		resumed(t, p->insn[0].ip);
+		resumed(t, in[0].ip);
 	for (size_t i = 0; i < n; i++) {
-		struct ptg_insn *in = &p->insn[i];
-
-		switch (in->kind) {
+		switch (in[i].kind) {
 		case PTG_NOT_BRANCH:
 			g.now++;
 			t->count++;
 			break;
 		case PTC_BR_COND:
-			emit_B(t, in, next == in->target);
+			emit_B(t, &in[i], next == in[i].target);
 			break;
 		default:
-			emit_B(t, in, 1);
+			emit_B(t, &in[i], 1);
 			break;
 		}
 	}
 }
 
-static void arm(struct thread *t, const struct path *p)
+/* The thread went from the root down to segment segi, through n of its
+ * instructions, and on to next if it went through all of them. */
+static void tree_executed(struct thread *t, struct tree *tr, int segi,
+			  size_t n, uint64_t next)
 {
-	uint64_t dr7 = p->nbp == 2 ? 5 : 1;
+	int chain[PTG_SEG_MAX], depth = 0;
 
-	for (int i = 0; i < p->nbp; i++) {
-		if (t->dr[i] == p->bp[i])
-			continue;
-		if (set_dr(t, i, p->bp[i]) < 0)
-			fatal("cannot set a breakpoint in thread %d: %s",
-			      (int)t->tid, strerror(errno));
-		t->dr[i] = p->bp[i];
-	}
-	if (t->dr7 != dr7) {
-		if (set_dr(t, 7, dr7) < 0)
-			fatal("cannot arm a breakpoint in thread %d: %s",
-			      (int)t->tid, strerror(errno));
-		t->dr7 = dr7;
+	for (int s = segi; s >= 0; s = tr->seg[s].parent)
+		chain[depth++] = s;
+	while (depth-- > 0) {
+		struct seg *sg = &tr->seg[chain[depth]];
+
+		if (depth) {
+			struct seg *below = &tr->seg[chain[depth - 1]];
+
+			seg_executed(t, &tr->insn[sg->first], sg->n,
+				     sg->next[below->dir]);
+		} else {
+			seg_executed(t, &tr->insn[sg->first], n, next);
+		}
 	}
 }
 
-/* Runs t through one walked path, or single-steps one instruction. */
+/* Arms the tree's breakpoints.  All four debug registers stay enabled: an
+ * address left from an earlier run is harmless unless it is on the tree
+ * (the thread executes nothing else before it stops), so only those are
+ * cleared (to 0, which no run executes), and a breakpoint a register
+ * already holds stays there: loops meet the same addresses again, and
+ * every ptrace call counts. */
+static void arm(struct thread *t, const struct tree *tr)
+{
+	int slot[PTG_NBP], used[PTG_NBP] = { 0 };
+
+	for (int i = 0; i < tr->nbp; i++) {
+		slot[i] = -1;
+		for (int j = 0; j < PTG_NBP; j++)
+			if (!used[j] && t->dr[j] == tr->bp[i]) {
+				slot[i] = j;
+				used[j] = 1;
+				break;
+			}
+	}
+	for (int i = 0; i < tr->nbp; i++) {
+		int j = -1;
+
+		if (slot[i] >= 0)
+			continue;
+		/* Prefer a register that must change anyway. */
+		for (int k = 0; k < PTG_NBP && j < 0; k++)
+			if (!used[k] && (!t->dr[k] || on_tree(tr, t->dr[k])))
+				j = k;
+		for (int k = 0; k < PTG_NBP && j < 0; k++)
+			if (!used[k])
+				j = k;
+		used[j] = 1;
+		if (set_dr(t, j, tr->bp[i]) < 0)
+			fatal("cannot set a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr[j] = tr->bp[i];
+	}
+	for (int j = 0; j < PTG_NBP; j++) {
+		if (used[j] || !t->dr[j] || !on_tree(tr, t->dr[j]))
+			continue;
+		if (set_dr(t, j, 0) < 0)
+			fatal("cannot clear a breakpoint in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr[j] = 0;
+	}
+	if (t->dr7 != PTG_DR7_ALL) {
+		if (set_dr(t, 7, PTG_DR7_ALL) < 0)
+			fatal("cannot arm breakpoints in thread %d: %s",
+			      (int)t->tid, strerror(errno));
+		t->dr7 = PTG_DR7_ALL;
+	}
+}
+
+/* Runs t through the walked tree, or single-steps one instruction. */
 static void advance(struct thread *t, uint64_t limit)
 {
-	static struct path p;
+	static struct tree tr;
 	uint64_t r;
-	int status, sig;
-	size_t k;
+	int status, sig, hit = -1;
 
 	if (t->pending_sig || g.single_step) {
 		step(t);
 		return;
 	}
-	walk(t, &p, limit);
-	if (!p.n) {
+	walk(t, &tr, limit);
+	if (!tr.nbp) {
 		step(t);
 		return;
 	}
-	arm(t, &p);
+	arm(t, &tr);
 	g.runs++;
 	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
 		fatal("PTRACE_CONT of thread %d: %s", (int)t->tid,
@@ -951,17 +1198,30 @@ static void advance(struct thread *t, uint64_t limit)
 	sig = WSTOPSIG(status);
 	get_regs(t);
 	r = t->regs.rip;
-	if (r == p.bp[0] || (p.nbp == 2 && r == p.bp[1])) {
-		path_executed(t, &p, p.n, r);
+	for (int i = 0; i < tr.nbp; i++)
+		if (tr.bp[i] == r)
+			hit = i;
+	if (hit >= 0) {
+		struct seg *sg = &tr.seg[tr.bp_seg[hit]];
+
+		tree_executed(t, &tr, tr.bp_seg[hit], sg->n, r);
 	} else {
-		for (k = 0; k < p.n && p.insn[k].ip != r; k++)
+		size_t k;
+		int s;
+
+		for (k = 0; k < tr.n && tr.insn[k].ip != r; k++)
 			;
-		if (k == p.n)
-			fatal("thread %d stopped at 0x%" PRIx64 ", off its path "
-			      "from 0x%" PRIx64, (int)t->tid, r, p.insn[0].ip);
-		path_executed(t, &p, k, 0);
+		if (k == tr.n)
+			fatal("thread %d stopped at 0x%" PRIx64 ", off the code "
+			      "walked from 0x%" PRIx64, (int)t->tid, r,
+			      tr.insn[0].ip);
+		for (s = 0; s < tr.nseg; s++)
+			if (k >= tr.seg[s].first &&
+			    k < tr.seg[s].first + tr.seg[s].n)
+				break;
+		tree_executed(t, &tr, s, k - tr.seg[s].first, 0);
 	}
-	if (sig != SIGTRAP || !(r == p.bp[0] || (p.nbp == 2 && r == p.bp[1])))
+	if (sig != SIGTRAP || hit < 0)
 		t->pending_sig = sig;
 }
 
@@ -974,6 +1234,17 @@ static void reap_inflight(void)
 	for (size_t i = 0; i < g.nthreads; i++) {
 		struct thread *t = g.threads[i];
 
+		/* A thread woken by what the others did is running towards
+		 * its stop: wait for it, so that it is runnable here
+		 * whatever the timing. */
+		while (t->state == TH_INFLIGHT && !t->done && !sleeping(t)) {
+			int status;
+
+			if (wait_thread(t, 1, &status)) {
+				t->done = 1;
+				t->done_status = status;
+			}
+		}
 		if (t->state == TH_INFLIGHT && t->done) {
 			t->done = 0;
 			complete_step(t, &t->insn, t->done_status);
@@ -1014,6 +1285,8 @@ static void stop_all(void)
 
 		if (t->state == TH_DEAD || !t->proc)
 			continue;
+		if (t->state == TH_INFLIGHT)
+			flush_far(t);	/* it is in its system call */
 		if (t->state == TH_READY && t->count)
 			emit_A(t, t->regs.rip);
 		fprintf(g.out, "E %" PRIu64 " %d\n", g.now, (int)t->tid);
@@ -1041,6 +1314,12 @@ static void run(void)
 			stop_all();
 			return;
 		}
+		if (interrupted) {
+			fprintf(stderr, "ptgen-trace: interrupted after %" PRIu64
+				" instructions\n", g.now);
+			stop_all();
+			return;
+		}
 		if (!cur || cur->state != TH_READY || left == 0) {
 			struct thread *next;
 
@@ -1062,7 +1341,11 @@ static void run(void)
 		advance(cur, g.max_insns && g.max_insns - g.now < left ?
 			     g.max_insns - g.now : left);
 		used = g.now - before;
-		left -= used < left ? (used ? used : 1) : left;
+		/* Turns are counted in instructions, not in steps (a REP
+		 * iteration or a signal delivery is a step but no
+		 * instruction), so that both engines switch at the same
+		 * instruction. */
+		left -= used < left ? used : left;
 	}
 }
 
@@ -1282,6 +1565,14 @@ int main(int argc, char **argv)
 		}
 	}
 	pin_to_one_cpu();
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	start(argv + optind);
 	run();
 	if (fflush(g.out) || ferror(g.out) || (g.out != stdout && fclose(g.out)))
@@ -1292,6 +1583,8 @@ int main(int argc, char **argv)
 			PRIu64 " steps, %" PRIu64 " runs\n", g.now, g.steps,
 			g.runs);
 	free(dir);
+	if (interrupted)
+		return 128 + interrupted;
 	if (!g.root_done)
 		return 0;
 	if (WIFSIGNALED(g.root_status))
