@@ -1,8 +1,218 @@
-/* ptconv convert: placeholder until its issue lands. */
+/* ptconv convert: command line of the conversion; routes the recording to
+ * the pipeline of its trace kind (AUXTRACE_INFO type). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "common/error.h"
+#include "decoders/intel_pt/pt_convert.h"
+#include "input/perf_reader.h"
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: ptconv [convert] FILE [options]\n"
+		"       ptconv [convert] --pt FILE --image PATH[:ADDR[:OFFSET]]... [--cpu F/M/S] [options]\n"
+		"  -f, --format LIST     output formats: cbpexp (default), text\n"
+		"  -o, --output DIR      output directory (default FILE.ptconv)\n"
+		"      --per-cpu         one trace per CPU instead of per thread\n"
+		"      --pid PID, --tid TID, --comm NAME   write only these threads\n"
+		"      --time START,END  perf times (ns) to keep\n"
+		"      --symfs DIR       look for binaries under DIR\n"
+		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+		"  -j, --jobs N          decoding threads (per-thread recordings)\n"
+		"      --engine E        walker (default) or libipt\n"
+		"      --strict          exit 1 when the output has gaps\n"
+		"      --force           use images whose build-id differs\n"
+		"      --check-partial   decode AUX data flagged PARTIAL, keeping what the next PSB confirms\n"
+		"  -q, --quiet           no summary on stderr\n"
+		"See ptconv-convert(1).\n");
+}
+
+static int parse_time(const char *s, uint64_t *a, uint64_t *b)
+{
+	char *end;
+
+	*a = 0;
+	*b = UINT64_MAX;
+	if (*s != ',') {
+		*a = strtoull(s, &end, 0);
+		s = end;
+	}
+	if (*s == ',') {
+		s++;
+		if (*s) {
+			*b = strtoull(s, &end, 0);
+			s = end;
+		}
+	}
+	return *s ? -1 : 0;
+}
 
 int cmd_convert(int argc, char **argv)
 {
-	ptc_cli_error("convert: not built yet");
-	return PTC_EXIT_USAGE;
+	enum { O_PER_CPU = 256, O_PID, O_TID, O_COMM, O_TIME, O_SYMFS, O_BUILDID, O_STRICT,
+	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL };
+	static const struct option lo[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "per-cpu", no_argument, NULL, O_PER_CPU },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "time", required_argument, NULL, O_TIME },
+		{ "symfs", required_argument, NULL, O_SYMFS },
+		{ "buildid-dir", required_argument, NULL, O_BUILDID },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "strict", no_argument, NULL, O_STRICT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, O_FORCE },
+		{ "engine", required_argument, NULL, O_ENGINE },
+		{ "pt", required_argument, NULL, O_PT },
+		{ "image", required_argument, NULL, O_IMAGE },
+		{ "cpu", required_argument, NULL, O_CPU },
+		{ "zstd-level", required_argument, NULL, O_LEVEL },
+		{ "check-partial", no_argument, NULL, O_CHECK_PARTIAL },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ptc_convert_options o;
+	struct ptc_pt_options pt;
+	const char *images[256];
+	struct ptc_perf_reader *r;
+	char err_s[512];
+	int c, ret;
+
+	memset(&o, 0, sizeof(o));
+	memset(&pt, 0, sizeof(pt));
+	o.pid = o.tid = -1;
+	o.time_end = UINT64_MAX;
+	o.jobs = 1;
+	pt.images = images;
+	pt.zstd_level = 3;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:j:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'f': o.formats = optarg; break;
+		case 'o': o.outdir = optarg; break;
+		case 'j': o.jobs = atoi(optarg); break;
+		case 'q': o.quiet = 1; break;
+		case 'h': usage(stdout); return PTC_EXIT_OK;
+		case O_PER_CPU: o.per_cpu = 1; break;
+		case O_PID: o.pid = strtol(optarg, NULL, 0); break;
+		case O_TID: o.tid = strtol(optarg, NULL, 0); break;
+		case O_COMM: o.comm = optarg; break;
+		case O_TIME:
+			if (parse_time(optarg, &o.time_start, &o.time_end) < 0) {
+				ptc_cli_error("--time: expected START,END in ns, got '%s'", optarg);
+				return PTC_EXIT_USAGE;
+			}
+			break;
+		case O_SYMFS: o.symfs = optarg; break;
+		case O_BUILDID: o.buildid_dir = optarg; break;
+		case O_STRICT: o.strict = 1; break;
+		case O_FORCE: o.force = 1; break;
+		case O_ENGINE:
+			if (!strcmp(optarg, "libipt"))
+				pt.engine_libipt = 1;
+			else if (strcmp(optarg, "walker")) {
+				ptc_cli_error("--engine: walker or libipt, not '%s'", optarg);
+				return PTC_EXIT_USAGE;
+			}
+			break;
+		case O_PT: pt.raw_pt = optarg; break;
+		case O_IMAGE:
+			if (pt.nr_images == sizeof(images) / sizeof(images[0])) {
+				ptc_cli_error("too many --image");
+				return PTC_EXIT_USAGE;
+			}
+			images[pt.nr_images++] = optarg;
+			break;
+		case O_CPU: pt.cpu = optarg; break;
+		case O_LEVEL: pt.zstd_level = atoi(optarg); break;
+		case O_CHECK_PARTIAL: pt.check_partial = 1; break;
+		default: usage(stderr); return PTC_EXIT_USAGE;
+		}
+	}
+	if (o.jobs < 1)
+		o.jobs = 1;
+	pt.progress = isatty(2);
+	if (pt.raw_pt) {
+		if (optind != argc) {
+			ptc_cli_error("--pt takes the trace file; unexpected '%s'", argv[optind]);
+			return PTC_EXIT_USAGE;
+		}
+		if (!pt.nr_images) {
+			ptc_cli_error("--pt needs at least one --image");
+			return PTC_EXIT_USAGE;
+		}
+		o.input = pt.raw_pt;
+		return ptc_convert_raw_pt(&o, &pt);
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return PTC_EXIT_USAGE;
+	}
+	o.input = argv[optind];
+
+	if (ptc_perf_open(&r, o.input, err_s, sizeof(err_s)) < 0) {
+		ptc_cli_error("%s", err_s);
+		return PTC_EXIT_INPUT;
+	}
+	/* The AUXTRACE_INFO record says which trace this is; it comes before
+	 * any trace data, so a second reader does the conversion. */
+	{
+		struct ptc_perf_record rec;
+		uint32_t type = 0;
+		int err;
+
+		while ((err = ptc_perf_next(r, &rec)) > 0) {
+			struct ptc_perf_auxtrace_info ai;
+			if (rec.type == PTC_REC_AUXTRACE) {
+				break;
+			}
+			if (rec.type == PTC_REC_AUXTRACE_INFO && ptc_perf_parse_auxtrace_info(&rec, &ai) == 0) {
+				type = ai.type;
+				break;
+			}
+		}
+		if (err < 0) {
+			ptc_cli_error("%s", ptc_perf_errmsg(r));
+			ptc_perf_close(r);
+			return PTC_EXIT_INPUT;
+		}
+		if (type != PTC_AUXTRACE_INTEL_PT && type != PTC_AUXTRACE_ARM_SPE) {
+			if (type == 0)
+				ptc_cli_error("%s: no hardware trace in this recording (no AUXTRACE_INFO record)",
+					      o.input);
+			else
+				ptc_cli_error("%s: unsupported trace type %u (%s); ptconv converts Intel PT (1) "
+					      "and ARM SPE (4)", o.input, type,
+					      type == PTC_AUXTRACE_CS_ETM ? "CoreSight ETM"
+					      : type == PTC_AUXTRACE_INTEL_BTS ? "Intel BTS" : "unknown");
+			ptc_perf_close(r);
+			return PTC_EXIT_INPUT;
+		}
+		if (strcmp(o.input, "-")) {
+			ptc_perf_close(r);
+			if (ptc_perf_open(&r, o.input, err_s, sizeof(err_s)) < 0) {
+				ptc_cli_error("%s", err_s);
+				return PTC_EXIT_INPUT;
+			}
+		} else if (type == PTC_AUXTRACE_INTEL_PT) {
+			ptc_cli_error("standard input: give the recording as a file (pipe-mode files are fine)");
+			ptc_perf_close(r);
+			return PTC_EXIT_USAGE;
+		}
+		if (type == PTC_AUXTRACE_ARM_SPE)
+			ret = ptc_convert_arm_spe(&o, r);
+		else
+			ret = ptc_convert_intel_pt(&o, &pt, r);
+	}
+	ptc_perf_close(r);
+	return ret;
 }

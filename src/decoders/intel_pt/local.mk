@@ -1,1 +1,18 @@
-# Build fragment for src/decoders/intel_pt (see Makefile.am).
+# Intel PT: the query-decoder walker (ptdec), the libipt block-decoder engine
+# (blkdec) and the conversion pipeline behind `ptconv convert`.
+libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
+	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
+	src/decoders/intel_pt/pt_convert.c src/decoders/intel_pt/pt_convert.h
+TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
+EXTRA_DIST += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh \
+	tests/pt_truth_compare.py tests/cbpexp_read.py tests/ptprog/pt_threads.c
+# Fuzz target: raw PT bytes against a fixed image; `make check` replays the seeds.
+# (tests/fuzz/local.mk, included later, resets FUZZ_TARGETS: hook `make fuzz` directly)
+fuzz: tests/fuzz/fuzz_pt_decoder
+check_PROGRAMS += tests/fuzz/fuzz_pt_decoder
+tests_fuzz_fuzz_pt_decoder_SOURCES = tests/fuzz/fuzz_pt_decoder.c $(FUZZ_DRIVER)
+tests_fuzz_fuzz_pt_decoder_LDFLAGS = $(FUZZ_LDFLAGS)
+TESTS += tests/pt_fuzz_seeds.sh tests/pt_raw.sh
+EXTRA_DIST += tests/pt_fuzz_seeds.sh tests/pt_raw.sh tests/fuzz/seeds/fuzz_pt_decoder
+dist_man_MANS += man/ptconv.1 man/ptconv-convert.1 man/ptconv-packets.1
+EXTRA_DIST += contrib/bench

@@ -1,0 +1,560 @@
+/* --engine=libipt: libipt's block decoder (see blkdec.h).
+ *
+ * libipt reads code through a callback that asks the same environment as
+ * the walker (so both engines see the same images); each block's last
+ * instruction, when it is a branch, becomes a branch event once the next
+ * block (or the event that ends tracing) says where it went.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+#include <Zydis/Zydis.h>
+
+#include "common/error.h"
+#include "decoders/intel_pt/blkdec.h"
+
+struct held_branch {
+	int active;
+	uint64_t ip, target;	/* target: direct target, 0 when indirect */
+	uint32_t insns;
+	int kind, length;
+	struct ptc_pt_thread *thr;
+};
+
+struct ptc_blk_decoder {
+	struct ptc_pt_params p;
+	struct ptc_pt_env env;
+	int cpu;
+	uint32_t qtid;
+	struct pt_config cfg;
+	struct pt_block_decoder *blk;
+	uint64_t base, end;
+	int synced, enabled, status, piece_done;
+	uint64_t min_sync;
+	struct ptc_pt_thread *thr;
+	struct ptc_pt_thread orphan;
+	struct held_branch hb;
+	uint64_t tsc, time;
+	int gap_open;
+	struct ptc_gap gap;
+	struct ptc_pt_thread *gap_thr;
+	char detail[200];
+	struct ptc_pt_region reg;
+	int have_reg;
+	struct ptc_pt_stats st;
+	ZydisDecoder zy;
+};
+
+static uint64_t to_perf(const struct ptc_pt_params *p, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (!p->have_time)
+		return tsc;
+	if (p->cap_user_time_short)
+		tsc = p->time_cycles + ((tsc - p->time_cycles) & p->time_mask);
+	if (p->time_shift >= 64)
+		return p->time_zero;
+	quot = tsc >> p->time_shift;
+	rem = tsc & ((1ull << p->time_shift) - 1);
+	return p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);
+}
+
+static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
+{
+	uint64_t tsc;
+	uint32_t a, b;
+
+	if (ev && ev->has_tsc)
+		tsc = ev->tsc;
+	else if (!d->blk || pt_blk_time(d->blk, &tsc, &a, &b) < 0)
+		return;
+	d->tsc = tsc;
+	d->time = to_perf(&d->p, tsc);
+}
+
+static int region(struct ptc_blk_decoder *d, uint64_t ip)
+{
+	int cause;
+	char msg[128];
+
+	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
+		return 0;
+	d->have_reg = 0;
+	if (d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, &cause, msg, sizeof(msg)) < 0)
+		return -1;
+	d->have_reg = 1;
+	return 0;
+}
+
+static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
+{
+	struct ptc_blk_decoder *d = ctx;
+	size_t n;
+
+	if (region(d, ip) < 0)
+		return -pte_nomap;
+	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buffer, size);
+	return n ? (int)n : -pte_nomap;
+}
+
+static int emit(struct ptc_blk_decoder *d, struct ptc_pt_thread *t, uint64_t ip, uint64_t target,
+		uint32_t insns, int kind, int taken, int len)
+{
+	struct ptc_branch *b;
+
+	d->st.branches++;
+	if (t == &d->orphan)
+		d->st.orphan_branches++;
+	b = &t->batch[t->nbatch++];
+	b->ip = ip;
+	b->target = target;
+	b->time = d->time;
+	b->insns = insns;
+	b->kind = (uint8_t)kind;
+	b->taken = (uint8_t)taken;
+	b->length = (uint8_t)len;
+	b->flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
+	t->after_gap = 0;
+	if (t->nbatch == PTC_PT_BATCH)
+		return ptc_pt_thread_flush(t);
+	return 0;
+}
+
+/* Resolve the held branch now that we know where execution went (next_ip,
+ * 0 when tracing stopped). */
+static int resolve(struct ptc_blk_decoder *d, uint64_t next_ip, int stopped)
+{
+	struct held_branch *h = &d->hb;
+	uint64_t target;
+	int taken = 1;
+
+	if (!h->active)
+		return 0;
+	h->active = 0;
+	if (h->kind == PTC_BR_COND) {
+		target = h->target;
+		taken = !stopped && next_ip != h->ip + (uint64_t)h->length;
+		if (target == h->ip + (uint64_t)h->length)
+			taken = 1;
+	} else if (h->kind == PTC_BR_JMP || h->kind == PTC_BR_CALL) {
+		target = h->target;
+	} else {
+		target = stopped ? next_ip : next_ip;
+	}
+	return emit(d, h->thr, h->ip, target, h->insns, h->kind, taken, h->length);
+}
+
+static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
+{
+	va_list ap;
+	uint64_t off = 0;
+
+	d->hb.active = 0;
+	if (d->gap_open)
+		return;
+	if (d->blk)
+		pt_blk_get_offset(d->blk, &off);
+	memset(&d->gap, 0, sizeof(d->gap));
+	d->gap_open = 1;
+	d->gap_thr = d->thr;
+	d->gap.cause = (uint8_t)cause;
+	d->gap.aux_offset = d->base + off;
+	d->gap.resume_offset = UINT64_MAX;
+	d->gap.time = d->time;
+	d->gap.lost_branches = UINT64_MAX;
+	va_start(ap, fmt);
+	vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
+	va_end(ap);
+	d->gap.detail = d->detail;
+	d->thr->pending_insns = 0;
+	d->thr->after_gap = 1;
+	d->enabled = 0;
+}
+
+static int put_gap(struct ptc_blk_decoder *d, struct ptc_pt_thread *t)
+{
+	d->st.gaps++;
+	d->st.gaps_by_cause[d->gap.cause]++;
+	if (t == &d->orphan) {
+		if (d->env.orphan_gap)
+			d->env.orphan_gap(d->env.ctx, &d->gap);
+		return 0;
+	}
+	t->gaps++;
+	t->gaps_by_cause[d->gap.cause]++;
+	t->lost_bytes += d->gap.lost_bytes;
+	if (ptc_pt_thread_flush(t) < 0)
+		return t->sink_error;
+	if (t->sink && t->sink->gap)
+		return t->sink->gap(t->sink->ctx, &d->gap);
+	return 0;
+}
+
+static int close_gap(struct ptc_blk_decoder *d, uint64_t off, uint64_t ip)
+{
+	int err;
+
+	if (!d->gap_open)
+		return 0;
+	d->gap_open = 0;
+	d->gap.resume_offset = off;
+	d->gap.resume_ip = ip;
+	if (off != UINT64_MAX && off > d->gap.aux_offset)
+		d->gap.lost_bytes += off - d->gap.aux_offset;
+	d->st.lost_bytes += d->gap.lost_bytes;
+	err = put_gap(d, d->gap_thr);
+	if (err >= 0 && d->thr != d->gap_thr) {
+		d->thr->pending_insns = 0;
+		d->thr->after_gap = 1;
+		err = put_gap(d, d->thr);
+	}
+	return err;
+}
+
+static int enable(struct ptc_blk_decoder *d, uint64_t ip)
+{
+	struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
+	uint64_t off = 0;
+
+	if (!t)
+		t = &d->orphan;
+	if (t != d->thr) {
+		ptc_pt_thread_flush(d->thr);
+		d->thr = t;
+		d->have_reg = 0;
+	}
+	d->enabled = 1;
+	pt_blk_get_offset(d->blk, &off);
+	return close_gap(d, d->base + off, ip);
+}
+
+/* Classify the instruction at ip with Zydis (independently of the images'
+ * branch tables): returns its kind, -1 for a non-branch, -2 when it cannot
+ * be read; *len its length, *target its direct target (0 otherwise). */
+static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t buf[16];
+	size_t n;
+	int direct;
+
+	*target = 0;
+	*len = 0;
+	if (region(d, ip) < 0)
+		return -2;
+	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
+	if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->zy, buf, n, &in, ops)))
+		return -2;
+	*len = in.length;
+	direct = in.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+		 ops[0].imm.is_relative;
+	if (direct) {
+		ZyanU64 t;
+		if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], ip, &t)))
+			*target = t;
+	}
+	switch (in.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		return PTC_BR_COND;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		if (in.mnemonic != ZYDIS_MNEMONIC_JMP)
+			return PTC_BR_FAR;
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_POINTER || in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return direct ? PTC_BR_JMP : PTC_BR_JMP_IND;
+	case ZYDIS_CATEGORY_CALL:
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_POINTER || in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+			return PTC_BR_FAR;
+		return direct ? PTC_BR_CALL : PTC_BR_CALL_IND;
+	case ZYDIS_CATEGORY_RET:
+		return in.mnemonic == ZYDIS_MNEMONIC_RET ? PTC_BR_RET : PTC_BR_FAR;
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSRET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return PTC_BR_FAR;
+	default:
+		return -1;
+	}
+}
+
+/* Turn a block into branch events: libipt follows direct jumps and calls
+ * inside a block, so every instruction is classified; the block's last
+ * instruction, when a branch, waits for the next block to say where it
+ * went. */
+static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b)
+{
+	uint64_t ip = b->ip, target;
+	uint16_t i;
+	int kind, len, err;
+
+	for (i = 0; i < b->ninsn; i++) {
+		d->thr->pending_insns++;
+		kind = classify(d, ip, &len, &target);
+		if (kind == -2)
+			return -pte_nomap;
+		if (i + 1 == b->ninsn) {
+			if (kind >= 0) {
+				d->hb.active = 1;
+				d->hb.ip = ip;
+				d->hb.kind = kind;
+				d->hb.length = len;
+				d->hb.target = target;
+				d->hb.insns = (uint32_t)d->thr->pending_insns;
+				d->hb.thr = d->thr;
+				d->thr->pending_insns = 0;
+			}
+			break;
+		}
+		if (kind == PTC_BR_JMP || kind == PTC_BR_CALL) {
+			err = emit(d, d->thr, ip, target, (uint32_t)d->thr->pending_insns, kind, 1, len);
+			d->thr->pending_insns = 0;
+			if (err < 0)
+				return err;
+			ip = target;
+		} else {
+			ip += (uint64_t)len;
+		}
+	}
+	return 0;
+}
+
+static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, uint64_t until, int *stop)
+{
+	int err = 0;
+
+	update_time(d, ev);
+	d->st.events++;
+	switch (ev->type) {
+	case ptev_enabled:
+		err = resolve(d, 0, 1);
+		if (err >= 0)
+			err = enable(d, ev->variant.enabled.ip);
+		break;
+	case ptev_disabled:
+		err = resolve(d, ev->ip_suppressed ? 0 : ev->variant.disabled.ip, 1);
+		d->enabled = 0;
+		*stop = d->time >= until;
+		break;
+	case ptev_async_disabled:
+		/* execution had reached "at": the held branch went there */
+		err = resolve(d, ev->variant.async_disabled.at, 0);
+		d->enabled = 0;
+		*stop = d->time >= until;
+		break;
+	case ptev_overflow:
+		d->hb.active = 0;
+		open_gap(d, PTC_GAP_OVERFLOW, "overflow: the CPU dropped trace packets");
+		if (!ev->ip_suppressed)
+			err = enable(d, ev->variant.overflow.ip);
+		break;
+	case ptev_async_branch:
+		err = resolve(d, ev->variant.async_branch.from, 0);
+		break;
+	default:
+		break;
+	}
+	return err;
+}
+
+int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
+{
+	int err;
+
+	for (;;) {
+		struct pt_block b;
+		int st, stop = 0;
+
+		if (!d->blk || d->piece_done)
+			return 0;
+		if (!d->synced) {
+			uint64_t off = 0;
+			st = pt_blk_sync_forward(d->blk);
+			if (st == -pte_eos) {
+				d->piece_done = 1;
+				return 0;
+			}
+			if (pt_blk_get_sync_offset(d->blk, &off) == 0 && off < d->min_sync && st >= 0)
+				continue;
+			if (st < 0) {
+				d->min_sync = off + 1;
+				continue;
+			}
+			d->min_sync = off + 1;
+			d->synced = 1;
+			d->status = st;
+			d->st.psb++;
+			update_time(d, NULL);
+		}
+		while (d->status & pts_event_pending) {
+			struct pt_event ev;
+			st = pt_blk_event(d->blk, &ev, sizeof(ev));
+			if (st < 0) {
+				d->status = st;
+				break;
+			}
+			d->status = st;
+			err = handle_event(d, &ev, until, &stop);
+			if (err < 0)
+				return err;
+		}
+		if (stop)
+			return 1;
+		if (d->status < 0) {
+			st = d->status;
+		} else {
+			memset(&b, 0, sizeof(b));
+			st = pt_blk_next(d->blk, &b, sizeof(b));
+			if (b.ninsn) {
+				if (!d->enabled) {
+					/* libipt resumed without an enable event (sync
+					 * point with tracing on) */
+					err = enable(d, b.ip);
+					if (err < 0)
+						return err;
+				}
+				err = resolve(d, b.ip, 0);
+				if (err < 0)
+					return err;
+				err = process_block(d, &b);
+				if (err < 0 && err != -pte_nomap)
+					return err;
+				if (err == -pte_nomap)
+					st = err;
+			}
+			if (st >= 0) {
+				d->status = st;
+				continue;
+			}
+		}
+		if (st == -pte_eos) {
+			d->piece_done = 1;
+			return 0;
+		}
+		{
+			uint64_t off = 0;
+			open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s",
+				 pt_errstr(pt_errcode(st)));
+			if (pt_blk_get_offset(d->blk, &off) == 0 && off > d->min_sync)
+				d->min_sync = off;
+			d->synced = 0;
+			d->status = 0;
+		}
+	}
+}
+
+int ptc_blk_decoder_new(struct ptc_blk_decoder **out, const struct ptc_pt_params *p,
+			const struct ptc_pt_env *env, int cpu, uint32_t queue_tid)
+{
+	struct ptc_blk_decoder *d = calloc(1, sizeof(*d));
+
+	*out = NULL;
+	if (!d)
+		return -ptc_err_nomem;
+	d->p = *p;
+	d->env = *env;
+	d->cpu = cpu;
+	d->qtid = queue_tid;
+	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
+	d->thr = &d->orphan;
+	pt_config_init(&d->cfg);
+	if (p->cpu_family) {
+		d->cfg.cpu.vendor = pcv_intel;
+		d->cfg.cpu.family = (uint16_t)p->cpu_family;
+		d->cfg.cpu.model = (uint8_t)p->cpu_model;
+		d->cfg.cpu.stepping = (uint8_t)p->cpu_stepping;
+		if (pt_cpu_errata(&d->cfg.errata, &d->cfg.cpu) < 0)
+			memset(&d->cfg.errata, 0, sizeof(d->cfg.errata));
+	}
+	d->cfg.mtc_freq = p->mtc_freq;
+	d->cfg.nom_freq = p->nom_freq;
+	d->cfg.cpuid_0x15_eax = p->tsc_ctc_d;
+	d->cfg.cpuid_0x15_ebx = p->tsc_ctc_n;
+	ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	*out = d;
+	return 0;
+}
+
+void ptc_blk_decoder_free(struct ptc_blk_decoder *d)
+{
+	if (!d)
+		return;
+	if (d->blk)
+		pt_blk_free_decoder(d->blk);
+	ptc_pt_thread_fini(&d->orphan);
+	free(d);
+}
+
+int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, size_t size,
+			       uint64_t offset, uint64_t lost, int gap_cause, const char *why)
+{
+	struct pt_image *img;
+
+	if (d->blk) {
+		pt_blk_free_decoder(d->blk);
+		d->blk = NULL;
+	}
+	if (lost) {
+		if (d->gap_open) {
+			if (lost != UINT64_MAX)
+				d->gap.lost_bytes += lost;
+		} else {
+			open_gap(d, gap_cause, "%s", why ? why : "trace data missing");
+			d->gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
+			d->gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
+		}
+	}
+	d->hb.active = 0;
+	d->enabled = 0;
+	d->synced = 0;
+	d->min_sync = 0;
+	d->piece_done = 0;
+	d->status = 0;
+	d->base = offset;
+	d->end = offset + size;
+	d->st.bytes += size;
+	if (!size)
+		return 0;
+	d->cfg.begin = (uint8_t *)buf;
+	d->cfg.end = (uint8_t *)buf + size;
+	d->blk = pt_blk_alloc_decoder(&d->cfg);
+	if (!d->blk)
+		return -ptc_err_nomem;
+	img = pt_blk_get_image(d->blk);
+	if (!img || pt_image_set_callback(img, read_mem, d) < 0)
+		return -ptc_err_internal;
+	return 0;
+}
+
+int ptc_blk_decoder_finish(struct ptc_blk_decoder *d)
+{
+	int err = resolve(d, 0, 1);
+
+	if (d->gap_open && d->end > d->gap.aux_offset)
+		d->gap.lost_bytes += d->end - d->gap.aux_offset;
+	if (err >= 0)
+		err = close_gap(d, UINT64_MAX, 0);
+	if (d->blk) {
+		pt_blk_free_decoder(d->blk);
+		d->blk = NULL;
+	}
+	return err;
+}
+
+uint64_t ptc_blk_decoder_time(const struct ptc_blk_decoder *d)
+{
+	return d->time;
+}
+
+const struct ptc_pt_stats *ptc_blk_decoder_stats(const struct ptc_blk_decoder *d)
+{
+	return &d->st;
+}

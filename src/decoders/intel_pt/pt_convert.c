@@ -1,0 +1,1566 @@
+/* The Intel PT conversion pipeline (see pt_convert.h).
+ *
+ * 1. One pass over the recording: sideband records into the sideband model,
+ *    AUXTRACE pieces into per-queue lists (their bytes stay in the file and
+ *    are read when decoded; from a pipe they are kept in memory).
+ * 2. Each queue's pieces, sorted by offset, form contiguous runs; a run ends
+ *    where bytes are missing or where an AUX record says data was lost.
+ * 3. The queues are decoded interleaved in time order, so that a thread that
+ *    moves between CPUs gets its branches in the order it executed them.
+ * 4. Each thread's branches go to its writers; a summary closes the job.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "decoders/intel_pt/blkdec.h"
+#include "decoders/intel_pt/pt_convert.h"
+#include "decoders/intel_pt/ptdec.h"
+#include "images/image.h"
+#include "images/locate.h"
+#include "input/perf_reader.h"
+#include "sideband/sideband.h"
+#include "writers/cbpexp.h"
+#include "writers/text.h"
+
+enum { FMT_CBPEXP = 1, FMT_TEXT = 2 };
+
+struct piece {
+	uint64_t offset, size, file_off;
+	uint8_t *data;		/* pipe input: the bytes */
+};
+
+struct run {
+	uint64_t start, end;	/* stream offsets */
+	uint64_t lost;		/* bytes missing before it (UINT64_MAX unknown) */
+	const char *why;
+};
+
+struct susp {
+	uint64_t s, e;
+};
+
+struct queue {
+	struct susp *susp;	/* PARTIAL/COLLISION ranges (walker engine) */
+	size_t nsusp;
+	uint32_t idx;
+	int cpu;
+	uint32_t tid;
+	struct piece *p;
+	size_t np, capp;
+	struct run *runs;
+	size_t nruns, cur;
+	struct run tail;	/* data lost after the last run (lost 0: none) */
+	uint8_t *buf;
+	uint64_t bufsize;
+	uint64_t wpos;		/* walker: next stream offset to load in the current run */
+	int started, done;
+	struct ptc_pt_decoder *dec;
+	struct ptc_blk_decoder *blk;
+};
+
+struct cthread {
+	struct ptc_pt_thread pt;
+	struct ptc_sink tee;
+	struct ptc_sink *text, *cbp;
+	char name[64];
+	const char *comm;
+	int wanted;
+	uint64_t time_start, time_end;	/* --time */
+};
+
+struct conv {
+	const struct ptc_convert_options *opt;
+	const struct ptc_pt_options *pto;
+	struct ptc_perf_reader *r;
+	struct ptc_sideband *sb;
+	struct ptc_image_cache *ic;
+	int formats;
+	char outdir[4096];
+
+	struct queue *q;
+	size_t nq;
+
+	struct cthread **th;
+	size_t nth, capth;
+
+	char **missing;		/* "file (build-id X): reason", reported once */
+	size_t nmissing;
+
+	pthread_mutex_t lock;	/* shared state, when queues decode in parallel */
+	size_t next_queue;	/* -j: the next queue a worker takes */
+	int worker_err;
+	struct ptc_pt_params params;
+	int per_thread;
+	int per_cpu_out;
+	int have_tsc_config, tsc_enabled;
+	uint64_t orphan_gaps;
+	uint64_t aux_errors;
+	int fatal;
+
+	/* raw mode */
+	struct ptc_image **raw_img;
+	int64_t *raw_bias;
+	size_t nraw;
+	const char **raw_path;
+	uint64_t *raw_start;
+};
+
+/* ---- threads and their writers ---- */
+
+static int tee_begin(void *ctx, const struct ptc_thread_info *ti)
+{
+	struct cthread *t = ctx;
+	int err = 0;
+
+	if (t->text && (err = t->text->begin(t->text->ctx, ti)) < 0)
+		return err;
+	if (t->cbp && (err = t->cbp->begin(t->cbp->ctx, ti)) < 0)
+		return err;
+	return 0;
+}
+
+static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	struct cthread *t = ctx;
+	struct ptc_branch kept[PTC_PT_BATCH];
+	int err;
+
+	if (t->time_start || t->time_end != UINT64_MAX) {
+		/* --time: branches whose (last known) time is outside go */
+		size_t i, k = 0;
+		for (i = 0; i < n; i++)
+			if (b[i].time >= t->time_start && b[i].time <= t->time_end && k < PTC_PT_BATCH)
+				kept[k++] = b[i];
+		b = kept;
+		n = k;
+		if (!n)
+			return 0;
+	}
+	if (t->text && (err = t->text->branches(t->text->ctx, b, n)) < 0)
+		return err;
+	if (t->cbp && (err = t->cbp->branches(t->cbp->ctx, b, n)) < 0)
+		return err;
+	return 0;
+}
+
+static int tee_gap(void *ctx, const struct ptc_gap *g)
+{
+	struct cthread *t = ctx;
+	int err;
+
+	if (t->text && (err = t->text->gap(t->text->ctx, g)) < 0)
+		return err;
+	if (t->cbp && (err = t->cbp->gap(t->cbp->ctx, g)) < 0)
+		return err;
+	return 0;
+}
+
+static int tee_end(void *ctx)
+{
+	struct cthread *t = ctx;
+	int err = 0, e;
+
+	if (t->text && (e = t->text->end(t->text->ctx)) < 0)
+		err = e;
+	if (t->cbp && (e = t->cbp->end(t->cbp->ctx)) < 0)
+		err = e;
+	return err;
+}
+
+static int wanted(struct conv *c, uint32_t pid, uint32_t tid, const char *comm)
+{
+	const struct ptc_convert_options *o = c->opt;
+
+	if (o->pid >= 0 && (long)pid != o->pid)
+		return 0;
+	if (o->tid >= 0 && (long)tid != o->tid)
+		return 0;
+	if (o->comm && (!comm || strcmp(comm, o->comm)))
+		return 0;
+	return 1;
+}
+
+static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, const char *name_hint)
+{
+	struct cthread *t;
+	size_t i;
+	char path[4200];
+	struct ptc_thread_info ti;
+	int err;
+
+	for (i = c->nth; i > 0; i--)
+		if (c->th[i - 1]->pt.tid == tid)
+			return c->th[i - 1];
+	if (c->nth == c->capth) {
+		size_t ncap = c->capth ? c->capth * 2 : 16;
+		struct cthread **n = realloc(c->th, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		c->th = n;
+		c->capth = ncap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	c->th[c->nth++] = t;
+	if (c->sb) {
+		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, tid);
+		t->comm = s ? s->comm : NULL;
+	}
+	t->wanted = wanted(c, pid, tid, t->comm);
+	t->time_start = c->opt->time_start;
+	t->time_end = c->opt->time_end;
+	if (name_hint)
+		snprintf(t->name, sizeof(t->name), "%s", name_hint);
+	else
+		snprintf(t->name, sizeof(t->name), "%u-%u", pid, tid);
+	ptc_pt_thread_init(&t->pt, pid, tid, NULL);
+	t->pt.user = t;
+	if (!t->wanted)
+		return t;
+	if (c->formats & FMT_TEXT) {
+		snprintf(path, sizeof(path), "%s/%s.txt", c->outdir, t->name);
+		if (ptc_text_sink_new(&t->text, path) < 0) {
+			ptc_cli_error("%s: cannot write: %s", path, strerror(errno));
+			c->fatal = PTC_EXIT_OUTPUT;
+			return t;
+		}
+	}
+	if (c->formats & FMT_CBPEXP) {
+		snprintf(path, sizeof(path), "%s/%s.cbpexp", c->outdir, t->name);
+		if (ptc_cbpexp_sink_new(&t->cbp, path, c->pto->zstd_level) < 0) {
+			ptc_cli_error("%s: cannot write: %s", path, strerror(errno));
+			c->fatal = PTC_EXIT_OUTPUT;
+			return t;
+		}
+	}
+	t->tee.begin = tee_begin;
+	t->tee.branches = tee_branches;
+	t->tee.gap = tee_gap;
+	t->tee.end = tee_end;
+	t->tee.ctx = t;
+	t->pt.sink = &t->tee;
+	ti.pid = pid;
+	ti.tid = tid;
+	ti.comm = t->comm;
+	ti.cpu = -1;
+	err = t->tee.begin(t->tee.ctx, &ti);
+	if (err < 0) {
+		ptc_cli_error("%s: %s", t->name, ptc_errstr(err));
+		c->fatal = PTC_EXIT_OUTPUT;
+	}
+	return t;
+}
+
+static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid, uint64_t time);
+
+static struct ptc_pt_thread *env_thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
+{
+	struct conv *c = ctx;
+	struct ptc_pt_thread *t;
+
+	pthread_mutex_lock(&c->lock);
+	t = thread_at_locked(ctx, cpu, qtid, time);
+	pthread_mutex_unlock(&c->lock);
+	return t;
+}
+
+static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid, uint64_t time)
+{
+	struct conv *c = ctx;
+	uint32_t pid = 0, tid = 0;
+	struct cthread *t;
+	char name[32];
+
+	if (!c->sb) {
+		t = get_thread(c, 0, 0, "raw");
+		return t ? &t->pt : NULL;
+	}
+	if (c->per_thread && qtid != UINT32_MAX) {
+		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, qtid);
+		tid = qtid;
+		pid = s ? s->pid : qtid;
+	} else if (ptc_sb_thread_on_cpu(c->sb, cpu, time, &pid, &tid) < 0) {
+		return NULL;
+	}
+	if (c->per_cpu_out) {
+		/* One stream per CPU: the thread state is the CPU's, the
+		 * address space the running process's. */
+		snprintf(name, sizeof(name), "cpu%d", cpu);
+		t = get_thread(c, pid, (uint32_t)cpu | 0x80000000u, name);
+		if (t)
+			t->pt.pid = pid;
+		return t ? &t->pt : NULL;
+	}
+	t = get_thread(c, pid, tid, NULL);
+	return t ? &t->pt : NULL;
+}
+
+/* ---- images ---- */
+
+static void report_missing(struct conv *c, const char *what)
+{
+	size_t i;
+	char **n;
+
+	for (i = 0; i < c->nmissing; i++)
+		if (!strcmp(c->missing[i], what))
+			return;
+	n = realloc(c->missing, (c->nmissing + 1) * sizeof(*n));
+	if (!n)
+		return;
+	c->missing = n;
+	c->missing[c->nmissing] = strdup(what);
+	if (c->missing[c->nmissing]) {
+		c->nmissing++;
+		if (!c->opt->quiet)
+			ptc_cli_error("warning: %s", what);
+	}
+}
+
+static void add_image_to_writer(struct cthread *t, const struct ptc_sb_map *m,
+				const struct ptc_image *img)
+{
+	if (t && t->cbp)
+		ptc_cbpexp_add_image(t->cbp, m->start - m->pgoff, m->filename, ptc_image_name(img));
+}
+
+static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			    struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
+
+static int env_region_at(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
+{
+	struct conv *c = ctx;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = region_at_locked(ctx, pt, time, ip, out, cause, msg, msglen);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			    struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
+{
+	struct conv *c = ctx;
+	struct ptc_sb_map *m;
+	const struct ptc_image *img;
+	size_t n;
+	int err;
+
+	if (!c->sb) {
+		size_t i;
+		for (i = 0; i < c->nraw; i++) {
+			uint32_t idx, insns;
+			const struct ptc_tbranch *tb = ptc_image_branches(c->raw_img[i], &n);
+			if (!n || ptc_image_next_branch(c->raw_img[i], (uint64_t)((int64_t)ip - c->raw_bias[i]),
+							&idx, &insns) < 0)
+				continue;
+			out->img = c->raw_img[i];
+			out->bias = c->raw_bias[i];
+			out->tb = tb;
+			out->ntb = (uint32_t)n;
+			out->start = (uint64_t)((int64_t)tb[0].ip + out->bias);
+			if (ip < out->start)
+				out->start = ip;
+			out->end = (uint64_t)((int64_t)(tb[n - 1].ip + tb[n - 1].length) + out->bias);
+			out->tag = NULL;
+			return 0;
+		}
+		*cause = PTC_GAP_NO_IMAGE;
+		snprintf(msg, msglen, "no --image covers it");
+		return -ptc_err_not_found;
+	}
+	if (!pt) {
+		*cause = PTC_GAP_NO_IMAGE;
+		snprintf(msg, msglen, "no thread known");
+		return -ptc_err_not_found;
+	}
+	m = ptc_sb_find_map(c->sb, pt->pid, time ? time : PTC_SB_TIME_MAX, ip);
+	if (!m) {
+		*cause = PTC_GAP_NO_IMAGE;
+		snprintf(msg, msglen, "not in any mapping of pid %u", pt->pid);
+		return -ptc_err_not_found;
+	}
+	if (m->user_state == 0) {
+		char err_s[512], hex[41] = "none";
+		int64_t bias;
+
+		if (m->build_id_size)
+			ptc_build_id_hex(m->build_id, m->build_id_size, hex);
+		err = ptc_image_cache_get(c->ic, m->filename, m->build_id_size ? m->build_id : NULL,
+					  m->build_id_size, &img, err_s, sizeof(err_s));
+		if (err == 0 && ptc_image_bias(img, m->start, m->pgoff, &bias) == 0) {
+			m->user = (void *)img;
+			m->user_bias = bias;
+			m->user_state = 1;
+		} else {
+			char what[1200];
+			m->user_state = err == -ptc_err_mismatch ? -2 : -1;
+			if (err == 0)
+				snprintf(err_s, sizeof(err_s), "no executable segment at file offset 0x%" PRIx64,
+					 m->pgoff);
+			if (strstr(err_s, m->filename) && (!m->build_id_size || strstr(err_s, hex)))
+				snprintf(what, sizeof(what), "%s", err_s);
+			else
+				snprintf(what, sizeof(what), "%s (build-id %s): %s", m->filename, hex, err_s);
+			report_missing(c, what);
+			/* every mapping of the same file shares the verdict */
+			{
+				size_t i, nm;
+				struct ptc_sb_map *all = ptc_sb_maps(c->sb, &nm);
+				for (i = 0; i < nm; i++)
+					if (all[i].user_state == 0 && all[i].filename == m->filename &&
+					    all[i].build_id_size == m->build_id_size &&
+					    !memcmp(all[i].build_id, m->build_id, m->build_id_size))
+						all[i].user_state = m->user_state;
+			}
+		}
+	}
+	if (m->user_state < 0) {
+		*cause = m->user_state == -2 ? PTC_GAP_BUILD_ID : PTC_GAP_NO_IMAGE;
+		snprintf(msg, msglen, "%s %s", m->filename,
+			 m->user_state == -2 ? "has another build-id" : "not found");
+		return -ptc_err_not_found;
+	}
+	img = m->user;
+	out->img = img;
+	out->bias = m->user_bias;
+	out->tb = ptc_image_branches(img, &n);
+	out->ntb = (uint32_t)n;
+	out->start = m->start;
+	out->end = m->end;
+	out->tag = m;
+	add_image_to_writer(pt->user, m, img);
+	return 0;
+}
+
+static void env_orphan_gap(void *ctx, const struct ptc_gap *g)
+{
+	struct conv *c = ctx;
+
+	pthread_mutex_lock(&c->lock);
+	c->orphan_gaps++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- queues ---- */
+
+static struct queue *get_queue(struct conv *c, uint32_t idx, int cpu, uint32_t tid)
+{
+	size_t i;
+	struct queue *n;
+
+	for (i = 0; i < c->nq; i++)
+		if (c->q[i].idx == idx)
+			return &c->q[i];
+	n = realloc(c->q, (c->nq + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	c->q = n;
+	n = &c->q[c->nq++];
+	memset(n, 0, sizeof(*n));
+	n->idx = idx;
+	n->cpu = cpu;
+	n->tid = tid;
+	return n;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+
+/* Cut a queue's pieces into contiguous runs.  Bytes missing between pieces
+ * end a run; so does every AUX record that reports a loss: TRUNCATED (data
+ * after the record's range was lost) cuts at its end, PARTIAL and COLLISION
+ * (the range itself has a hole somewhere) exclude the whole range, because
+ * packets after an unknown hole would decode into plausible but wrong
+ * branches. */
+struct cut {
+	uint64_t s, e;
+	const char *why;
+};
+
+static int cmp_cut(const void *a, const void *b)
+{
+	const struct cut *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int plan_runs(struct conv *c, struct queue *q)
+{
+	struct cut *cuts = NULL;
+	size_t nc = 0, i, j, naux = 0, cap;
+	const struct ptc_sb_aux *aux = c->sb ? ptc_sb_aux_records(c->sb, &naux) : NULL;
+
+	qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
+	for (i = 0; i < naux; i++) {
+		int mine = c->per_thread ? aux[i].tid == q->tid : aux[i].cpu == q->cpu;
+		struct cut *n;
+		if (!mine || !(aux[i].flags & (PTC_AUX_FLAG_TRUNCATED | PTC_AUX_FLAG_PARTIAL |
+					       PTC_AUX_FLAG_COLLISION)))
+			continue;
+		n = realloc(cuts, (nc + 1) * sizeof(*cuts));
+		if (!n) {
+			free(cuts);
+			return -ptc_err_nomem;
+		}
+		cuts = n;
+		if ((aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) &&
+		    !(aux[i].flags & PTC_AUX_FLAG_TRUNCATED) && !c->pto->engine_libipt &&
+		    c->pto->check_partial) {
+			/* --check-partial: the walker checks such ranges PSB
+			 * segment by segment instead of skipping them */
+			struct susp *ns = realloc(q->susp, (q->nsusp + 1) * sizeof(*ns));
+			if (!ns) {
+				free(cuts);
+				return -ptc_err_nomem;
+			}
+			q->susp = ns;
+			ns[q->nsusp].s = aux[i].aux_offset;
+			ns[q->nsusp].e = aux[i].aux_offset + aux[i].aux_size;
+			q->nsusp++;
+			continue;
+		}
+		if (aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) {
+			cuts[nc].s = aux[i].aux_offset;
+			cuts[nc].e = aux[i].aux_offset + aux[i].aux_size;
+			cuts[nc].why = (aux[i].flags & PTC_AUX_FLAG_COLLISION)
+					       ? "AUX record flagged COLLISION: its data is skipped"
+					       : "AUX record flagged PARTIAL: its data is skipped";
+		} else {
+			cuts[nc].s = cuts[nc].e = aux[i].aux_offset + aux[i].aux_size;
+			cuts[nc].why = "AUX record flagged TRUNCATED: trace lost after it";
+		}
+		nc++;
+	}
+	if (nc)
+		qsort(cuts, nc, sizeof(*cuts), cmp_cut);
+	cap = q->np + 2 * nc + 1;
+	q->runs = calloc(cap, sizeof(*q->runs));
+	if (!q->runs) {
+		free(cuts);
+		return -ptc_err_nomem;
+	}
+	for (i = 0; i < q->np; i++) {
+		struct piece *p = &q->p[i];
+		uint64_t s = p->offset, e = p->offset + p->size;
+		struct run *last = q->nruns ? &q->runs[q->nruns - 1] : NULL;
+
+		if (last && s < last->end)
+			s = last->end;	/* overlap (snapshot mode): keep the first copy */
+		if (s >= e)
+			continue;
+		if (last && s == last->end) {
+			last->end = e;
+		} else {
+			struct run *r = &q->runs[q->nruns++];
+			r->start = s;
+			r->end = e;
+			r->lost = last ? s - last->end : s;
+			r->why = "AUX bytes missing from the recording";
+		}
+	}
+	for (j = 0; j < nc; j++) {
+		for (i = 0; i < q->nruns; i++) {
+			struct run *r = &q->runs[i];
+			if (cuts[j].e < r->start || cuts[j].s > r->end)
+				continue;
+			if (cuts[j].s == cuts[j].e && (cuts[j].s == r->start || cuts[j].s == r->end))
+				continue;	/* a cut at an existing boundary */
+			if (cuts[j].s <= r->start && cuts[j].e >= r->end) {
+				/* the whole run goes */
+				r->end = r->start;
+				continue;
+			}
+			if (cuts[j].s > r->start && cuts[j].e < r->end) {
+				if (q->nruns == cap)
+					break;
+				memmove(r + 2, r + 1, (q->nruns - i - 1) * sizeof(*r));
+				r[1].start = cuts[j].e;
+				r[1].end = r->end;
+				r[1].lost = cuts[j].e > cuts[j].s ? cuts[j].e - cuts[j].s : UINT64_MAX;
+				r[1].why = cuts[j].why;
+				r->end = cuts[j].s;
+				q->nruns++;
+				i++;
+			} else if (cuts[j].s <= r->start) {
+				r->lost = r->lost == UINT64_MAX ? UINT64_MAX : r->lost + (cuts[j].e - r->start);
+				r->why = cuts[j].why;
+				r->start = cuts[j].e;
+			} else {
+				r->end = cuts[j].s;
+				if (i + 1 < q->nruns) {
+					q->runs[i + 1].why = cuts[j].why;
+					if (q->runs[i + 1].lost != UINT64_MAX)
+						q->runs[i + 1].lost += cuts[j].e - cuts[j].s;
+				}
+			}
+		}
+	}
+	/* drop emptied runs; what is missing before each run follows from
+	 * the offsets (a TRUNCATED cut loses an unknown amount) */
+	{
+		uint64_t prev_end = 0, data_end = 0;
+		for (i = 0; i < q->np; i++)
+			if (q->p[i].offset + q->p[i].size > data_end)
+				data_end = q->p[i].offset + q->p[i].size;
+		for (i = 0; i < nc; i++)
+			if (cuts[i].s == cuts[i].e && cuts[i].s == data_end) {
+				/* TRUNCATED at the very end */
+				q->tail.start = q->tail.end = data_end;
+				q->tail.lost = UINT64_MAX;
+				q->tail.why = cuts[i].why;
+			} else if (cuts[i].e >= data_end && cuts[i].s < data_end) {
+				q->tail.why = cuts[i].why;
+			}
+		const char *why = NULL;
+		for (i = 0, j = 0; i < q->nruns; i++) {
+			struct run r = q->runs[i];
+			if (r.end <= r.start) {
+				if (!why)
+					why = r.why;
+				continue;
+			}
+			if (r.start > prev_end)
+				r.lost = r.start - prev_end;
+			else if (r.lost != UINT64_MAX)
+				r.lost = 0;
+			if (r.lost && why && r.why == q->runs[i].why && !strcmp(r.why, "AUX bytes missing from the recording"))
+				r.why = why;
+			why = NULL;
+			prev_end = r.end;
+			q->runs[j++] = r;
+		}
+		if (data_end > prev_end) {
+			q->tail.start = q->tail.end = data_end;
+			q->tail.lost = data_end - prev_end;
+			if (!q->tail.why)
+				q->tail.why = "AUX bytes missing from the recording";
+		}
+	}
+	q->nruns = j;
+	free(cuts);
+	return 0;
+}
+
+/* Read stream bytes [rn->start, rn->end) of a queue into q->buf. */
+static int load_run(struct conv *c, struct queue *q, const struct run *rn)
+{
+	size_t i;
+	uint64_t size = rn->end - rn->start;
+
+	if (size > q->bufsize) {
+		free(q->buf);
+		q->buf = malloc(size ? size : 1);
+		q->bufsize = q->buf ? size : 0;
+		if (!q->buf)
+			return -ptc_err_nomem;
+	}
+	for (i = 0; i < q->np; i++) {
+		const struct piece *p = &q->p[i];
+		uint64_t s = p->offset > rn->start ? p->offset : rn->start;
+		uint64_t e = p->offset + p->size < rn->end ? p->offset + p->size : rn->end;
+		int err;
+
+		if (s >= e)
+			continue;
+		if (p->data) {
+			memcpy(q->buf + (s - rn->start), p->data + (s - p->offset), e - s);
+			continue;
+		}
+		pthread_mutex_lock(&c->lock);
+		err = ptc_perf_pread(c->r, q->buf + (s - rn->start), e - s, p->file_off + (s - p->offset));
+		pthread_mutex_unlock(&c->lock);
+		if (err < 0) {
+			ptc_cli_error("%s", ptc_perf_errmsg(c->r));
+			return err;
+		}
+	}
+	return 0;
+}
+
+#define WINDOW (16u << 20)	/* walker: trace bytes in memory per queue */
+
+static const uint8_t psb_pattern[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/* The offset of the last PSB in buf[from, size), or 0 when none. */
+static size_t last_psb(const uint8_t *buf, size_t from, size_t size)
+{
+	size_t i;
+
+	for (i = size - (size >= 16 ? 16 : size); i > from; i--)
+		if (buf[i] == 0x02 && !memcmp(buf + i, psb_pattern, 16))
+			return i;
+	return 0;
+}
+
+/* The walker decodes a run in windows of about WINDOW bytes that end at a
+ * PSB: the next window starts at that PSB and continues the walk (the
+ * PSB+ must agree with the walker's state), so memory does not grow with
+ * the recording.  The libipt engine takes whole runs. */
+static int queue_next_window(struct conv *c, struct queue *q)
+{
+	const struct run *rn = &q->runs[q->cur - 1];
+	struct run w;
+	uint64_t want = WINDOW;
+	const char *env = getenv("PTCONV_WINDOW_BYTES");	/* for tests: many windows */
+
+	if (env && strtoull(env, NULL, 0) >= 64)
+		want = strtoull(env, NULL, 0);
+	size_t cut;
+	int err;
+
+	for (;;) {
+		w.start = q->wpos;
+		w.end = rn->end - q->wpos > want ? q->wpos + want : rn->end;
+		err = load_run(c, q, &w);
+		if (err < 0)
+			return err;
+		if (w.end == rn->end)
+			break;
+		cut = last_psb(q->buf, 0, (size_t)(w.end - w.start));
+		if (cut) {
+			w.end = w.start + cut;
+			break;
+		}
+		want *= 2;	/* no PSB in the window: a larger one */
+	}
+	err = w.start == rn->start
+		      ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, rn->lost,
+						  PTC_GAP_AUX_LOST, rn->why)
+		      : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
+	q->wpos = w.end;
+	if (err >= 0) {
+		size_t i;
+		for (i = 0; err >= 0 && i < q->nsusp; i++)
+			err = ptc_pt_decoder_add_suspect(q->dec, q->susp[i].s, q->susp[i].e);
+	}
+	return err;
+}
+
+static int queue_next_run(struct conv *c, struct queue *q)
+{
+	const struct run *rn;
+	int err;
+
+	if (q->dec && q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end)
+		return queue_next_window(c, q);
+	if (q->cur == q->nruns && q->tail.lost) {
+		/* the end of the queue's data was lost: say so */
+		q->cur++;
+		if (q->dec)
+			return ptc_pt_decoder_set_buffer(q->dec, NULL, 0, q->tail.start, q->tail.lost,
+							 PTC_GAP_AUX_LOST, q->tail.why);
+		return ptc_blk_decoder_set_buffer(q->blk, NULL, 0, q->tail.start, q->tail.lost,
+						  PTC_GAP_AUX_LOST, q->tail.why);
+	}
+	if (q->cur >= q->nruns) {
+		q->done = 1;
+		return q->dec ? ptc_pt_decoder_finish(q->dec) : ptc_blk_decoder_finish(q->blk);
+	}
+	rn = &q->runs[q->cur++];
+	if (q->dec) {
+		q->wpos = rn->start;
+		return queue_next_window(c, q);
+	}
+	err = load_run(c, q, rn);
+	if (err < 0)
+		return err;
+	return ptc_blk_decoder_set_buffer(q->blk, q->buf, rn->end - rn->start, rn->start, rn->lost,
+					  PTC_GAP_AUX_LOST, rn->why);
+}
+
+static uint64_t queue_time(const struct queue *q)
+{
+	return q->dec ? ptc_pt_decoder_time(q->dec) : ptc_blk_decoder_time(q->blk);
+}
+
+static void progress(struct conv *c, time_t t0, uint64_t done, uint64_t total, int final)
+{
+	static time_t last;
+	time_t now = time(NULL);
+
+	if (!c->pto->progress || c->opt->quiet)
+		return;
+	if (!final && (now - t0 < 1 || now == last))
+		return;
+	last = now;
+	fprintf(stderr, "\rptconv: decoding %3d%% (%" PRIu64 " of %" PRIu64 " MB)%s",
+		total ? (int)(100.0 * (double)done / (double)total) : 100, done >> 20, total >> 20,
+		final ? "\n" : "");
+}
+
+/* -j N on a per-thread recording: each queue is one thread's, so queues
+ * are independent and decode in parallel; the output does not change. */
+static void *worker(void *arg)
+{
+	struct conv *c = arg;
+
+	for (;;) {
+		struct queue *q;
+		int err = 0;
+
+		pthread_mutex_lock(&c->lock);
+		q = c->next_queue < c->nq && !c->worker_err ? &c->q[c->next_queue++] : NULL;
+		pthread_mutex_unlock(&c->lock);
+		if (!q)
+			return NULL;
+		while (!q->done && err >= 0) {
+			err = q->dec ? ptc_pt_decoder_run(q->dec, UINT64_MAX) : ptc_blk_decoder_run(q->blk, UINT64_MAX);
+			if (err == 0)
+				err = queue_next_run(c, q);
+		}
+		if (err < 0) {
+			pthread_mutex_lock(&c->lock);
+			c->worker_err = err;
+			pthread_mutex_unlock(&c->lock);
+			return NULL;
+		}
+	}
+}
+
+static int decode_parallel(struct conv *c)
+{
+	pthread_t th[64];
+	int n = c->opt->jobs < 64 ? c->opt->jobs : 64, i, started = 0;
+
+	if ((size_t)n > c->nq)
+		n = (int)c->nq;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, worker, c) == 0)
+			started++;
+	if (!started)
+		worker(c);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	return c->worker_err;
+}
+
+static int decode_all(struct conv *c)
+{
+	const struct ptc_pt_env env = { env_thread_at, env_region_at, env_orphan_gap, c };
+	size_t i;
+	uint64_t total = 0, done = 0;
+	time_t t0 = time(NULL);
+	int err, shown = 0;
+
+	for (i = 0; i < c->nq; i++) {
+		struct queue *q = &c->q[i];
+		size_t k;
+		for (k = 0; k < q->np; k++)
+			total += q->p[k].size;
+		err = plan_runs(c, q);
+		if (err < 0)
+			return err;
+		if (c->pto->engine_libipt)
+			err = ptc_blk_decoder_new(&q->blk, &c->params, &env, q->cpu, q->tid);
+		else
+			err = ptc_pt_decoder_new(&q->dec, &c->params, &env, q->cpu, q->tid);
+		if (err < 0)
+			return err;
+		err = queue_next_run(c, q);
+		if (err < 0)
+			return err;
+	}
+	if (c->per_thread && c->opt->jobs > 1 && c->nq > 1 && !c->per_cpu_out)
+		return decode_parallel(c);
+	for (;;) {
+		struct queue *best = NULL;
+		uint64_t until = UINT64_MAX;
+
+		for (i = 0; i < c->nq; i++) {
+			if (c->q[i].done)
+				continue;
+			if (!best || queue_time(&c->q[i]) < queue_time(best))
+				best = &c->q[i];
+		}
+		if (!best)
+			break;
+		for (i = 0; i < c->nq; i++)
+			if (!c->q[i].done && &c->q[i] != best && queue_time(&c->q[i]) < until)
+				until = queue_time(&c->q[i]);
+		err = best->dec ? ptc_pt_decoder_run(best->dec, until) : ptc_blk_decoder_run(best->blk, until);
+		if (err < 0)
+			return err;
+		if (err == 0) {
+			err = queue_next_run(c, best);
+			if (err < 0)
+				return err;
+		}
+		if (c->fatal)
+			return -ptc_err_io;
+		if (total > (64u << 20)) {
+			size_t k;
+			done = 0;
+			for (i = 0; i < c->nq; i++) {
+				const struct queue *q = &c->q[i];
+				for (k = 0; k + 1 < q->cur && k < q->nruns; k++)
+					done += q->runs[k].end - q->runs[k].start;
+				if (q->cur && q->cur <= q->nruns && q->dec)
+					done += q->wpos - q->runs[q->cur - 1].start;
+			}
+			progress(c, t0, done, total, 0);
+			shown = 1;
+		}
+	}
+	if (shown)
+		progress(c, t0, total, total, 1);
+	return 0;
+}
+
+/* ---- reading the recording ---- */
+
+static void parse_cpuid(const char *s, struct ptc_pt_params *p)
+{
+	int fam, mod, step;
+
+	/* perf's CPUID feature: "GenuineIntel,6,85,4" */
+	if (s && !strncmp(s, "GenuineIntel,", 13) && sscanf(s + 13, "%d,%d,%d", &fam, &mod, &step) == 3) {
+		p->cpu_family = fam;
+		p->cpu_model = mod;
+		p->cpu_stepping = step;
+	}
+}
+
+static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
+{
+	struct ptc_perf_record rec;
+	int err;
+	uint64_t *privcopy = NULL;
+
+	*priv = NULL;
+	*nr_priv = 0;
+	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
+	if (err < 0)
+		return err;
+	while ((err = ptc_perf_next(c->r, &rec)) > 0) {
+		if (rec.type == PTC_REC_AUXTRACE_INFO && !privcopy) {
+			struct ptc_perf_auxtrace_info ai;
+			if (ptc_perf_parse_auxtrace_info(&rec, &ai) == 0 && ai.type == PTC_AUXTRACE_INTEL_PT) {
+				privcopy = calloc(ai.nr_priv + 1, sizeof(uint64_t));
+				if (!privcopy)
+					return -ptc_err_nomem;
+				memcpy(privcopy, ai.priv, ai.nr_priv * sizeof(uint64_t));
+				*nr_priv = ai.nr_priv;
+			}
+		} else if (rec.type == PTC_REC_AUXTRACE) {
+			struct ptc_perf_auxtrace at;
+			struct queue *q;
+			struct piece *p;
+			int per_thread_piece;
+
+			err = ptc_perf_parse_auxtrace(&rec, &at);
+			if (err < 0) {
+				ptc_cli_error("%s: offset 0x%" PRIx64 ": malformed AUXTRACE record",
+					      ptc_perf_name(c->r), rec.offset);
+				continue;
+			}
+			per_thread_piece = at.cpu == UINT32_MAX;
+			q = get_queue(c, at.idx, per_thread_piece ? -1 : (int)at.cpu, at.tid);
+			if (!q)
+				return -ptc_err_nomem;
+			if (q->np == q->capp) {
+				size_t ncap = q->capp ? q->capp * 2 : 16;
+				p = realloc(q->p, ncap * sizeof(*p));
+				if (!p)
+					return -ptc_err_nomem;
+				q->p = p;
+				q->capp = ncap;
+			}
+			p = &q->p[q->np++];
+			memset(p, 0, sizeof(*p));
+			p->offset = at.offset;
+			p->size = rec.aux_size;
+			p->file_off = rec.aux_offset;
+			if (!ptc_perf_seekable(c->r) && rec.aux_size) {
+				ssize_t got;
+				uint64_t have = 0;
+				if (rec.aux_size > (1ull << 34))
+					return -ptc_err_bad_size;
+				p->data = malloc(rec.aux_size);
+				if (!p->data)
+					return -ptc_err_nomem;
+				while (have < rec.aux_size &&
+				       (got = ptc_perf_read_aux(c->r, p->data + have, rec.aux_size - have)) > 0)
+					have += (uint64_t)got;
+				if (have < rec.aux_size) {
+					ptc_cli_error("%s", ptc_perf_errmsg(c->r));
+					p->size = have;
+				}
+			}
+		} else if (rec.type == PTC_REC_AUXTRACE_ERROR) {
+			struct ptc_perf_auxtrace_error ae;
+			c->aux_errors++;
+			if (!c->opt->quiet && ptc_perf_parse_auxtrace_error(&rec, &ae) == 0)
+				ptc_cli_error("warning: AUXTRACE_ERROR recorded on cpu %u: %s", ae.cpu,
+					      ae.msg ? ae.msg : "");
+		} else {
+			err = ptc_sb_add_record(c->sb, &rec);
+			if (err < 0 && !c->opt->quiet)
+				ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": malformed %s record, ignored",
+					      ptc_perf_name(c->r), rec.offset, ptc_perf_record_name(rec.type));
+		}
+	}
+	if (err < 0) {
+		ptc_cli_error("%s", ptc_perf_errmsg(c->r));
+		/* keep what was read: the trace up to the damage is usable */
+	}
+	ptc_sb_finish(c->sb);
+	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
+	if (err < 0)
+		return err;
+	*priv = privcopy;
+	return 0;
+}
+
+static void set_params(struct conv *c, const uint64_t *priv, size_t n)
+{
+	const struct ptc_perf_info *info = ptc_perf_info(c->r);
+	struct ptc_pt_params *p = &c->params;
+	size_t i;
+
+	parse_cpuid(info->cpuid, p);
+	if (info->have_time_conv) {
+		p->have_time = 1;
+		p->time_shift = (uint32_t)info->time_shift;
+		p->time_mult = (uint32_t)info->time_mult;
+		p->time_zero = info->time_zero;
+		p->cap_user_time_short = info->cap_user_time_short;
+		p->time_cycles = info->time_cycles;
+		p->time_mask = info->time_mask;
+	} else if (n > PTC_PT_TIME_ZERO) {
+		p->have_time = 1;
+		p->time_shift = (uint32_t)priv[PTC_PT_TIME_SHIFT];
+		p->time_mult = (uint32_t)priv[PTC_PT_TIME_MULT];
+		p->time_zero = priv[PTC_PT_TIME_ZERO];
+	}
+	c->per_thread = n > PTC_PT_PER_CPU_MMAPS && !priv[PTC_PT_PER_CPU_MMAPS];
+	if (n > PTC_PT_TSC_CTC_D) {
+		p->tsc_ctc_n = (uint32_t)priv[PTC_PT_TSC_CTC_N];
+		p->tsc_ctc_d = (uint32_t)priv[PTC_PT_TSC_CTC_D];
+	}
+	if (n > PTC_PT_MAX_NONTURBO_RATIO)
+		p->nom_freq = (uint8_t)priv[PTC_PT_MAX_NONTURBO_RATIO];
+	for (i = 0; n > PTC_PT_TSC_BIT && i < ptc_perf_nr_attrs(c->r); i++) {
+		const struct ptc_perf_attr *a = ptc_perf_attr(c->r, i);
+		if (a->attr.type != priv[PTC_PT_PMU_TYPE])
+			continue;
+		c->have_tsc_config = 1;
+		c->tsc_enabled = (a->attr.config & priv[PTC_PT_TSC_BIT]) != 0;
+		if (n > PTC_PT_MTC_FREQ_BITS) {
+			unsigned shift = (unsigned)priv[PTC_PT_MTC_FREQ_BITS];
+			if (shift < 60)
+				p->mtc_freq = (uint8_t)((a->attr.config >> shift) & 0xf);
+		}
+	}
+	/* A queue with a cpu but per-thread mmaps: the AUXTRACE cpu field says. */
+	for (i = 0; i < c->nq; i++)
+		if (c->q[i].cpu < 0)
+			c->per_thread = 1;
+}
+
+/* ---- summary ---- */
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct cthread *x = *(struct cthread *const *)a, *y = *(struct cthread *const *)b;
+
+	if (x->pt.pid != y->pt.pid)
+		return x->pt.pid < y->pt.pid ? -1 : 1;
+	return x->pt.tid < y->pt.tid ? -1 : x->pt.tid > y->pt.tid;
+}
+
+static void summary(struct conv *c, uint64_t bytes, double secs)
+{
+	char path[4200];
+	FILE *f;
+	struct ptc_json j;
+	size_t i, k;
+	uint64_t tb = 0, ti = 0, tg = 0, orphan = 0;
+	struct ptc_pt_stats agg;
+
+	memset(&agg, 0, sizeof(agg));
+	for (i = 0; i < c->nq; i++) {
+		const struct ptc_pt_stats *s = c->q[i].dec ? ptc_pt_decoder_stats(c->q[i].dec)
+							   : ptc_blk_decoder_stats(c->q[i].blk);
+		agg.psb += s->psb;
+		agg.lost_bytes += s->lost_bytes;
+		agg.orphan_branches += s->orphan_branches;
+		agg.gaps += s->gaps;
+		for (k = 0; k < PTC_GAP_CAUSE_NR; k++)
+			agg.gaps_by_cause[k] += s->gaps_by_cause[k];
+	}
+	orphan = agg.orphan_branches;
+	qsort(c->th, c->nth, sizeof(*c->th), cmp_thread);
+
+	snprintf(path, sizeof(path), "%s/summary.json", c->outdir);
+	f = fopen(path, "w");
+	if (!f) {
+		ptc_cli_error("%s: cannot write: %s", path, strerror(errno));
+		c->fatal = PTC_EXIT_OUTPUT;
+	} else {
+		ptc_json_init(&j, f);
+		ptc_json_begin_object(&j, NULL);
+		ptc_json_string(&j, "input", c->opt->input ? c->opt->input : c->pto->raw_pt);
+		ptc_json_string(&j, "decoder", "intel_pt");
+		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : "walker");
+		ptc_json_u64(&j, "trace_bytes", bytes);
+		ptc_json_u64(&j, "queues", c->nq);
+		ptc_json_u64(&j, "psb_used", agg.psb);
+		ptc_json_u64(&j, "unattributed_branches", orphan);
+		ptc_json_u64(&j, "unattributed_gaps", c->orphan_gaps);
+		ptc_json_u64(&j, "lost_trace_bytes", agg.lost_bytes);
+		if (c->sb) {
+			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
+			ptc_json_u64(&j, "lost_records", lost);
+		}
+		ptc_json_u64(&j, "auxtrace_errors", c->aux_errors);
+		ptc_json_begin_array(&j, "missing_images");
+		for (i = 0; i < c->nmissing; i++)
+			ptc_json_string(&j, NULL, c->missing[i]);
+		ptc_json_end_array(&j);
+		ptc_json_begin_object(&j, "gaps_by_cause");
+		for (k = 0; k < PTC_GAP_CAUSE_NR; k++)
+			ptc_json_u64(&j, ptc_gap_cause_name((int)k), agg.gaps_by_cause[k]);
+		ptc_json_end_object(&j);
+		ptc_json_begin_array(&j, "threads");
+		for (i = 0; i < c->nth; i++) {
+			const struct cthread *t = c->th[i];
+			ptc_json_begin_object(&j, NULL);
+			ptc_json_u64(&j, "pid", t->pt.pid);
+			ptc_json_u64(&j, "tid", t->pt.tid);
+			ptc_json_string(&j, "comm", t->comm);
+			ptc_json_bool(&j, "written", t->wanted);
+			ptc_json_begin_array(&j, "files");
+			if (t->wanted && (c->formats & FMT_CBPEXP)) {
+				snprintf(path, sizeof(path), "%s.cbpexp", t->name);
+				ptc_json_string(&j, NULL, path);
+			}
+			if (t->wanted && (c->formats & FMT_TEXT)) {
+				snprintf(path, sizeof(path), "%s.txt", t->name);
+				ptc_json_string(&j, NULL, path);
+			}
+			ptc_json_end_array(&j);
+			ptc_json_begin_object(&j, "branches");
+			for (k = 0; k < PTC_BR_KIND_NR; k++)
+				ptc_json_u64(&j, ptc_branch_kind_name((int)k), t->pt.by_kind[k]);
+			ptc_json_u64(&j, "cond-not-taken", t->pt.not_taken);
+			ptc_json_end_object(&j);
+			ptc_json_u64(&j, "instructions", t->pt.insns);
+			ptc_json_u64(&j, "pending_instructions", t->pt.pending_insns);
+			ptc_json_u64(&j, "gaps", t->pt.gaps);
+			ptc_json_u64(&j, "lost_trace_bytes", t->pt.lost_bytes);
+			ptc_json_end_object(&j);
+		}
+		ptc_json_end_array(&j);
+		ptc_json_end_object(&j);
+		fputc('\n', f);
+		if (fclose(f) != 0)
+			c->fatal = PTC_EXIT_OUTPUT;
+	}
+	for (i = 0; i < c->nth; i++) {
+		const struct cthread *t = c->th[i];
+		uint64_t nb = 0;
+		for (k = 0; k < PTC_BR_KIND_NR; k++)
+			nb += t->pt.by_kind[k];
+		tb += nb;
+		ti += t->pt.insns + t->pt.pending_insns;
+		tg += t->pt.gaps;
+		if (c->opt->quiet)
+			continue;
+		fprintf(stderr,
+			"ptconv: %s tid %u pid %u (%s)%s: %" PRIu64 " branches (cond %" PRIu64 " [%" PRIu64
+			" not taken], jmp %" PRIu64 ", jmp-ind %" PRIu64 ", call %" PRIu64 ", call-ind %" PRIu64
+			", ret %" PRIu64 ", far %" PRIu64 "), %" PRIu64 " instructions, %" PRIu64 " gaps\n",
+			t->name, t->pt.tid, t->pt.pid, t->comm ? t->comm : "?", t->wanted ? "" : " [filtered]",
+			nb, t->pt.by_kind[PTC_BR_COND], t->pt.not_taken, t->pt.by_kind[PTC_BR_JMP],
+			t->pt.by_kind[PTC_BR_JMP_IND], t->pt.by_kind[PTC_BR_CALL], t->pt.by_kind[PTC_BR_CALL_IND],
+			t->pt.by_kind[PTC_BR_RET], t->pt.by_kind[PTC_BR_FAR], t->pt.insns + t->pt.pending_insns,
+			t->pt.gaps);
+	}
+	if (!c->opt->quiet) {
+		fprintf(stderr, "ptconv: total %" PRIu64 " branches, %" PRIu64 " instructions, %" PRIu64
+				" gaps (", tb, ti, agg.gaps);
+		for (k = 0; k < PTC_GAP_CAUSE_NR; k++)
+			fprintf(stderr, "%s%s %" PRIu64, k ? ", " : "", ptc_gap_cause_name((int)k),
+				agg.gaps_by_cause[k]);
+		fprintf(stderr, "), %" PRIu64 " trace bytes skipped", agg.lost_bytes);
+		if (orphan)
+			fprintf(stderr, ", %" PRIu64 " branches of unknown threads", orphan);
+		if (c->nmissing)
+			fprintf(stderr, ", %zu images missing", c->nmissing);
+		fprintf(stderr, "; %.2f s, output in %s/\n", secs, c->outdir);
+	}
+	(void)tg;
+}
+
+/* ---- driver ---- */
+
+static int parse_formats(struct conv *c)
+{
+	const char *f = c->opt->formats ? c->opt->formats : "cbpexp";
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", f);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "cbpexp"))
+			c->formats |= FMT_CBPEXP;
+		else if (!strcmp(tok, "text"))
+			c->formats |= FMT_TEXT;
+		else {
+			ptc_cli_error("unknown format '%s' (Intel PT supports: cbpexp, text)", tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int make_outdir(struct conv *c, const char *input)
+{
+	if (c->opt->outdir)
+		snprintf(c->outdir, sizeof(c->outdir), "%s", c->opt->outdir);
+	else if (!strcmp(input, "-"))
+		snprintf(c->outdir, sizeof(c->outdir), "stdin.ptconv");
+	else
+		snprintf(c->outdir, sizeof(c->outdir), "%s.ptconv", input);
+	if (mkdir(c->outdir, 0777) != 0 && errno != EEXIST) {
+		ptc_cli_error("%s: cannot create: %s", c->outdir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int finish_threads(struct conv *c)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < c->nth; i++) {
+		struct cthread *t = c->th[i];
+		int err = ptc_pt_thread_flush(&t->pt);
+		if (t->cbp && c->sb) {
+			/* the vDSO goes in even when no branch was walked in it */
+			size_t k, nm;
+			struct ptc_sb_map *m = ptc_sb_maps(c->sb, &nm);
+			for (k = 0; k < nm; k++) {
+				const struct ptc_image *img;
+				char e[256];
+				if (m[k].pid != t->pt.pid || strcmp(m[k].filename, "[vdso]"))
+					continue;
+				if (ptc_image_cache_get(c->ic, m[k].filename,
+							m[k].build_id_size ? m[k].build_id : NULL,
+							m[k].build_id_size, &img, e, sizeof(e)) == 0)
+					add_image_to_writer(t, &m[k], img);
+			}
+		}
+		if (t->pt.sink) {
+			int e = t->pt.sink->end(t->pt.sink->ctx);
+			if (e < 0 && !err)
+				err = e;
+		}
+		if (err < 0) {
+			ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
+			ret = PTC_EXIT_OUTPUT;
+		}
+	}
+	return ret;
+}
+
+static void free_conv(struct conv *c)
+{
+	size_t i, k;
+
+	for (i = 0; i < c->nq; i++) {
+		ptc_pt_decoder_free(c->q[i].dec);
+		ptc_blk_decoder_free(c->q[i].blk);
+		for (k = 0; k < c->q[i].np; k++)
+			free(c->q[i].p[k].data);
+		free(c->q[i].p);
+		free(c->q[i].runs);
+		free(c->q[i].susp);
+		free(c->q[i].buf);
+	}
+	free(c->q);
+	for (i = 0; i < c->nth; i++) {
+		ptc_text_sink_free(c->th[i]->text);
+		ptc_cbpexp_sink_free(c->th[i]->cbp);
+		ptc_pt_thread_fini(&c->th[i]->pt);
+		free(c->th[i]);
+	}
+	free(c->th);
+	for (i = 0; i < c->nmissing; i++)
+		free(c->missing[i]);
+	free(c->missing);
+	for (i = 0; i < c->nraw; i++)
+		ptc_image_free(c->raw_img[i]);
+	free(c->raw_img);
+	free(c->raw_bias);
+	if (c->ic)
+		ptc_image_cache_free(c->ic);
+	ptc_sb_free(c->sb);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int exit_status(struct conv *c)
+{
+	size_t i;
+	uint64_t gaps = c->orphan_gaps;
+
+	if (c->fatal)
+		return c->fatal;
+	for (i = 0; i < c->nth; i++)
+		gaps += c->th[i]->pt.gaps;
+	if (gaps || c->nmissing)
+		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
+	return PTC_EXIT_OK;
+}
+
+int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pto,
+			 struct ptc_perf_reader *r)
+{
+	struct conv c;
+	struct ptc_image_cache_options io;
+	const uint64_t *priv = NULL;
+	size_t nr_priv = 0, i;
+	uint64_t bytes = 0;
+	double t0 = now_s();
+	int err, ret;
+
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	c.opt = opt;
+	c.pto = pto;
+	c.r = r;
+	c.per_cpu_out = opt->per_cpu;
+	if (parse_formats(&c) < 0)
+		return PTC_EXIT_USAGE;
+	if (ptc_sb_new(&c.sb) < 0)
+		return PTC_EXIT_INPUT;
+	err = read_recording(&c, &priv, &nr_priv);
+	if (err < 0) {
+		ptc_cli_error("%s: %s", opt->input, ptc_errstr(err));
+		free((void *)priv);
+		free_conv(&c);
+		return PTC_EXIT_INPUT;
+	}
+	set_params(&c, priv, nr_priv);
+	free((void *)priv);
+	if (pto->cpu && sscanf(pto->cpu, "%d/%d/%d", &c.params.cpu_family, &c.params.cpu_model,
+			       &c.params.cpu_stepping) < 2) {
+		ptc_cli_error("--cpu: expected FAMILY/MODEL[/STEPPING], got '%s'", pto->cpu);
+		free_conv(&c);
+		return PTC_EXIT_USAGE;
+	}
+	if (!c.nq) {
+		ptc_cli_error("%s: no Intel PT trace data (no AUXTRACE records)", opt->input);
+		free_conv(&c);
+		return PTC_EXIT_INPUT;
+	}
+	if (!opt->quiet) {
+		uint64_t nl, lost = ptc_sb_lost(c.sb, &nl);
+		if (lost)
+			ptc_cli_error("warning: %" PRIu64 " sideband records lost (%" PRIu64 " LOST records): "
+				      "thread switches or mappings may be missing", lost, nl);
+	}
+	if (!c.per_thread && c.have_tsc_config && !c.tsc_enabled && !opt->quiet) {
+		for (i = 0; i < c.nq; i++)
+			if (ptc_sb_cpu_switches(c.sb, c.q[i].cpu) > 2) {
+				ptc_cli_error("warning: per-CPU trace without timing packets (tsc=0): threads "
+					      "sharing a CPU cannot be told apart; each CPU's trace goes to its "
+					      "first thread (record with --per-thread, or keep tsc)");
+				break;
+			}
+	}
+	memset(&io, 0, sizeof(io));
+	io.symfs = opt->symfs;
+	io.buildid_dir = opt->buildid_dir;
+	io.force = opt->force;
+	if (ptc_image_cache_new(&c.ic, &io) < 0 || make_outdir(&c, opt->input) < 0) {
+		free_conv(&c);
+		return PTC_EXIT_OUTPUT;
+	}
+	for (i = 0; i < c.nq; i++) {
+		size_t k;
+		for (k = 0; k < c.q[i].np; k++)
+			bytes += c.q[i].p[k].size;
+	}
+	err = decode_all(&c);
+	if (err < 0 && !c.fatal) {
+		ptc_cli_error("%s: decoding failed: %s", opt->input, ptc_errstr(err));
+		c.fatal = err == -ptc_err_io ? PTC_EXIT_OUTPUT : PTC_EXIT_INPUT;
+	}
+	ret = finish_threads(&c);
+	if (ret)
+		c.fatal = ret;
+	summary(&c, bytes, now_s() - t0);
+	ret = exit_status(&c);
+	free_conv(&c);
+	return ret;
+}
+
+/* ---- raw PT ---- */
+
+static int load_raw_image(struct conv *c, const char *spec)
+{
+	char path[4096], err_s[512];
+	const char *colon;
+	uint64_t addr = 0, off = 0;
+	int has_addr = 0, err;
+	struct ptc_image *img = NULL;
+	int64_t bias = 0;
+
+	colon = strchr(spec, ':');
+	if (colon) {
+		char *end;
+		snprintf(path, sizeof(path), "%.*s", (int)(colon - spec), spec);
+		addr = strtoull(colon + 1, &end, 0);
+		has_addr = 1;
+		if (*end == ':')
+			off = strtoull(end + 1, &end, 0);
+		if (*end) {
+			ptc_cli_error("--image %s: expected PATH[:ADDR[:OFFSET]]", spec);
+			return -1;
+		}
+	} else {
+		snprintf(path, sizeof(path), "%s", spec);
+	}
+	err = ptc_image_load_elf(&img, path, NULL, 0, err_s, sizeof(err_s));
+	if (err < 0 && has_addr) {
+		/* not ELF: raw code bytes from OFFSET placed at ADDR */
+		FILE *f = fopen(path, "rb");
+		uint8_t *data = NULL;
+		long size;
+		if (!f) {
+			ptc_cli_error("--image %s: %s", path, strerror(errno));
+			return -1;
+		}
+		fseek(f, 0, SEEK_END);
+		size = ftell(f);
+		if (size < 0 || (uint64_t)size <= off || fseek(f, (long)off, SEEK_SET) != 0 ||
+		    !(data = malloc((size_t)size - off)) ||
+		    fread(data, 1, (size_t)size - off, f) != (size_t)size - off) {
+			fclose(f);
+			free(data);
+			ptc_cli_error("--image %s: cannot read from offset 0x%" PRIx64, path, off);
+			return -1;
+		}
+		fclose(f);
+		err = ptc_image_from_bytes(&img, path, data, (size_t)size - off, addr, err_s, sizeof(err_s));
+		free(data);
+		bias = 0;
+	} else if (err == 0 && has_addr) {
+		if (ptc_image_bias(img, addr, off, &bias) < 0) {
+			ptc_cli_error("--image %s: no executable segment at file offset 0x%" PRIx64, spec, off);
+			ptc_image_free(img);
+			return -1;
+		}
+	}
+	if (err < 0) {
+		ptc_cli_error("--image %s", err_s);
+		return -1;
+	}
+	c->raw_img = realloc(c->raw_img, (c->nraw + 1) * sizeof(*c->raw_img));
+	c->raw_bias = realloc(c->raw_bias, (c->nraw + 1) * sizeof(*c->raw_bias));
+	if (!c->raw_img || !c->raw_bias) {
+		ptc_image_free(img);
+		return -1;
+	}
+	c->raw_img[c->nraw] = img;
+	c->raw_bias[c->nraw] = bias;
+	c->nraw++;
+	return 0;
+}
+
+int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pto)
+{
+	struct conv c;
+	struct queue *q;
+	FILE *f;
+	long size;
+	size_t i;
+	double t0 = now_s();
+	int err, ret;
+
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	c.opt = opt;
+	c.pto = pto;
+	if (parse_formats(&c) < 0)
+		return PTC_EXIT_USAGE;
+	if (pto->cpu && sscanf(pto->cpu, "%d/%d/%d", &c.params.cpu_family, &c.params.cpu_model,
+			       &c.params.cpu_stepping) < 2) {
+		ptc_cli_error("--cpu: expected FAMILY/MODEL[/STEPPING], got '%s'", pto->cpu);
+		return PTC_EXIT_USAGE;
+	}
+	for (i = 0; i < pto->nr_images; i++)
+		if (load_raw_image(&c, pto->images[i]) < 0) {
+			free_conv(&c);
+			return PTC_EXIT_INPUT;
+		}
+	q = get_queue(&c, 0, 0, UINT32_MAX);
+	if (!q || !(q->p = calloc(1, sizeof(*q->p)))) {
+		free_conv(&c);
+		return PTC_EXIT_INPUT;
+	}
+	f = fopen(pto->raw_pt, "rb");
+	if (!f) {
+		ptc_cli_error("%s: %s", pto->raw_pt, strerror(errno));
+		free_conv(&c);
+		return PTC_EXIT_INPUT;
+	}
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	q->np = 1;
+	q->p[0].size = size > 0 ? (uint64_t)size : 0;
+	q->p[0].data = malloc(q->p[0].size ? q->p[0].size : 1);
+	if (!q->p[0].data || fread(q->p[0].data, 1, q->p[0].size, f) != q->p[0].size) {
+		fclose(f);
+		ptc_cli_error("%s: cannot read", pto->raw_pt);
+		free_conv(&c);
+		return PTC_EXIT_INPUT;
+	}
+	fclose(f);
+	if (make_outdir(&c, pto->raw_pt) < 0) {
+		free_conv(&c);
+		return PTC_EXIT_OUTPUT;
+	}
+	err = decode_all(&c);
+	if (err < 0 && !c.fatal) {
+		ptc_cli_error("%s: decoding failed: %s", pto->raw_pt, ptc_errstr(err));
+		c.fatal = PTC_EXIT_INPUT;
+	}
+	ret = finish_threads(&c);
+	if (ret)
+		c.fatal = ret;
+	summary(&c, q->p[0].size, now_s() - t0);
+	ret = exit_status(&c);
+	free_conv(&c);
+	return ret;
+}

@@ -1,0 +1,29 @@
+/* The Intel PT conversion pipeline: perf.data (or raw PT bytes) in, one
+ * trace per thread out.  Called by `ptconv convert`. */
+#ifndef PTC_DECODERS_INTEL_PT_PT_CONVERT_H
+#define PTC_DECODERS_INTEL_PT_PT_CONVERT_H
+
+#include "cli/cli.h"
+
+struct ptc_perf_reader;
+
+/* What only the Intel PT pipeline needs beyond struct ptc_convert_options. */
+struct ptc_pt_options {
+	int engine_libipt;		/* --engine=libipt: libipt's block decoder */
+	const char *raw_pt;		/* --pt FILE: raw trace bytes */
+	const char **images;		/* --image PATH[:ADDR[:OFFSET]] */
+	size_t nr_images;
+	const char *cpu;		/* --cpu FAMILY/MODEL/STEPPING */
+	int zstd_level;			/* cbpexp entries, default 3 */
+	int progress;			/* progress on stderr (terminal) */
+	int check_partial;		/* --check-partial: decode AUX ranges flagged
+					 * PARTIAL/COLLISION, keeping segments the
+					 * next PSB confirms (a heuristic) */
+};
+
+/* Returns an enum ptc_exit. */
+int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pt,
+			 struct ptc_perf_reader *r);
+int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pt);
+
+#endif

@@ -1,0 +1,1489 @@
+/* Intel PT walker: libipt's query decoder answers "taken?" and "where to?",
+ * the images' branch tables say where the next branch is and how many
+ * instructions lead to it.  See ptdec.h.
+ *
+ * The walker's position is (region, index of the next branch, instructions
+ * from the current IP up to and including that branch).  After a direct
+ * branch or a fall-through the next position is one table entry away
+ * (target_next/target_insns, i + 1/fall_insns); only after an indirect
+ * branch, an event or a region change does it search.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "common/error.h"
+#include "decoders/intel_pt/ptdec.h"
+
+#define RCACHE 8
+#define CHAIN 64		/* direct branches remembered since the last query */
+#define DIRECT_MAX (1u << 22)	/* direct branches in a row: an endless loop */
+#define ICACHE 4096	/* indirect targets: ip -> next branch, direct-mapped */
+/* Return addresses kept per thread: deeper than any real stack (8 MiB of
+ * 16-byte frames is 2^19); beyond, the oldest half is dropped, so that a
+ * trace that only calls does not grow memory without bound. */
+#define STACK_MAX (1u << 21)
+
+struct pending_gap {
+	int active;
+	struct ptc_gap gap;
+	struct ptc_pt_thread *thr;
+	char detail[160];
+};
+
+struct ptc_pt_decoder {
+	struct ptc_pt_params p;
+	struct ptc_pt_env env;
+	int cpu;
+	uint32_t qtid;
+	struct pt_config cfg;
+	struct pt_query_decoder *qry;
+
+	uint64_t base;		/* stream offset of the current piece */
+	size_t size;
+
+	int status;		/* last query status bits */
+	int synced;		/* the query decoder is synchronised */
+	int enabled;		/* tracing on: ip is valid */
+	struct pt_event ev;
+	int have_ev;
+	uint64_t last_sync_off;
+
+	struct ptc_pt_thread *thr;
+	uint32_t rc_pid;	/* pid the region cache belongs to */
+	struct ptc_pt_region rc[RCACHE];
+	unsigned nrc, rc_next;
+	struct ptc_pt_region reg;
+	int have_reg;
+
+	struct icache {
+		uint64_t ip;
+		const struct ptc_image *img;
+		int64_t bias;
+		uint32_t idx, insns;
+	} *icache;
+
+	/* Blocks walked through direct branches since the last packet was
+	 * consumed: a PSB's FUP may name any of them. */
+	uint64_t chain_s[CHAIN], chain_e[CHAIN];
+	unsigned nchain;
+	uint64_t ndirect;
+
+	int skipping;		/* in unknown code: waiting for a TIP to known code */
+
+	uint64_t ip;		/* run-time IP where walking continues */
+	uint32_t idx, insns;	/* next branch in reg and instructions to it */
+	int have_idx;
+
+	uint64_t tsc, time;	/* last known */
+	int have_tsc;
+
+	struct pending_gap pg;
+	uint64_t min_sync;	/* resync only at a PSB at or after this piece offset */
+	int piece_done;
+	struct ptc_pt_thread orphan;	/* walks while no thread is known */
+
+	/* A piece with suspect ranges (AUX PARTIAL/COLLISION: a hole somewhere)
+	 * is decoded one PSB segment at a time; branches of a suspect
+	 * segment are held until the next PSB confirms the walker's state. */
+	const uint8_t *piece;
+	uint64_t piece_off;
+	size_t piece_size;
+	struct sub { uint64_t s, e; int spec; } *subs;
+	size_t nsubs, cursub;
+	int continuing;		/* the current sub-piece continues the previous */
+	int spec_mode;		/* branches go to spec[] */
+	struct spec_branch { struct ptc_pt_thread *t; struct ptc_branch b; } *spec;
+	size_t nspec, capspec;
+	uint64_t spec_start;	/* stream offset where the held branches begin */
+	size_t nspec_ok;	/* held branches already confirmed by a PSB */
+	uint64_t spec_run_start;	/* first suspect sub-piece of the current run of them */
+	int spec_run_failed;	/* a suspect segment of that run was rejected */
+	struct ptc_pt_stats st;
+	char msg[256];
+};
+
+static const char *const gap_names[PTC_GAP_CAUSE_NR] = {
+	"overflow", "aux-lost", "records-lost", "no-image", "build-id", "decode", "disabled",
+};
+
+const char *ptc_gap_cause_name(int cause)
+{
+	return cause >= 0 && cause < PTC_GAP_CAUSE_NR ? gap_names[cause] : "unknown";
+}
+
+static const char *const kind_names[PTC_BR_KIND_NR] = {
+	"jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far",
+};
+
+const char *ptc_branch_kind_name(int kind)
+{
+	return kind >= 0 && kind < PTC_BR_KIND_NR ? kind_names[kind] : "unknown";
+}
+
+/* ---- threads ---- */
+
+void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, struct ptc_sink *sink)
+{
+	memset(t, 0, offsetof(struct ptc_pt_thread, batch));
+	t->pid = pid;
+	t->tid = tid;
+	t->sink = sink;
+	t->nbatch = 0;
+	t->sink_error = 0;
+	memset(t->by_kind, 0, sizeof(t->by_kind));
+	t->not_taken = t->insns = t->gaps = t->lost_bytes = 0;
+	memset(t->gaps_by_cause, 0, sizeof(t->gaps_by_cause));
+}
+
+int ptc_pt_thread_flush(struct ptc_pt_thread *t)
+{
+	size_t i;
+	int err = 0;
+
+	/* statistics per batch rather than per branch */
+	for (i = 0; i < t->nbatch; i++) {
+		const struct ptc_branch *b = &t->batch[i];
+		t->insns += b->insns;
+		t->by_kind[b->kind]++;
+		t->not_taken += !b->taken;
+	}
+
+	if (t->nbatch && t->sink && !t->sink_error) {
+		err = t->sink->branches(t->sink->ctx, t->batch, t->nbatch);
+		if (err < 0)
+			t->sink_error = err;
+	}
+	t->nbatch = 0;
+	return t->sink_error;
+}
+
+void ptc_pt_thread_fini(struct ptc_pt_thread *t)
+{
+	free(t->stack);
+	t->stack = NULL;
+	t->depth = t->stack_cap = 0;
+}
+
+static int push_ret(struct ptc_pt_thread *t, uint64_t addr)
+{
+	if (t->depth == t->stack_cap) {
+		size_t ncap;
+		uint64_t *s;
+
+		if (t->stack_cap >= STACK_MAX) {
+			/* A trace that only calls: keep the newest half. */
+			memmove(t->stack, t->stack + t->depth / 2,
+				(t->depth - t->depth / 2) * sizeof(*t->stack));
+			t->depth -= t->depth / 2;
+		} else {
+			ncap = t->stack_cap ? t->stack_cap * 2 : 64;
+			s = realloc(t->stack, ncap * sizeof(*s));
+			if (!s)
+				return -ptc_err_nomem;
+			t->stack = s;
+			t->stack_cap = ncap;
+		}
+	}
+	t->stack[t->depth++] = addr;
+	return 0;
+}
+
+static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_branch *src)
+{
+	t->batch[t->nbatch++] = *src;
+	d->st.branches++;
+	if (t == &d->orphan)
+		d->st.orphan_branches++;
+	if (t->nbatch == PTC_PT_BATCH)
+		return ptc_pt_thread_flush(t);
+	return 0;
+}
+
+static int hold(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_branch *b)
+{
+	if (d->nspec == d->capspec) {
+		size_t ncap = d->capspec ? d->capspec * 2 : 4096;
+		struct spec_branch *n = realloc(d->spec, ncap * sizeof(*n));
+		if (!n)
+			return -ptc_err_nomem;
+		d->spec = n;
+		d->capspec = ncap;
+	}
+	d->spec[d->nspec].t = t;
+	d->spec[d->nspec].b = *b;
+	d->nspec++;
+	return 0;
+}
+
+static inline int emit(struct ptc_pt_decoder *d, uint64_t ip, uint64_t target,
+		       uint32_t insns, int kind, int taken, int len)
+{
+	struct ptc_pt_thread *t = d->thr;
+	struct ptc_branch b;
+
+	b.ip = ip;
+	b.target = target;
+	b.time = d->time;
+	b.insns = (uint32_t)(insns + t->pending_insns);
+	b.kind = (uint8_t)kind;
+	b.taken = (uint8_t)taken;
+	b.length = (uint8_t)len;
+	b.flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
+	t->after_gap = 0;
+	t->pending_insns = 0;
+	if (kind != PTC_BR_JMP && kind != PTC_BR_CALL)
+		d->nchain = 0, d->ndirect = 0;
+	if (d->spec_mode)
+		return hold(d, t, &b);
+	return commit(d, t, &b);
+}
+
+static int commit_spec(struct ptc_pt_decoder *d)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < d->nspec && err >= 0; i++)
+		err = commit(d, d->spec[i].t, &d->spec[i].b);
+	d->nspec = 0;
+	d->nspec_ok = 0;
+	return err < 0 ? err : 0;
+}
+
+/* ---- time ---- */
+
+static uint64_t tsc_to_perf(const struct ptc_pt_params *p, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (!p->have_time)
+		return tsc;
+	if (p->cap_user_time_short)
+		tsc = p->time_cycles + ((tsc - p->time_cycles) & p->time_mask);
+	if (p->time_shift >= 64)
+		return p->time_zero;
+	quot = tsc >> p->time_shift;
+	rem = tsc & ((1ull << p->time_shift) - 1);
+	return p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);
+}
+
+static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
+{
+	uint64_t tsc;
+	uint32_t lm, lc;
+
+	if (ev && ev->has_tsc) {
+		tsc = ev->tsc;
+	} else if (pt_qry_time(d->qry, &tsc, &lm, &lc) < 0) {
+		return;
+	}
+	if (d->have_tsc && tsc == d->tsc)
+		return;
+	d->tsc = tsc;
+	d->have_tsc = 1;
+	d->time = tsc_to_perf(&d->p, tsc);
+}
+
+/* ---- gaps ---- */
+
+static uint64_t cur_offset(struct ptc_pt_decoder *d)
+{
+	uint64_t off = 0;
+
+	if (d->qry && pt_qry_get_offset(d->qry, &off) < 0)
+		off = 0;
+	return d->base + off;
+}
+
+static int emit_gap_to(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_gap *g)
+{
+	d->st.gaps++;
+	d->st.gaps_by_cause[g->cause]++;
+	if (!t || t == &d->orphan) {
+		if (d->env.orphan_gap)
+			d->env.orphan_gap(d->env.ctx, g);
+		return 0;
+	}
+	t->gaps++;
+	t->gaps_by_cause[g->cause]++;
+	t->lost_bytes += g->lost_bytes;
+	if (ptc_pt_thread_flush(t) < 0)
+		return t->sink_error;
+	if (t->sink && t->sink->gap) {
+		int err = t->sink->gap(t->sink->ctx, g);
+		if (err < 0) {
+			t->sink_error = err;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The trace stops being exact here: the current thread loses its pending
+ * instructions and its call stack.  The gap is emitted when decoding resumes
+ * (so that it can say where), or at the end. */
+static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const char *fmt, ...)
+{
+	struct pending_gap *pg = &d->pg;
+	va_list ap;
+
+	if (d->spec_mode || d->nspec)
+		d->spec_run_failed = 1;
+	if (d->nspec) {
+		/* The held branches after the last confirmed PSB came from the
+		 * segment with the hole: not trusted; their threads lose their
+		 * history.  Those before it are kept. */
+		size_t i, ok = d->nspec_ok;
+		struct ptc_pt_thread *first = d->spec[ok < d->nspec ? ok : 0].t;
+		for (i = ok; i < d->nspec; i++) {
+			struct ptc_pt_thread *t = d->spec[i].t;
+			t->pending_insns = 0;
+			t->depth = 0;
+			t->after_gap = 1;
+		}
+		d->nspec = ok;
+		commit_spec(d);
+		if (!pg->active) {
+			open_gap(d, PTC_GAP_AUX_LOST, d->spec_start,
+				 "AUX data with a hole (PARTIAL/COLLISION): the segment did not decode consistently");
+			pg->thr = first;
+			return;
+		}
+	}
+	if (pg->active) {
+		/* One gap absorbs the next failure before resuming. */
+		return;
+	}
+	memset(&pg->gap, 0, sizeof(pg->gap));
+	pg->active = 1;
+	pg->thr = d->thr;
+	if (pg->thr == &d->orphan) {
+		/* Not decoding anyone yet (e.g. the loss is at the start):
+		 * the gap belongs to whoever the sideband says ran. */
+		struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
+		if (t)
+			pg->thr = t;
+	}
+	pg->gap.cause = (uint8_t)cause;
+	pg->gap.aux_offset = offset;
+	pg->gap.resume_offset = UINT64_MAX;
+	pg->gap.time = d->time;
+	pg->gap.ip = d->enabled ? d->ip : 0;
+	pg->gap.lost_branches = UINT64_MAX;
+	va_start(ap, fmt);
+	vsnprintf(pg->detail, sizeof(pg->detail), fmt, ap);
+	va_end(ap);
+	pg->gap.detail = pg->detail;
+	if (d->thr) {
+		d->thr->pending_insns = 0;
+		d->thr->depth = 0;
+		d->thr->after_gap = 1;
+	}
+	d->enabled = 0;
+	d->have_idx = 0;
+}
+
+static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t resume_ip)
+{
+	struct pending_gap *pg = &d->pg;
+	int err;
+
+	if (!pg->active)
+		return 0;
+	pg->active = 0;
+	pg->gap.resume_offset = resume_off;
+	pg->gap.resume_ip = resume_ip;
+	if (resume_off != UINT64_MAX && resume_off > pg->gap.aux_offset)
+		pg->gap.lost_bytes += resume_off - pg->gap.aux_offset;
+	d->st.lost_bytes += pg->gap.lost_bytes;
+	/* A rough estimate from what was decoded so far: branches per byte. */
+	if (d->st.bytes && pg->gap.lost_bytes && pg->gap.lost_bytes != UINT64_MAX)
+		pg->gap.lost_branches = (uint64_t)((double)d->st.branches / (double)d->st.bytes *
+						   (double)pg->gap.lost_bytes);
+	err = emit_gap_to(d, pg->thr, &pg->gap);
+	if (err < 0)
+		return err;
+	/* Another thread that resumes after the gap has lost its history too. */
+	if (d->thr && d->thr != pg->thr) {
+		d->thr->pending_insns = 0;
+		d->thr->depth = 0;
+		d->thr->after_gap = 1;
+		err = emit_gap_to(d, d->thr, &pg->gap);
+	}
+	return err;
+}
+
+/* ---- regions ---- */
+
+static void set_thread(struct ptc_pt_decoder *d, struct ptc_pt_thread *t)
+{
+	d->thr = t;
+	if (!t || t->pid != d->rc_pid) {
+		d->nrc = 0;
+		d->have_reg = 0;
+		d->rc_pid = t ? t->pid : UINT32_MAX;
+	}
+}
+
+static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
+{
+	unsigned i;
+	int err, cause = PTC_GAP_NO_IMAGE;
+
+	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
+		return 0;
+	for (i = 0; i < d->nrc; i++)
+		if (ip >= d->rc[i].start && ip < d->rc[i].end) {
+			d->reg = d->rc[i];
+			d->have_reg = 1;
+			return 0;
+		}
+	d->msg[0] = 0;
+	err = d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, &cause, d->msg, sizeof(d->msg));
+	if (err < 0) {
+		d->have_reg = 0;
+		open_gap(d, cause, cur_offset(d), "ip 0x%" PRIx64 ": %s", ip,
+			 d->msg[0] ? d->msg : "no code mapped");
+		return err;
+	}
+	d->have_reg = 1;
+	if (d->nrc < RCACHE) {
+		d->rc[d->nrc++] = d->reg;
+	} else {
+		d->rc[d->rc_next] = d->reg;
+		d->rc_next = (d->rc_next + 1) % RCACHE;
+	}
+	return 0;
+}
+
+/* Position the walker at ip (slow path). */
+static int locate(struct ptc_pt_decoder *d, uint64_t ip)
+{
+	int err;
+
+	struct icache *e;
+
+	d->ip = ip;
+	err = find_region(d, ip);
+	if (err < 0)
+		return err;
+	/* Indirect branches go to few places (returns, switch tables,
+	 * virtual calls): remember where each leads. */
+	e = &d->icache[(ip ^ (ip >> 12)) & (ICACHE - 1)];
+	if (e->ip == ip && e->img == d->reg.img && e->bias == d->reg.bias) {
+		d->idx = e->idx;
+		d->insns = e->insns;
+		d->have_idx = 1;
+		return 0;
+	}
+	err = ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &d->idx, &d->insns);
+	if (err >= 0) {
+		e->ip = ip;
+		e->img = d->reg.img;
+		e->bias = d->reg.bias;
+		e->idx = d->idx;
+		e->insns = d->insns;
+	}
+	if (err < 0) {
+		open_gap(d, err == -ptc_err_not_found ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE,
+			 cur_offset(d), "ip 0x%" PRIx64 " in %s: %s", ip,
+			 ptc_image_name(d->reg.img),
+			 err == -ptc_err_not_found ? "no branch follows in the image's code"
+						   : "not an instruction boundary");
+		return err;
+	}
+	d->have_idx = 1;
+	return 0;
+}
+
+/* ---- events ---- */
+
+static int fetch_event(struct ptc_pt_decoder *d)
+{
+	int st = pt_qry_event(d->qry, &d->ev, sizeof(d->ev));
+
+	if (st < 0)
+		return st;
+	d->status = st;
+	d->have_ev = 1;
+	d->st.events++;
+	return 0;
+}
+
+/* Is the held event one that waits for the walker to reach an IP? */
+static int event_bound_ip(const struct pt_event *ev, uint64_t *ip)
+{
+	switch (ev->type) {
+	case ptev_async_disabled:
+		*ip = ev->variant.async_disabled.at;
+		return 1;
+	case ptev_async_branch:
+		*ip = ev->variant.async_branch.from;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Start tracing at ip in the thread running now. */
+static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
+{
+	struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
+	int err;
+
+	if (!t)
+		t = &d->orphan;
+	if (t != d->thr) {
+		/* keep per-CPU streams in order */
+		ptc_pt_thread_flush(d->thr);
+		set_thread(d, t);
+	}
+	/* Tracing was off: the process may have mapped, unmapped or exec'd
+	 * meanwhile, so the cached regions are looked up again. */
+	d->nrc = 0;
+	d->have_reg = 0;
+	d->enabled = 1;
+	d->skipping = 0;
+	d->ip = ip;
+	d->have_idx = 0;
+	d->nchain = 0;
+	d->ndirect = 0;
+	err = close_gap(d, cur_offset(d), ip);
+	return err;
+}
+
+/* Events that do not wait for an IP; returns 1 to stop (time limit). */
+static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
+{
+	const struct pt_event *ev = &d->ev;
+	int err;
+
+	update_time(d, ev);
+	switch (ev->type) {
+	case ptev_enabled:
+		if (d->enabled && !d->pg.active && d->thr) {
+			/* Enabled twice: what happened in between is unknown. */
+			open_gap(d, PTC_GAP_DISABLED, cur_offset(d),
+				 "trace enabled at 0x%" PRIx64 " while already enabled", ev->variant.enabled.ip);
+		}
+		d->have_ev = 0;
+		return enable_at(d, ev->variant.enabled.ip);
+	case ptev_overflow:
+		d->have_ev = 0;
+		open_gap(d, PTC_GAP_OVERFLOW, cur_offset(d), "overflow: the CPU dropped trace packets");
+		if (!ev->ip_suppressed)
+			return enable_at(d, ev->variant.overflow.ip);
+		return 0;
+	case ptev_disabled:
+		/* A synchronous disable binds to a branch; when tracing is off
+		 * already (e.g. right after sync) it just confirms. */
+		if (d->enabled)
+			return 0;
+		d->have_ev = 0;
+		return 0;
+	case ptev_async_disabled:
+	case ptev_async_branch:
+		if (d->enabled)
+			return 0;	/* waits for its IP */
+		/* Not walking: nothing to bind. */
+		d->have_ev = 0;
+		if (ev->type == ptev_async_branch && !ev->ip_suppressed && !d->pg.active) {
+			err = enable_at(d, ev->variant.async_branch.to);
+			if (err < 0)
+				return err;
+		}
+		return 0;
+	default:
+		/* exec mode, paging, tsx, timing, power, ptwrite: nothing to
+		 * do for user-mode control flow. */
+		d->have_ev = 0;
+		return 0;
+	}
+	(void)until;
+}
+
+/* The piece ends inside a suspect range: the last segment has no PSB after
+ * it to confirm it.  When the range's hole was found already, the tail is
+ * kept (one hole per AUX record); otherwise it is dropped with a gap. */
+static void end_spec(struct ptc_pt_decoder *d)
+{
+	if (!d->nspec)
+		return;
+	if (d->spec_run_failed) {
+		commit_spec(d);
+		return;
+	}
+	if (!d->enabled && !d->have_ev && !d->pg.active) {
+		/* The last segment ended cleanly (tracing off) like every
+		 * other: the hole was not located, nothing of the range can
+		 * be trusted. */
+		d->nspec_ok = 0;
+		d->spec_start = d->spec_run_start;
+		open_gap(d, PTC_GAP_AUX_LOST, d->spec_run_start, "unused");
+		snprintf(d->pg.detail, sizeof(d->pg.detail),
+			 "AUX data with a hole (PARTIAL/COLLISION) that decoding could not locate: "
+			 "the whole range is skipped");
+		return;
+	}
+	open_gap(d, PTC_GAP_AUX_LOST, d->spec_start, "unused");
+}
+
+/* ---- synchronisation ---- */
+
+/* Does the walker's state agree with a PSB+ (status st, ip) that follows
+ * it without a gap? */
+static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
+{
+	uint32_t idx, n;
+
+	if (d->have_ev)
+		return 0;
+	if (!d->enabled)
+		return (st & pts_ip_suppressed) != 0;
+	if (st & pts_ip_suppressed)
+		return 0;
+	{
+		/* the PSB may have come before direct branches walked since */
+		unsigned i;
+		for (i = 0; i < d->nchain; i++)
+			if (ip >= d->chain_s[i] && ip <= d->chain_e[i])
+				return 1;
+	}
+	if (!d->have_idx)
+		return ip == d->ip;
+	if (ip < d->ip || !d->have_reg || ip >= d->reg.end)
+		return 0;
+	if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0)
+		return 0;
+	return idx == d->idx;
+}
+
+/* Synchronise at the next PSB at or after d->min_sync. */
+static int resync(struct ptc_pt_decoder *d)
+{
+	uint64_t ip = 0, off = 0;
+	int st, cont = d->continuing;
+
+	d->continuing = 0;
+	if (!cont) {
+		d->have_ev = 0;
+		d->enabled = 0;
+		d->have_idx = 0;
+		d->skipping = 0;
+	}
+	d->status = 0;
+	for (;;) {
+		st = pt_qry_sync_forward(d->qry, &ip);
+		if (st == -pte_eos)
+			return st;
+		if (pt_qry_get_sync_offset(d->qry, &off) < 0)
+			return -pte_eos;
+		if (off < d->min_sync)
+			continue;
+		if (st < 0) {
+			/* A broken PSB+: try the next one. */
+			d->min_sync = off + 1;
+			cont = 0;
+			continue;
+		}
+		break;
+	}
+	d->synced = 1;
+	d->min_sync = off + 1;
+	d->last_sync_off = off;
+	d->st.psb++;
+	if (cont) {
+		if (consistent(d, st, ip)) {
+			d->status = st;
+			if (!d->nspec)
+				return 0;
+			if (d->spec_run_failed) {
+				/* the hole was found earlier in this range */
+				d->spec_start = d->base;
+				return commit_spec(d);
+			}
+			if (d->subs[d->cursub].spec) {
+				/* keep holding until the range is over */
+				d->nspec_ok = d->nspec;
+				d->spec_start = d->base;
+				return 0;
+			}
+			/* Every segment of the suspect range agreed with the next
+			 * PSB, yet the kernel said it has a hole: nothing of it
+			 * can be trusted. */
+			d->nspec_ok = 0;
+			d->spec_start = d->spec_run_start;
+			open_gap(d, PTC_GAP_AUX_LOST, d->spec_run_start, "unused");
+			snprintf(d->pg.detail, sizeof(d->pg.detail),
+				 "AUX data with a hole (PARTIAL/COLLISION) that decoding could not locate: "
+				 "the whole range is skipped");
+		} else if (!d->nspec) {
+			open_gap(d, PTC_GAP_DECODE, d->base + off,
+				 "the walker's state does not match the PSB at 0x%" PRIx64, d->base + off);
+		} else {
+			open_gap(d, PTC_GAP_AUX_LOST, d->spec_start, "unused");
+		}
+		d->have_ev = 0;
+		d->enabled = 0;
+		d->have_idx = 0;
+	}
+	d->status = st;
+	update_time(d, NULL);
+	if (!(st & pts_ip_suppressed))
+		return enable_at(d, ip);
+	return 0;
+}
+
+/* A decode failure: gap, then resynchronise after the current position. */
+static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, ...)
+{
+	char buf[200];
+	uint64_t off = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	open_gap(d, cause, cur_offset(d), "%s", buf);
+	d->skipping = 0;
+	if (d->qry && pt_qry_get_offset(d->qry, &off) == 0 && off > d->min_sync)
+		d->min_sync = off;
+	d->synced = 0;
+	d->have_ev = 0;
+}
+
+enum { STEP_OK = 0, STEP_STOP = 1, STEP_DONE = 2 };
+
+static int query_failed(struct ptc_pt_decoder *d, int st, uint64_t bip, int kind)
+{
+	if (st == -pte_eos) {
+		d->piece_done = 1;
+		return STEP_DONE;
+	}
+	if (st == -pte_bad_query && !d->have_ev) {
+		/* Maybe an event comes first: hold it and try again. */
+		if (fetch_event(d) == 0)
+			return STEP_OK;
+	}
+	decode_failed(d, PTC_GAP_DECODE, "%s at the %s at 0x%" PRIx64,
+		      pt_errstr(pt_errcode(st)), ptc_branch_kind_name(kind), bip);
+	return STEP_OK;
+}
+
+/* A direct branch at bip ends the block that started at d->ip. */
+static inline int note_direct(struct ptc_pt_decoder *d, uint64_t bip)
+{
+	if (d->nchain < CHAIN) {
+		d->chain_s[d->nchain] = d->ip;
+		d->chain_e[d->nchain] = bip;
+		d->nchain++;
+	}
+	if (++d->ndirect > DIRECT_MAX) {
+		decode_failed(d, PTC_GAP_DECODE, "%u direct branches without a packet at 0x%" PRIx64
+			      ": an endless loop the trace cannot show", DIRECT_MAX, bip);
+		return -1;
+	}
+	return 0;
+}
+
+static inline void go_direct(struct ptc_pt_decoder *d, const struct ptc_tbranch *b)
+{
+	d->ip = (uint64_t)((int64_t)b->target + d->reg.bias);
+	if (b->target_next != PTC_NO_BRANCH) {
+		d->idx = b->target_next;
+		d->insns = b->target_insns;
+	} else {
+		d->have_idx = 0;
+	}
+}
+
+static inline void go_next(struct ptc_pt_decoder *d, const struct ptc_tbranch *b, uint64_t bip)
+{
+	d->ip = bip + b->length;
+	if (b->fall_insns && d->idx + 1 < d->reg.ntb) {
+		d->idx++;
+		d->insns = b->fall_insns;
+	} else {
+		d->have_idx = 0;
+	}
+}
+
+static int stop_if_late(struct ptc_pt_decoder *d, uint64_t until)
+{
+	return d->time >= until ? STEP_STOP : STEP_OK;
+}
+
+/* Walk to the next branch and take it. */
+static int step(struct ptc_pt_decoder *d, uint64_t until)
+{
+	const struct ptc_tbranch *b;
+	struct ptc_pt_thread *t = d->thr;
+	uint64_t bip, tgt = 0, evip;
+	uint32_t insns;
+	int st, taken = 1, err;
+
+	if (!d->have_idx) {
+		size_t depth = t->depth;
+		uint64_t ip = d->ip;
+		int err2 = locate(d, ip);
+
+		if (err2 < 0 && !d->have_reg) {
+			/* Code in no known image (the kernel, a missing
+			 * library): skip its packets until a TIP lands in
+			 * known code.  Its calls and returns balance, so the
+			 * thread's call stack stays. */
+			t->depth = depth;
+			d->skipping = 1;
+			return STEP_OK;
+		}
+		if (err2 < 0) {
+			decode_failed(d, PTC_GAP_DECODE, "unreachable");
+			return STEP_OK;
+		}
+	}
+	b = &d->reg.tb[d->idx];
+	bip = (uint64_t)((int64_t)b->ip + d->reg.bias);
+	insns = d->insns;
+
+	if (d->have_ev && event_bound_ip(&d->ev, &evip) && evip >= d->ip && evip <= bip) {
+		uint32_t idx2, n2;
+
+		err = ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)evip - d->reg.bias), &idx2, &n2);
+		if (err < 0 || idx2 != d->idx || n2 > insns) {
+			decode_failed(d, PTC_GAP_DECODE, "event at 0x%" PRIx64 " is not an instruction on the path",
+				      evip);
+			return STEP_OK;
+		}
+		t->pending_insns += insns - n2;
+		d->have_ev = 0;
+		update_time(d, &d->ev);
+		if (d->ev.type == ptev_async_disabled) {
+			d->enabled = 0;
+			d->have_idx = 0;
+			d->ip = evip;
+			return stop_if_late(d, until);
+		}
+		/* async branch (interrupt with kernel tracing, tsx abort) */
+		if (d->ev.ip_suppressed) {
+			d->enabled = 0;
+			d->have_idx = 0;
+			return stop_if_late(d, until);
+		}
+		d->ip = d->ev.variant.async_branch.to;
+		d->have_idx = 0;
+		return STEP_OK;
+	}
+
+	/* A synchronous disable binds to the next branch that can leave the
+	 * traced code: far, indirect, return. */
+	if (d->have_ev && d->ev.type == ptev_disabled &&
+	    b->kind != PTC_BR_COND && b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) {
+		tgt = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
+		d->have_ev = 0;
+		update_time(d, &d->ev);
+		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, bip + b->length) < 0)
+			return -ptc_err_nomem;
+		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
+		if (err < 0)
+			return err;
+		d->enabled = 0;
+		d->have_idx = 0;
+		d->ip = tgt;
+		return stop_if_late(d, until);
+	}
+
+	switch (b->kind) {
+	case PTC_BR_COND:
+		st = pt_qry_cond_branch(d->qry, &taken);
+		if (st < 0)
+			return query_failed(d, st, bip, b->kind);
+		d->status = st;
+		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, PTC_BR_COND, taken, b->length);
+		if (taken)
+			go_direct(d, b);
+		else
+			go_next(d, b, bip);
+		break;
+	case PTC_BR_CALL:
+	case PTC_BR_JMP:
+		if (note_direct(d, bip) < 0)
+			return STEP_OK;
+		if (b->kind == PTC_BR_CALL && push_ret(t, bip + b->length) < 0)
+			return -ptc_err_nomem;
+		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, b->kind, 1, b->length);
+		go_direct(d, b);
+		break;
+	case PTC_BR_JMP_IND:
+	case PTC_BR_CALL_IND:
+		st = pt_qry_indirect_branch(d->qry, &tgt);
+		if (st < 0)
+			return query_failed(d, st, bip, b->kind);
+		d->status = st;
+		if (st & pts_ip_suppressed) {
+			decode_failed(d, PTC_GAP_DECODE, "suppressed target at the %s at 0x%" PRIx64,
+				      ptc_branch_kind_name(b->kind), bip);
+			return STEP_OK;
+		}
+		if (b->kind == PTC_BR_CALL_IND && push_ret(t, bip + b->length) < 0)
+			return -ptc_err_nomem;
+		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
+		d->ip = tgt;
+		d->have_idx = 0;
+		update_time(d, NULL);
+		break;
+	case PTC_BR_RET:
+		st = pt_qry_cond_branch(d->qry, &taken);
+		if (st >= 0) {
+			d->status = st;
+			if (!taken) {
+				decode_failed(d, PTC_GAP_DECODE, "not-taken bit for the return at 0x%" PRIx64, bip);
+				return STEP_OK;
+			}
+			if (!t->depth) {
+				decode_failed(d, PTC_GAP_DECODE,
+					      "compressed return at 0x%" PRIx64 " with an empty call stack", bip);
+				return STEP_OK;
+			}
+			tgt = t->stack[--t->depth];
+		} else if (st == -pte_bad_query) {
+			st = pt_qry_indirect_branch(d->qry, &tgt);
+			if (st < 0)
+				return query_failed(d, st, bip, b->kind);
+			d->status = st;
+			if (st & pts_ip_suppressed) {
+				decode_failed(d, PTC_GAP_DECODE, "suppressed target at the return at 0x%" PRIx64, bip);
+				return STEP_OK;
+			}
+			/* An uncompressed return still ends its call. */
+			if (t->depth && t->stack[t->depth - 1] == tgt)
+				t->depth--;
+			update_time(d, NULL);
+		} else {
+			return query_failed(d, st, bip, b->kind);
+		}
+		err = emit(d, bip, tgt, insns, PTC_BR_RET, 1, b->length);
+		d->ip = tgt;
+		d->have_idx = 0;
+		break;
+	case PTC_BR_FAR:
+	default:
+		/* syscall and friends without a disable event: with kernel
+		 * tracing the TIP says where it went. */
+		st = pt_qry_indirect_branch(d->qry, &tgt);
+		if (st < 0)
+			return query_failed(d, st, bip, PTC_BR_FAR);
+		d->status = st;
+		if (st & pts_ip_suppressed)
+			tgt = 0;
+		err = emit(d, bip, tgt, insns, PTC_BR_FAR, 1, b->length);
+		if (err < 0)
+			return err;
+		if (!tgt) {
+			d->enabled = 0;
+			d->have_idx = 0;
+			return stop_if_late(d, until);
+		}
+		d->ip = tgt;
+		d->have_idx = 0;
+		update_time(d, NULL);
+		break;
+	}
+	return err < 0 ? err : STEP_OK;
+}
+
+static int start_sub(struct ptc_pt_decoder *d, size_t i);
+
+/* In code of no known image: drop its TNT bits and TIPs until one leads
+ * back into known code (or an event says where tracing resumes). */
+static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
+{
+	uint64_t ip;
+	int st, taken;
+
+	for (;;) {
+		if (d->have_ev) {
+			switch (d->ev.type) {
+			case ptev_enabled:
+			case ptev_overflow:
+				d->skipping = 0;
+				return STEP_OK;	/* run() applies it */
+			case ptev_disabled:
+			case ptev_async_disabled:
+				d->have_ev = 0;
+				d->skipping = 0;
+				d->enabled = 0;
+				d->have_idx = 0;
+				update_time(d, &d->ev);
+				return stop_if_late(d, until);
+			case ptev_async_branch:
+				d->have_ev = 0;
+				if (d->ev.ip_suppressed)
+					continue;
+				ip = d->ev.variant.async_branch.to;
+				goto found;
+			default:
+				d->have_ev = 0;
+				update_time(d, &d->ev);
+				continue;
+			}
+		}
+		if (d->status & pts_event_pending) {
+			if (fetch_event(d) < 0)
+				break;
+			continue;
+		}
+		st = pt_qry_indirect_branch(d->qry, &ip);
+		if (st >= 0) {
+			d->status = st;
+			if (st & pts_ip_suppressed)
+				continue;
+			goto found;
+		}
+		if (st == -pte_bad_query) {
+			st = pt_qry_cond_branch(d->qry, &taken);
+			if (st >= 0) {
+				d->status = st;
+				continue;
+			}
+			if (st == -pte_bad_query && fetch_event(d) == 0)
+				continue;
+		}
+		if (st == -pte_eos) {
+			d->piece_done = 1;
+			return STEP_DONE;
+		}
+		break;
+	}
+	d->skipping = 0;
+	decode_failed(d, PTC_GAP_DECODE, "bad packets in code of no known image");
+	return STEP_OK;
+found:
+	update_time(d, NULL);
+	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
+		goto resume;
+	{
+		/* quietly: the gap is open already */
+		unsigned i;
+		for (i = 0; i < d->nrc; i++)
+			if (ip >= d->rc[i].start && ip < d->rc[i].end) {
+				d->reg = d->rc[i];
+				d->have_reg = 1;
+				goto resume;
+			}
+		if (d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, &st, d->msg, sizeof(d->msg)) < 0) {
+			d->have_reg = 0;
+			return STEP_OK;	/* still unknown: go on skipping */
+		}
+		d->have_reg = 1;
+		if (d->nrc < RCACHE)
+			d->rc[d->nrc++] = d->reg;
+	}
+resume:
+	d->skipping = 0;
+	d->ip = ip;
+	d->have_idx = 0;
+	d->nchain = d->ndirect = 0;
+	return close_gap(d, cur_offset(d), ip);
+}
+
+/* The inner loop: conditional and direct branches, as long as nothing
+ * else (an event, an indirect branch, a region change) needs attention;
+ * everything else goes through step(). */
+static int walk(struct ptc_pt_decoder *d, uint64_t until)
+{
+	const struct ptc_tbranch *tb = d->reg.tb;
+	int64_t bias = d->reg.bias;
+	uint32_t ntb = d->reg.ntb;
+
+	for (;;) {
+		const struct ptc_tbranch *b;
+		uint64_t bip;
+		int taken, st, err;
+
+		if (!d->have_idx || d->have_ev)
+			return step(d, until);
+		if (d->status & pts_event_pending)
+			return STEP_OK;	/* run() fetches the event first */
+		b = &tb[d->idx];
+		bip = (uint64_t)((int64_t)b->ip + bias);
+
+		if (b->kind == PTC_BR_COND) {
+			st = pt_qry_cond_branch(d->qry, &taken);
+			if (st < 0)
+				break;	/* step() reports it */
+			d->status = st;
+			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, PTC_BR_COND, taken,
+				   b->length);
+			if (err < 0)
+				return err;
+			if (taken) {
+				d->ip = (uint64_t)((int64_t)b->target + bias);
+				if (b->target_next == PTC_NO_BRANCH)
+					d->have_idx = 0;
+				else {
+					d->idx = b->target_next;
+					d->insns = b->target_insns;
+				}
+			} else {
+				d->ip = bip + b->length;
+				if (b->fall_insns && d->idx + 1 < ntb) {
+					d->idx++;
+					d->insns = b->fall_insns;
+				} else {
+					d->have_idx = 0;
+				}
+			}
+			continue;
+		}
+		if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
+			if (note_direct(d, bip) < 0)
+				return STEP_OK;
+			if (b->kind == PTC_BR_CALL && push_ret(d->thr, bip + b->length) < 0)
+				return -ptc_err_nomem;
+			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, b->kind, 1, b->length);
+			if (err < 0)
+				return err;
+			d->ip = (uint64_t)((int64_t)b->target + bias);
+			if (b->target_next == PTC_NO_BRANCH)
+				d->have_idx = 0;
+			else {
+				d->idx = b->target_next;
+				d->insns = b->target_insns;
+			}
+			continue;
+		}
+		break;
+	}
+	return step(d, until);
+}
+
+int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
+{
+	int err;
+
+	for (;;) {
+		if (d->piece_done && d->cursub + 1 < d->nsubs) {
+			/* next PSB segment of a piece with suspect ranges */
+			err = start_sub(d, d->cursub + 1);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (!d->qry || d->piece_done) {
+			end_spec(d);
+			return 0;
+		}
+		if (!d->synced) {
+			err = resync(d);
+			if (err == -pte_eos) {
+				d->piece_done = 1;
+				continue;
+			}
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (d->have_ev) {
+			uint64_t bip;
+			if (d->enabled && !d->ev.status_update &&
+			    (event_bound_ip(&d->ev, &bip) || d->ev.type == ptev_disabled)) {
+				/* waits for the walker */
+			} else {
+				int was = d->enabled;
+				err = apply_event(d, until);
+				if (err < 0)
+					return err;
+				if (was && !d->enabled && d->time >= until)
+					return 1;
+				continue;
+			}
+		} else if (d->status & pts_event_pending) {
+			err = fetch_event(d);
+			if (err < 0)
+				decode_failed(d, PTC_GAP_DECODE, "event: %s", pt_errstr(pt_errcode(err)));
+			continue;
+		} else if (!d->enabled) {
+			if (d->status & pts_eos) {
+				d->piece_done = 1;
+				continue;
+			}
+			err = fetch_event(d);
+			if (err == -pte_eos) {
+				d->piece_done = 1;
+				continue;
+			}
+			if (err < 0)
+				decode_failed(d, PTC_GAP_DECODE, "trace packets while tracing is off: %s",
+					      pt_errstr(pt_errcode(err)));
+			continue;
+		}
+		err = d->skipping ? skip_unknown(d, until) : walk(d, until);
+		if (err < 0)
+			return err;
+		if (err == STEP_STOP)
+			return 1;
+		if (err == STEP_DONE)
+			continue;	/* next sub-piece, or the end */
+		if (d->thr->sink_error)
+			return d->thr->sink_error;
+	}
+}
+
+/* ---- life cycle ---- */
+
+static struct ptc_pt_thread *no_thread(void *ctx, int cpu, uint32_t qtid, uint64_t time)
+{
+	return NULL;
+}
+
+int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *p,
+		       const struct ptc_pt_env *env, int cpu, uint32_t queue_tid)
+{
+	struct ptc_pt_decoder *d = calloc(1, sizeof(*d));
+
+	*out = NULL;
+	if (!d)
+		return -ptc_err_nomem;
+	d->p = *p;
+	d->env = *env;
+	if (!d->env.thread_at)
+		d->env.thread_at = no_thread;
+	d->cpu = cpu;
+	d->qtid = queue_tid;
+	d->icache = calloc(ICACHE, sizeof(*d->icache));
+	if (!d->icache) {
+		free(d);
+		return -ptc_err_nomem;
+	}
+	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
+	d->thr = &d->orphan;
+	d->rc_pid = UINT32_MAX;
+
+	pt_config_init(&d->cfg);
+	if (p->cpu_family) {
+		d->cfg.cpu.vendor = pcv_intel;
+		d->cfg.cpu.family = (uint16_t)p->cpu_family;
+		d->cfg.cpu.model = (uint8_t)p->cpu_model;
+		d->cfg.cpu.stepping = (uint8_t)p->cpu_stepping;
+		/* libipt 2.0 does not know recent models: no errata then. */
+		if (pt_cpu_errata(&d->cfg.errata, &d->cfg.cpu) < 0)
+			memset(&d->cfg.errata, 0, sizeof(d->cfg.errata));
+	}
+	d->cfg.mtc_freq = p->mtc_freq;
+	d->cfg.nom_freq = p->nom_freq;
+	d->cfg.cpuid_0x15_eax = p->tsc_ctc_d;
+	d->cfg.cpuid_0x15_ebx = p->tsc_ctc_n;
+	*out = d;
+	return 0;
+}
+
+void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
+{
+	if (!d)
+		return;
+	if (d->qry)
+		pt_qry_free_decoder(d->qry);
+	ptc_pt_thread_fini(&d->orphan);
+	free(d->subs);
+	free(d->spec);
+	free(d->icache);
+	free(d);
+}
+
+/* Decode sub-piece i of the current piece. */
+static int start_sub(struct ptc_pt_decoder *d, size_t i)
+{
+	const struct sub *sb = &d->subs[i];
+
+	if (d->qry) {
+		pt_qry_free_decoder(d->qry);
+		d->qry = NULL;
+	}
+	d->continuing = i > 0;
+	d->cursub = i;
+	d->spec_mode = sb->spec;
+	if (sb->spec && !d->nspec)
+		d->spec_start = d->piece_off + sb->s;
+	if (sb->spec && (i == 0 || !d->subs[i - 1].spec)) {
+		d->spec_run_start = d->piece_off + sb->s;
+		d->spec_run_failed = 0;
+	}
+	d->synced = 0;
+	d->min_sync = 0;
+	d->piece_done = 0;
+	d->status = 0;
+	d->base = d->piece_off + sb->s;
+	d->size = (size_t)(sb->e - sb->s);
+	if (!d->size) {
+		d->piece_done = 1;
+		return 0;
+	}
+	d->cfg.begin = (uint8_t *)d->piece + sb->s;
+	d->cfg.end = (uint8_t *)d->piece + sb->e;
+	d->qry = pt_qry_alloc_decoder(&d->cfg);
+	return d->qry ? 0 : -ptc_err_nomem;
+}
+
+int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size,
+			      uint64_t offset, uint64_t lost, int gap_cause, const char *why)
+{
+	if (d->qry) {
+		pt_qry_free_decoder(d->qry);
+		d->qry = NULL;
+	}
+	end_spec(d);
+	d->skipping = 0;
+	if (lost) {
+		if (d->pg.active) {
+			if (lost != UINT64_MAX)
+				d->pg.gap.lost_bytes += lost;
+		} else {
+			open_gap(d, gap_cause, offset, "%s", why ? why : "trace data missing");
+			d->pg.gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
+			d->pg.gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
+		}
+	}
+	d->enabled = 0;
+	d->have_idx = 0;
+	d->have_ev = 0;
+	d->piece = buf;
+	d->piece_off = offset;
+	d->piece_size = size;
+	d->st.bytes += size;
+	d->nsubs = 1;
+	if (!d->subs && !(d->subs = malloc(sizeof(*d->subs))))
+		return -ptc_err_nomem;
+	d->subs[0].s = 0;
+	d->subs[0].e = size;
+	d->subs[0].spec = 0;
+	return start_sub(d, 0);
+}
+
+/* The next bytes of the same stream, right after the current piece and
+ * starting with a PSB: the walk goes on (checked against that PSB+). */
+int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size, uint64_t offset)
+{
+	int err;
+
+	if (d->qry) {
+		pt_qry_free_decoder(d->qry);
+		d->qry = NULL;
+	}
+	d->piece = buf;
+	d->piece_off = offset;
+	d->piece_size = size;
+	d->st.bytes += size;
+	d->nsubs = 1;
+	d->subs[0].s = 0;
+	d->subs[0].e = size;
+	d->subs[0].spec = 0;
+	err = start_sub(d, 0);
+	d->continuing = 1;
+	return err;
+}
+
+/* Mark [s, e) (stream offsets) of the current piece as holding a hole at an
+ * unknown place: it is then decoded one PSB segment at a time, and a
+ * segment's branches are kept only when the next PSB agrees with them. */
+int ptc_pt_decoder_add_suspect(struct ptc_pt_decoder *d, uint64_t s, uint64_t e)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *pk;
+	uint64_t *psb = NULL, off;
+	size_t npsb = 0, i, n;
+	struct sub *subs;
+
+	if (s < d->piece_off)
+		s = d->piece_off;
+	if (e > d->piece_off + d->piece_size)
+		e = d->piece_off + d->piece_size;
+	if (s >= e || d->cursub != 0 || !d->piece_size)
+		return 0;
+	s -= d->piece_off;
+	e -= d->piece_off;
+	if (d->nsubs == 1) {
+		/* split the piece at every PSB */
+		cfg = d->cfg;
+		cfg.begin = (uint8_t *)d->piece;
+		cfg.end = (uint8_t *)d->piece + d->piece_size;
+		pk = pt_pkt_alloc_decoder(&cfg);
+		if (!pk)
+			return -ptc_err_nomem;
+		while (pt_pkt_sync_forward(pk) >= 0 && pt_pkt_get_sync_offset(pk, &off) >= 0) {
+			uint64_t *np = realloc(psb, (npsb + 1) * sizeof(*psb));
+			if (!np) {
+				free(psb);
+				pt_pkt_free_decoder(pk);
+				return -ptc_err_nomem;
+			}
+			psb = np;
+			psb[npsb++] = off;
+		}
+		pt_pkt_free_decoder(pk);
+		subs = realloc(d->subs, (npsb + 1) * sizeof(*subs));
+		if (!subs) {
+			free(psb);
+			return -ptc_err_nomem;
+		}
+		d->subs = subs;
+		n = 0;
+		subs[n].s = 0;
+		subs[n].e = npsb ? psb[0] : d->piece_size;
+		subs[n++].spec = 0;
+		for (i = 0; i < npsb; i++) {
+			subs[n].s = psb[i];
+			subs[n].e = i + 1 < npsb ? psb[i + 1] : d->piece_size;
+			subs[n++].spec = 0;
+		}
+		d->nsubs = n;
+		free(psb);
+	}
+	for (i = 0; i < d->nsubs; i++)
+		if (d->subs[i].s < e && s < d->subs[i].e)
+			d->subs[i].spec = 1;
+	/* restart at the first sub-piece with the new layout */
+	{
+		int cont = d->continuing, err = start_sub(d, 0);
+		d->continuing = cont;
+		return err;
+	}
+}
+
+int ptc_pt_decoder_finish(struct ptc_pt_decoder *d)
+{
+	int err;
+
+	end_spec(d);
+	if (d->pg.active && d->piece_off + d->piece_size > d->pg.gap.aux_offset)
+		/* never resumed: everything to the end is lost */
+		d->pg.gap.lost_bytes += d->piece_off + d->piece_size - d->pg.gap.aux_offset;
+	err = close_gap(d, UINT64_MAX, 0);
+
+	if (d->qry) {
+		pt_qry_free_decoder(d->qry);
+		d->qry = NULL;
+	}
+	return err;
+}
+
+uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d)
+{
+	return d->time;
+}
+
+const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d)
+{
+	return &d->st;
+}

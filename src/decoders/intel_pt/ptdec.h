@@ -1,0 +1,147 @@
+/* Intel PT to branch events: libipt's query decoder drives a walker over the
+ * images' branch tables.
+ *
+ * One decoder decodes one AUX queue (one CPU's, or one thread's, trace).  The
+ * caller gives it the queue's bytes one contiguous piece at a time (a new
+ * piece after missing bytes becomes an explicit gap) and an environment that
+ * knows which thread runs on the CPU at a time and which code is mapped at an
+ * address.  The decoder emits each thread's branches, in batches, and gaps to
+ * the sink of that thread.
+ *
+ * Threads are shared between the decoders of all queues of a recording: a
+ * thread that migrates from one CPU to another continues its stream (and its
+ * call stack and instruction count) in the other queue.  The caller keeps the
+ * streams in time order by running the queues interleaved with
+ * ptc_pt_decoder_run(dec, until).
+ */
+#ifndef PTC_DECODERS_INTEL_PT_PTDEC_H
+#define PTC_DECODERS_INTEL_PT_PTDEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_event.h"
+#include "images/image.h"
+
+/* A run-time address range backed by one image: run-time = image + bias. */
+struct ptc_pt_region {
+	uint64_t start, end;
+	int64_t bias;
+	const struct ptc_image *img;
+	const struct ptc_tbranch *tb;
+	uint32_t ntb;
+	void *tag;			/* the environment's identity for it */
+};
+
+#define PTC_PT_BATCH 1024
+
+/* One traced thread: its decoding state and its output. */
+struct ptc_pt_thread {
+	uint32_t pid, tid;
+	struct ptc_sink *sink;		/* NULL: decoded but not written (filtered out) */
+	void *user;			/* the environment's */
+
+	/* decoding state */
+	uint64_t pending_insns;		/* executed since the last branch event */
+	int after_gap;
+	uint64_t *stack;		/* return addresses pushed by calls */
+	size_t depth, stack_cap;
+	uint64_t last_time;
+
+	struct ptc_branch batch[PTC_PT_BATCH];
+	size_t nbatch;
+	int sink_error;			/* first error returned by the sink */
+
+	/* statistics, updated when the batch is flushed */
+	uint64_t by_kind[PTC_BR_KIND_NR];
+	uint64_t not_taken;
+	uint64_t insns;			/* instructions in branch events */
+	uint64_t gaps, gaps_by_cause[PTC_GAP_CAUSE_NR];
+	uint64_t lost_bytes;
+};
+
+void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, struct ptc_sink *sink);
+/* Hand the batched branches to the sink. */
+int ptc_pt_thread_flush(struct ptc_pt_thread *t);
+void ptc_pt_thread_fini(struct ptc_pt_thread *t);
+
+/* What the decoder asks the recording. */
+struct ptc_pt_env {
+	/* The thread running on cpu (or the thread queue_tid of a per-thread
+	 * queue) at perf time (0: unknown).  NULL: nobody known. */
+	struct ptc_pt_thread *(*thread_at)(void *ctx, int cpu, uint32_t queue_tid, uint64_t time);
+	/* The code at ip for thread t at time: 0 and *out filled, or a
+	 * negative code with *cause (enum ptc_gap_cause) and a message in
+	 * msg (msglen bytes). */
+	int (*region_at)(void *ctx, struct ptc_pt_thread *t, uint64_t time, uint64_t ip,
+			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
+	/* Optional: a gap nobody's thread can own (e.g. no thread known). */
+	void (*orphan_gap)(void *ctx, const struct ptc_gap *gap);
+	void *ctx;
+};
+
+/* How the recording was made. */
+struct ptc_pt_params {
+	int cpu_family, cpu_model, cpu_stepping;	/* 0/0/0: unknown */
+	/* TSC to perf time (TIME_CONV / AUXTRACE_INFO); have_time 0: leave TSC */
+	int have_time;
+	uint32_t time_shift, time_mult;
+	uint64_t time_zero;
+	int cap_user_time_short;
+	uint64_t time_cycles, time_mask;
+	/* for MTC/CYC timing */
+	uint8_t mtc_freq, nom_freq;
+	uint32_t tsc_ctc_n, tsc_ctc_d;
+};
+
+struct ptc_pt_stats {
+	uint64_t bytes;			/* trace bytes given */
+	uint64_t branches;
+	uint64_t gaps, gaps_by_cause[PTC_GAP_CAUSE_NR];
+	uint64_t lost_bytes;		/* bytes skipped while out of sync */
+	uint64_t psb;			/* synchronisation points used */
+	uint64_t events;		/* libipt events seen */
+	uint64_t orphan_branches;	/* decoded while no thread was known */
+};
+
+struct ptc_pt_decoder;
+
+int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *p,
+		       const struct ptc_pt_env *env, int cpu, uint32_t queue_tid);
+void ptc_pt_decoder_free(struct ptc_pt_decoder *d);
+
+/* The next contiguous piece of the queue: bytes [offset, offset + size) of
+ * the AUX stream.  lost > 0 says that many bytes (or an unknown amount when
+ * UINT64_MAX) are missing before it: the current state ends with a gap of
+ * cause gap_cause.  The bytes must stay valid until the piece is decoded. */
+int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size,
+			      uint64_t offset, uint64_t lost, int gap_cause, const char *why);
+
+/* The stream's next bytes, contiguous with the current piece and starting
+ * at a PSB (a window boundary): decoding goes on without a gap when the
+ * PSB+ agrees with the walker's state. */
+int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size, uint64_t offset);
+
+/* Mark [s, e) (stream offsets) of the current piece as containing a hole at
+ * an unknown place (AUX record flagged PARTIAL or COLLISION): the piece is
+ * then decoded one PSB segment at a time and the branches of a suspect
+ * segment are kept only when the next PSB agrees with the walker's state;
+ * otherwise they become a gap.  Call after set_buffer, before run. */
+int ptc_pt_decoder_add_suspect(struct ptc_pt_decoder *d, uint64_t s, uint64_t e);
+
+/* Decode the current piece.  Returns 1 when it stopped at a point where
+ * tracing was off and perf time >= until (call again to continue), 0 when
+ * the piece is done, <0 on a fatal error (a sink failed). */
+int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until);
+
+/* Finish: emit any gap still waiting for a resume point. */
+int ptc_pt_decoder_finish(struct ptc_pt_decoder *d);
+
+/* Perf time of the last timing information decoded (0: none yet). */
+uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d);
+const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d);
+
+const char *ptc_gap_cause_name(int cause);
+const char *ptc_branch_kind_name(int kind);
+
+#endif

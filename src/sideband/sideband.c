@@ -1,0 +1,589 @@
+/* Sideband model: mappings over time per process, threads, per-CPU switch
+ * timelines, AUX and LOST records.  See sideband.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "sideband/sideband.h"
+
+struct sb_switch {
+	uint64_t time;
+	uint64_t seq;		/* record order, breaks ties between equal times */
+	uint32_t pid, tid;
+};
+
+struct sb_cpu {
+	struct sb_switch *v;
+	size_t n, cap;
+	int sorted;
+};
+
+struct sb_buildid {
+	int32_t pid;
+	const char *filename;
+	uint8_t id[20];
+	uint8_t size;
+};
+
+struct ptc_sideband {
+	struct ptc_sb_map *maps;
+	size_t nr_maps, cap_maps;
+
+	struct ptc_sb_thread *threads;
+	size_t nr_threads, cap_threads;
+	uint32_t *thash;	/* open addressing: index + 1, 0 empty */
+	size_t thash_size;
+
+	struct sb_cpu *cpus;
+	size_t nr_cpus;
+
+	struct ptc_sb_aux *aux;
+	size_t nr_aux, cap_aux;
+
+	struct sb_buildid *bids;
+	size_t nr_bids;
+
+	/* interned strings: a list of malloc'd blocks */
+	char **strs;
+	size_t nr_strs, cap_strs;
+
+	uint64_t lost, lost_records, seq;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*v, ncap * elem);
+	if (!p)
+		return -ptc_err_nomem;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
+static const char *intern(struct ptc_sideband *sb, const char *s)
+{
+	size_t i;
+	char *c;
+
+	/* Most names repeat (the same library in every process): reuse the
+	 * last few. */
+	for (i = sb->nr_strs; i > 0 && i + 64 > sb->nr_strs; i--)
+		if (!strcmp(sb->strs[i - 1], s))
+			return sb->strs[i - 1];
+	if (grow((void **)&sb->strs, &sb->cap_strs, sb->nr_strs + 1, sizeof(char *)))
+		return NULL;
+	c = strdup(s);
+	if (!c)
+		return NULL;
+	sb->strs[sb->nr_strs++] = c;
+	return c;
+}
+
+int ptc_sb_new(struct ptc_sideband **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ptc_err_nomem;
+}
+
+void ptc_sb_free(struct ptc_sideband *sb)
+{
+	size_t i;
+
+	if (!sb)
+		return;
+	for (i = 0; i < sb->nr_strs; i++)
+		free(sb->strs[i]);
+	for (i = 0; i < sb->nr_cpus; i++)
+		free(sb->cpus[i].v);
+	free(sb->strs);
+	free(sb->cpus);
+	free(sb->maps);
+	free(sb->threads);
+	free(sb->thash);
+	free(sb->aux);
+	free(sb->bids);
+	free(sb);
+}
+
+static size_t thash_slot(uint32_t tid, size_t size)
+{
+	return (size_t)((tid * 2654435761u) & (size - 1));
+}
+
+static struct ptc_sb_thread *thread_find(const struct ptc_sideband *sb, uint32_t tid)
+{
+	size_t i;
+
+	if (!sb->thash_size)
+		return NULL;
+	for (i = thash_slot(tid, sb->thash_size); sb->thash[i]; i = (i + 1) & (sb->thash_size - 1))
+		if (sb->threads[sb->thash[i] - 1].tid == tid)
+			return &sb->threads[sb->thash[i] - 1];
+	return NULL;
+}
+
+static int thash_rebuild(struct ptc_sideband *sb, size_t size)
+{
+	uint32_t *h = calloc(size, sizeof(*h));
+	size_t i, j;
+
+	if (!h)
+		return -ptc_err_nomem;
+	for (i = 0; i < sb->nr_threads; i++) {
+		for (j = thash_slot(sb->threads[i].tid, size); h[j]; j = (j + 1) & (size - 1))
+			;
+		h[j] = (uint32_t)i + 1;
+	}
+	free(sb->thash);
+	sb->thash = h;
+	sb->thash_size = size;
+	return 0;
+}
+
+static struct ptc_sb_thread *thread_get(struct ptc_sideband *sb, uint32_t pid, uint32_t tid,
+					uint64_t time)
+{
+	struct ptc_sb_thread *t = thread_find(sb, tid);
+
+	if (t)
+		return t;
+	if (grow((void **)&sb->threads, &sb->cap_threads, sb->nr_threads + 1, sizeof(*t)))
+		return NULL;
+	t = &sb->threads[sb->nr_threads++];
+	t->pid = pid;
+	t->tid = tid;
+	t->comm = NULL;
+	t->t_start = time;
+	t->t_exit = PTC_SB_TIME_MAX;
+	if (sb->nr_threads * 2 > sb->thash_size) {
+		if (thash_rebuild(sb, sb->thash_size ? sb->thash_size * 2 : 64))
+			return NULL;
+	} else {
+		size_t j;
+		for (j = thash_slot(tid, sb->thash_size); sb->thash[j]; j = (j + 1) & (sb->thash_size - 1))
+			;
+		sb->thash[j] = (uint32_t)sb->nr_threads;
+	}
+	return t;
+}
+
+static struct sb_cpu *cpu_get(struct ptc_sideband *sb, uint32_t cpu)
+{
+	if (cpu >= 65536)
+		return NULL;
+	if (cpu >= sb->nr_cpus) {
+		struct sb_cpu *c = realloc(sb->cpus, (cpu + 1) * sizeof(*c));
+		if (!c)
+			return NULL;
+		memset(c + sb->nr_cpus, 0, (cpu + 1 - sb->nr_cpus) * sizeof(*c));
+		sb->cpus = c;
+		sb->nr_cpus = cpu + 1;
+	}
+	return &sb->cpus[cpu];
+}
+
+static int add_switch(struct ptc_sideband *sb, const struct ptc_perf_record *rec,
+		      uint32_t pid, uint32_t tid)
+{
+	struct sb_cpu *c;
+	struct sb_switch *s;
+
+	if (!(rec->sid.valid & PTC_SID_CPU))
+		return 0;
+	c = cpu_get(sb, rec->sid.cpu);
+	if (!c || grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*s)))
+		return -ptc_err_nomem;
+	s = &c->v[c->n++];
+	s->time = (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0;
+	s->seq = sb->seq;
+	s->pid = pid;
+	s->tid = tid;
+	c->sorted = 0;
+	return 0;
+}
+
+static uint64_t rec_time(const struct ptc_perf_record *rec)
+{
+	return (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0;
+}
+
+static void lookup_build_id(const struct ptc_sideband *sb, struct ptc_sb_map *m);
+
+int ptc_sb_add_build_ids(struct ptc_sideband *sb, const struct ptc_perf_info *info)
+{
+	size_t i;
+	struct sb_buildid *n;
+
+	if (!info->nr_build_ids || info->nr_build_ids == sb->nr_bids)
+		return 0;
+	/* pipe mode delivers them as records: take the list anew */
+	n = calloc(info->nr_build_ids, sizeof(*n));
+	if (!n)
+		return -ptc_err_nomem;
+	free(sb->bids);
+	sb->bids = n;
+	sb->nr_bids = 0;
+	for (i = 0; i < info->nr_build_ids; i++) {
+		const struct ptc_perf_build_id *b = &info->build_ids[i];
+		struct sb_buildid *d = &sb->bids[sb->nr_bids];
+
+		if (!b->filename)
+			continue;
+		d->filename = intern(sb, b->filename);
+		if (!d->filename)
+			return -ptc_err_nomem;
+		d->pid = b->pid;
+		d->size = b->size > 20 ? 20 : b->size;
+		memcpy(d->id, b->build_id, d->size);
+		sb->nr_bids++;
+	}
+	for (i = 0; i < sb->nr_maps; i++)
+		if (!sb->maps[i].build_id_size)
+			lookup_build_id(sb, &sb->maps[i]);
+	return 0;
+}
+
+static void lookup_build_id(const struct ptc_sideband *sb, struct ptc_sb_map *m)
+{
+	size_t i;
+	const struct sb_buildid *any = NULL;
+
+	for (i = 0; i < sb->nr_bids; i++) {
+		const struct sb_buildid *b = &sb->bids[i];
+		if (strcmp(b->filename, m->filename))
+			continue;
+		if (b->pid == (int32_t)m->pid) {
+			any = b;
+			break;
+		}
+		if (!any)
+			any = b;
+	}
+	if (any) {
+		memcpy(m->build_id, any->id, any->size);
+		m->build_id_size = any->size;
+	}
+}
+
+static int on_mmap(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
+{
+	struct ptc_perf_mmap mm;
+	struct ptc_sb_map *m;
+	int err;
+
+	err = ptc_perf_parse_mmap(rec, &mm);
+	if (err < 0)
+		return err;
+	if (!mm.executable || !mm.len)
+		return 0;
+	if (rec->type == PERF_RECORD_MMAP2 && !(mm.prot & 4 /* PROT_EXEC */) && mm.prot)
+		return 0;
+	if (grow((void **)&sb->maps, &sb->cap_maps, sb->nr_maps + 1, sizeof(*m)))
+		return -ptc_err_nomem;
+	m = &sb->maps[sb->nr_maps];
+	memset(m, 0, sizeof(*m));
+	m->start = mm.start;
+	m->end = mm.start + mm.len;
+	m->pgoff = mm.pgoff;
+	m->pid = mm.pid;
+	m->t_start = rec_time(rec);
+	m->t_end = PTC_SB_TIME_MAX;
+	m->filename = intern(sb, mm.filename ? mm.filename : "");
+	if (!m->filename)
+		return -ptc_err_nomem;
+	if (mm.has_build_id && mm.build_id_size) {
+		m->build_id_size = mm.build_id_size > 20 ? 20 : mm.build_id_size;
+		memcpy(m->build_id, mm.build_id, m->build_id_size);
+	} else {
+		lookup_build_id(sb, m);
+	}
+	/* A new mapping replaces what it overlaps in that process. */
+	{
+		size_t i;
+		for (i = 0; i < sb->nr_maps; i++) {
+			struct ptc_sb_map *o = &sb->maps[i];
+			if (o->pid == m->pid && o->t_end == PTC_SB_TIME_MAX &&
+			    o->start < m->end && m->start < o->end)
+				o->t_end = m->t_start;
+		}
+	}
+	sb->nr_maps++;
+	return 0;
+}
+
+static int on_comm(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
+{
+	struct ptc_perf_comm c;
+	struct ptc_sb_thread *t;
+	uint64_t time = rec_time(rec);
+	int err;
+
+	err = ptc_perf_parse_comm(rec, &c);
+	if (err < 0)
+		return err;
+	t = thread_get(sb, c.pid, c.tid, time);
+	if (!t)
+		return -ptc_err_nomem;
+	t->pid = c.pid;
+	t->comm = intern(sb, c.comm ? c.comm : "");
+	if (!t->comm)
+		return -ptc_err_nomem;
+	if (c.exec) {
+		/* exec replaces the address space: every mapping of the
+		 * process ends here. */
+		size_t i;
+		for (i = 0; i < sb->nr_maps; i++)
+			if (sb->maps[i].pid == c.pid && sb->maps[i].t_end == PTC_SB_TIME_MAX)
+				sb->maps[i].t_end = time;
+	}
+	return 0;
+}
+
+static int on_fork(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
+{
+	struct ptc_perf_task f;
+	struct ptc_sb_thread *t, *parent;
+	size_t i, n;
+	int err;
+
+	err = ptc_perf_parse_task(rec, &f);
+	if (err < 0)
+		return err;
+	parent = thread_find(sb, f.ptid);
+	t = thread_get(sb, f.pid, f.tid, f.time);
+	if (!t)
+		return -ptc_err_nomem;
+	t->pid = f.pid;
+	t->t_start = f.time;
+	t->t_exit = PTC_SB_TIME_MAX;
+	parent = thread_find(sb, f.ptid);	/* thread_get may have moved it */
+	if (parent && !t->comm)
+		t->comm = parent->comm;
+	if (f.pid == f.ppid)
+		return 0;	/* a new thread shares its process's mappings */
+	/* A new process starts with a copy of its parent's address space. */
+	n = sb->nr_maps;
+	for (i = 0; i < n; i++) {
+		struct ptc_sb_map *m;
+		if (sb->maps[i].pid != f.ppid || sb->maps[i].t_end <= f.time ||
+		    sb->maps[i].t_start > f.time)
+			continue;
+		if (grow((void **)&sb->maps, &sb->cap_maps, sb->nr_maps + 1, sizeof(*m)))
+			return -ptc_err_nomem;
+		m = &sb->maps[sb->nr_maps++];
+		*m = sb->maps[i];
+		m->pid = f.pid;
+		m->t_start = f.time;
+		m->t_end = PTC_SB_TIME_MAX;
+		m->user = NULL;
+		m->user_state = 0;
+	}
+	return 0;
+}
+
+static int on_exit_rec(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
+{
+	struct ptc_perf_task f;
+	struct ptc_sb_thread *t;
+	int err;
+
+	err = ptc_perf_parse_task(rec, &f);
+	if (err < 0)
+		return err;
+	t = thread_find(sb, f.tid);
+	if (t)
+		t->t_exit = f.time;
+	return 0;
+}
+
+int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
+{
+	int err;
+
+	sb->seq++;
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return on_mmap(sb, rec);
+	case PERF_RECORD_COMM:
+		return on_comm(sb, rec);
+	case PERF_RECORD_FORK:
+		return on_fork(sb, rec);
+	case PERF_RECORD_EXIT:
+		return on_exit_rec(sb, rec);
+	case PERF_RECORD_ITRACE_START: {
+		struct ptc_perf_itrace_start it;
+		err = ptc_perf_parse_itrace_start(rec, &it);
+		if (err < 0)
+			return err;
+		if (!thread_get(sb, it.pid, it.tid, rec_time(rec)))
+			return -ptc_err_nomem;
+		return add_switch(sb, rec, it.pid, it.tid);
+	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		struct ptc_perf_switch sw;
+		err = ptc_perf_parse_switch(rec, &sw);
+		if (err < 0)
+			return err;
+		if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE && sw.out)
+			return add_switch(sb, rec, sw.next_prev_pid, sw.next_prev_tid);
+		if (!sw.out && (rec->sid.valid & PTC_SID_TID))
+			return add_switch(sb, rec, rec->sid.pid, rec->sid.tid);
+		return 0;
+	}
+	case PERF_RECORD_AUX: {
+		struct ptc_perf_aux a;
+		struct ptc_sb_aux *d;
+		err = ptc_perf_parse_aux(rec, &a);
+		if (err < 0)
+			return err;
+		if (grow((void **)&sb->aux, &sb->cap_aux, sb->nr_aux + 1, sizeof(*d)))
+			return -ptc_err_nomem;
+		d = &sb->aux[sb->nr_aux++];
+		d->aux_offset = a.aux_offset;
+		d->aux_size = a.aux_size;
+		d->flags = a.flags;
+		d->time = rec_time(rec);
+		d->cpu = (rec->sid.valid & PTC_SID_CPU) ? (int)rec->sid.cpu : -1;
+		d->tid = (rec->sid.valid & PTC_SID_TID) ? rec->sid.tid : 0;
+		return 0;
+	}
+	case PERF_RECORD_LOST: {
+		struct ptc_perf_lost l;
+		err = ptc_perf_parse_lost(rec, &l);
+		if (err < 0)
+			return err;
+		sb->lost += l.lost;
+		sb->lost_records++;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int cmp_switch(const void *a, const void *b)
+{
+	const struct sb_switch *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void ptc_sb_finish(struct ptc_sideband *sb)
+{
+	size_t i;
+
+	for (i = 0; i < sb->nr_cpus; i++) {
+		if (!sb->cpus[i].sorted && sb->cpus[i].n)
+			qsort(sb->cpus[i].v, sb->cpus[i].n, sizeof(struct sb_switch), cmp_switch);
+		sb->cpus[i].sorted = 1;
+	}
+}
+
+struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
+				   uint64_t time, uint64_t ip)
+{
+	struct ptc_sb_map *before = NULL, *after = NULL;
+	size_t i;
+
+	for (i = sb->nr_maps; i > 0; i--) {
+		struct ptc_sb_map *m = &sb->maps[i - 1];
+		if (m->pid != pid || ip < m->start || ip >= m->end)
+			continue;
+		if (time == PTC_SB_TIME_MAX) {
+			if (m->t_end == PTC_SB_TIME_MAX)
+				return m;
+			if (!before)
+				before = m;
+			continue;
+		}
+		if (m->t_start <= time && time < m->t_end)
+			return m;
+		/* The trace's time lags (it is the last timing packet's):
+		 * a mapping made just after it is the likely one; else the
+		 * newest that started before. */
+		if (m->t_start > time) {
+			if (!after || m->t_start < after->t_start)
+				after = m;
+		} else if (!before) {
+			before = m;
+		}
+	}
+	return after ? after : before;
+}
+
+struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count)
+{
+	*count = sb->nr_maps;
+	return sb->maps;
+}
+
+int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
+			 uint32_t *pid, uint32_t *tid)
+{
+	const struct sb_cpu *c;
+	size_t lo, hi;
+
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
+		return -ptc_err_not_found;
+	c = &sb->cpus[cpu];
+	if (!c->n)
+		return -ptc_err_not_found;
+	/* last entry with time <= t */
+	lo = 0;
+	hi = c->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->v[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!time || lo == 0)
+		lo = 1;
+	*pid = c->v[lo - 1].pid;
+	*tid = c->v[lo - 1].tid;
+	return 0;
+}
+
+size_t ptc_sb_cpu_switches(const struct ptc_sideband *sb, int cpu)
+{
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
+		return 0;
+	return sb->cpus[cpu].n;
+}
+
+const struct ptc_sb_thread *ptc_sb_thread(const struct ptc_sideband *sb, uint32_t tid)
+{
+	return thread_find(sb, tid);
+}
+
+const struct ptc_sb_thread *ptc_sb_threads(const struct ptc_sideband *sb, size_t *count)
+{
+	*count = sb->nr_threads;
+	return sb->threads;
+}
+
+const struct ptc_sb_aux *ptc_sb_aux_records(const struct ptc_sideband *sb, size_t *count)
+{
+	*count = sb->nr_aux;
+	return sb->aux;
+}
+
+uint64_t ptc_sb_lost(const struct ptc_sideband *sb, uint64_t *nr_records)
+{
+	if (nr_records)
+		*nr_records = sb->lost_records;
+	return sb->lost;
+}

@@ -1,0 +1,164 @@
+/* -f text writer (see text.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "writers/text.h"
+
+struct text_writer {
+	struct ptc_sink sink;
+	FILE *f;
+	char *path;
+	uint32_t tid;
+	char buf[1 << 16];
+};
+
+static const char *const kinds[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far" };
+static const char *const causes[] = { "overflow", "aux-lost", "records-lost", "no-image",
+				      "build-id", "decode", "disabled" };
+
+static int tw_begin(void *ctx, const struct ptc_thread_info *t)
+{
+	struct text_writer *w = ctx;
+
+	w->tid = t->tid;
+	fprintf(w->f, "# ptconv text 1 pid %u tid %u comm %s\n", t->pid, t->tid,
+		t->comm ? t->comm : "-");
+	return ferror(w->f) ? -ptc_err_io : 0;
+}
+
+/* Hex without printf: this is the hot path of -f text. */
+static char *put_hex(char *p, uint64_t v)
+{
+	char tmp[16];
+	int n = 0;
+
+	*p++ = '0';
+	*p++ = 'x';
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static int tw_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	struct text_writer *w = ctx;
+	char line[128], *p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *k = b[i].kind < 7 ? kinds[b[i].kind] : "unknown";
+		p = put_dec(line, w->tid);
+		*p++ = ' ';
+		p = put_hex(p, b[i].ip);
+		*p++ = ' ';
+		p = put_hex(p, b[i].target);
+		*p++ = ' ';
+		memcpy(p, k, strlen(k));
+		p += strlen(k);
+		*p++ = ' ';
+		*p++ = b[i].taken ? '1' : '0';
+		*p++ = ' ';
+		p = put_dec(p, b[i].insns);
+		if (b[i].flags & PTC_BRF_AFTER_GAP) {
+			memcpy(p, " after-gap", 10);
+			p += 10;
+		}
+		*p++ = '\n';
+		if (fwrite(line, 1, (size_t)(p - line), w->f) != (size_t)(p - line))
+			return -ptc_err_io;
+	}
+	return 0;
+}
+
+static int tw_gap(void *ctx, const struct ptc_gap *g)
+{
+	struct text_writer *w = ctx;
+
+	fprintf(w->f, "%u gap %s aux=0x%" PRIx64, w->tid,
+		g->cause < 7 ? causes[g->cause] : "unknown", g->aux_offset);
+	if (g->resume_offset == UINT64_MAX)
+		fprintf(w->f, " resume=-");
+	else
+		fprintf(w->f, " resume=0x%" PRIx64, g->resume_offset);
+	fprintf(w->f, " lost-bytes=%" PRIu64, g->lost_bytes);
+	if (g->lost_branches == UINT64_MAX)
+		fprintf(w->f, " lost-branches=?");
+	else
+		fprintf(w->f, " lost-branches=%" PRIu64, g->lost_branches);
+	fprintf(w->f, " ip=0x%" PRIx64 " resume-ip=0x%" PRIx64 " : %s\n", g->ip, g->resume_ip,
+		g->detail ? g->detail : "");
+	return ferror(w->f) ? -ptc_err_io : 0;
+}
+
+static int tw_end(void *ctx)
+{
+	struct text_writer *w = ctx;
+	int err = 0;
+
+	if (!w->f)
+		return 0;
+	if (ferror(w->f))
+		err = -ptc_err_io;
+	if (fclose(w->f) != 0)
+		err = -ptc_err_io;
+	w->f = NULL;
+	return err;
+}
+
+int ptc_text_sink_new(struct ptc_sink **out, const char *path)
+{
+	struct text_writer *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w)
+		return -ptc_err_nomem;
+	w->f = fopen(path, "w");
+	if (!w->f) {
+		free(w);
+		return -ptc_err_io;
+	}
+	setvbuf(w->f, w->buf, _IOFBF, sizeof(w->buf));
+	w->path = strdup(path);
+	w->sink.begin = tw_begin;
+	w->sink.branches = tw_branches;
+	w->sink.gap = tw_gap;
+	w->sink.end = tw_end;
+	w->sink.ctx = w;
+	*out = &w->sink;
+	return 0;
+}
+
+void ptc_text_sink_free(struct ptc_sink *s)
+{
+	struct text_writer *w;
+
+	if (!s)
+		return;
+	w = s->ctx;
+	if (w->f)
+		fclose(w->f);
+	free(w->path);
+	free(w);
+}

@@ -1,0 +1,128 @@
+/* Fuzz target: raw Intel PT bytes through the walker (and, for every third
+ * input, libipt's block engine) against a fixed image: a counted loop, a
+ * call and return, an indirect jump, a system call.  Nothing the bytes say
+ * may crash the decoder, make it loop forever or grow memory unboundedly.
+ * Seeds: tests/fuzz/seeds/fuzz_pt_decoder (valid streams for this image). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/intel_pt/blkdec.h"
+#include "decoders/intel_pt/ptdec.h"
+
+#define BASE 0x400000u
+
+static const uint8_t code[] = {
+	0x31, 0xc0,			/* 400000: xor eax, eax */
+	0xff, 0xc0,			/* 400002: inc eax */
+	0x83, 0xf8, 0x05,		/* 400004: cmp eax, 5 */
+	0x75, 0xf9,			/* 400007: jne 400002 */
+	0xe8, 0x0a, 0x00, 0x00, 0x00,	/* 400009: call 400018 */
+	0xff, 0xe3,			/* 40000e: jmp rbx */
+	0x0f, 0x05,			/* 400010: syscall */
+	0xeb, 0xec,			/* 400012: jmp 400000 */
+	0x90, 0x90, 0x90, 0x90,		/* 400014: nop x4 */
+	0x90,				/* 400018: nop */
+	0xc3,				/* 400019: ret */
+};
+
+static struct ptc_image *img;
+static struct ptc_pt_thread thr;
+static uint64_t seen;
+
+static int s_begin(void *ctx, const struct ptc_thread_info *t) { return 0; }
+static int s_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		seen += b[i].insns + b[i].kind;
+	return 0;
+}
+static int s_gap(void *ctx, const struct ptc_gap *g) { seen += g->cause; return 0; }
+static int s_end(void *ctx) { return 0; }
+static struct ptc_sink sink = { s_begin, s_branches, s_gap, s_end, NULL };
+
+static struct ptc_pt_thread *thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
+{
+	return &thr;
+}
+
+static int region_at(void *ctx, struct ptc_pt_thread *t, uint64_t time, uint64_t ip,
+		     struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
+{
+	size_t n;
+
+	if (ip < BASE || ip >= BASE + sizeof(code)) {
+		*cause = PTC_GAP_NO_IMAGE;
+		msg[0] = 0;
+		return -1;
+	}
+	out->img = img;
+	out->bias = 0;
+	out->tb = ptc_image_branches(img, &n);
+	out->ntb = (uint32_t)n;
+	out->start = BASE;
+	out->end = BASE + sizeof(code);
+	out->tag = NULL;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ptc_pt_env env = { thread_at, region_at, NULL, NULL };
+	struct ptc_pt_params p;
+	char err[128];
+	uint8_t *copy;
+
+	if (!img && ptc_image_from_bytes(&img, "fuzz", code, sizeof(code), BASE, err, sizeof(err)) < 0)
+		abort();
+	if (size > (1u << 20))
+		return 0;
+	/* a private copy: the decoder may read up to the last byte only */
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	memset(&p, 0, sizeof(p));
+	p.cpu_family = 6;
+	p.cpu_model = 85;
+	p.mtc_freq = 3;
+	p.nom_freq = 20;
+	p.tsc_ctc_n = 80;
+	p.tsc_ctc_d = 1;
+	ptc_pt_thread_init(&thr, 1, 1, &sink);
+	{
+		struct ptc_pt_decoder *d;
+		if (ptc_pt_decoder_new(&d, &p, &env, 0, UINT32_MAX) == 0) {
+			if (ptc_pt_decoder_set_buffer(d, copy, size, 0, 0, 0, NULL) == 0) {
+				/* exercise the PSB-segment mode on half of the inputs */
+				if (size && (data[0] & 1))
+					ptc_pt_decoder_add_suspect(d, size / 3, size / 2 + 1);
+				while (ptc_pt_decoder_run(d, 0) > 0)
+					;
+			}
+			ptc_pt_decoder_finish(d);
+			ptc_pt_decoder_free(d);
+		}
+	}
+	ptc_pt_thread_flush(&thr);
+	ptc_pt_thread_fini(&thr);
+	if (size % 3 == 0) {
+		struct ptc_blk_decoder *b;
+		ptc_pt_thread_init(&thr, 1, 1, &sink);
+		if (ptc_blk_decoder_new(&b, &p, &env, 0, UINT32_MAX) == 0) {
+			if (ptc_blk_decoder_set_buffer(b, copy, size, 0, 0, 0, NULL) == 0)
+				while (ptc_blk_decoder_run(b, 0) > 0)
+					;
+			ptc_blk_decoder_finish(b);
+			ptc_blk_decoder_free(b);
+		}
+		ptc_pt_thread_flush(&thr);
+		ptc_pt_thread_fini(&thr);
+	}
+	free(copy);
+	return 0;
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Compare ptconv's -f text output with a ptgen ground truth.
+
+Written from tests/ptgen/ground-truth.md and the text format of
+ptconv-convert(1) only; shares nothing with ptconv.
+
+usage: pt_truth_compare.py TRUTH OUTDIR [--gaps GAPSFILE] [--expect-gaps N]
+
+Per thread: the truth's B lines, with the instructions of A lines (executed
+before an asynchronous exit) added to the thread's next branch, are the
+expected branches.  ptconv's branches between two gaps must be one
+contiguous run of them, in order, identical (ip, target, kind, taken,
+instructions); the first branch after a gap counts instructions from an IP
+the truth does not name, so its count is not compared.  Without gaps the
+runs must cover the whole truth.  Exit 0 when everything holds.
+"""
+import os
+import sys
+
+KINDS = ["jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far"]
+
+
+def read_truth(path):
+    threads = {}   # tid -> list of (ip, target, kind, taken, insns)
+    carry = {}
+    for line in open(path):
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        t = f[0]
+        if t == "B":
+            tid = int(f[2])
+            ip, tgt = int(f[3], 16), int(f[4], 16)
+            kind, taken, ln, insns = int(f[5]), int(f[6]), int(f[7]), int(f[8])
+            insns += carry.pop(tid, 0)
+            if kind != 5:
+                # An unconditional branch is always taken; ptgen-trace
+                # writes 0 when its target is the next instruction.
+                taken = 1
+            threads.setdefault(tid, []).append((ip, tgt, KINDS[kind], taken, insns))
+        elif t == "A":
+            tid = int(f[2])
+            carry[tid] = carry.get(tid, 0) + int(f[4])
+        elif t == "T":
+            threads.setdefault(int(f[3]), [])
+    return threads, carry
+
+
+def read_ptconv(outdir):
+    threads = {}  # tid -> list of segments; segment = list of branches
+    for name in sorted(os.listdir(outdir)):
+        if not name.endswith(".txt"):
+            continue
+        segs = [[]]
+        gaps = []
+        tid = None
+        for line in open(os.path.join(outdir, name)):
+            if line.startswith("#"):
+                tid = int(line.split()[7])
+                continue
+            f = line.split()
+            if f[1] == "gap":
+                gaps.append(line.strip())
+                if segs[-1]:
+                    segs.append([])
+                segs[-1].append("after-gap-marker")
+                continue
+            after = len(f) > 6 and f[6] == "after-gap"
+            segs[-1].append((int(f[1], 16), int(f[2], 16), f[3], int(f[4]), int(f[5]), after))
+        threads[tid] = ([s for s in segs if s and s != ["after-gap-marker"]], gaps)
+    return threads
+
+
+def match_segment(truth, seg, start):
+    """Find seg as a contiguous run of truth at or after start; return
+    (first index, end index) or None."""
+    body = [b for b in seg if b != "after-gap-marker"]
+    resumed = seg[0] == "after-gap-marker" or body[0][5]
+    if not body:
+        return (start, start)
+    first = body[0]
+    for i in range(start, len(truth) - len(body) + 1):
+        t = truth[i]
+        if t[:4] != first[:4]:
+            continue
+        if not resumed and t[4] != first[4]:
+            continue
+        ok = True
+        for k in range(1, len(body)):
+            b, tt = body[k], truth[i + k]
+            if b[:5] != tt:
+                ok = False
+                break
+        if ok:
+            return (i, i + len(body))
+        if not resumed:
+            return None
+    return None
+
+
+def main():
+    args = sys.argv[1:]
+    gaps_file = None
+    expect_gaps = None
+    if "--gaps" in args:
+        k = args.index("--gaps")
+        gaps_file = args[k + 1]
+        del args[k:k + 2]
+    if "--expect-gaps" in args:
+        k = args.index("--expect-gaps")
+        expect_gaps = int(args[k + 1])
+        del args[k:k + 2]
+    truth_path, outdir = args
+    truth, _ = read_truth(truth_path)
+    got = read_ptconv(outdir)
+    errors = 0
+    total_gaps = 0
+    for tid, branches in sorted(truth.items()):
+        if not branches:
+            continue
+        if tid not in got:
+            print("thread %d: no trace written (%d branches in the truth)" % (tid, len(branches)))
+            errors += 1
+            continue
+        segs, gaps = got[tid]
+        total_gaps += len(gaps)
+        pos = 0
+        covered = 0
+        for n, seg in enumerate(segs):
+            body = [b for b in seg if b != "after-gap-marker"]
+            if n == 0 and not gaps:
+                # no gap: must be the whole truth, exactly
+                if len(body) != len(branches):
+                    print("thread %d: %d branches, truth has %d" % (tid, len(body), len(branches)))
+                for k, (a, b) in enumerate(zip(body, branches)):
+                    if a[:5] != b:
+                        print("thread %d: branch %d differs: got %s want %s" % (tid, k, a[:5], b))
+                        errors += 1
+                        break
+                else:
+                    if len(body) != len(branches):
+                        print("thread %d: the first %d branches agree, then the trace ends early" % (tid, len(body)))
+                        errors += 1
+                covered = len(body)
+                pos = len(body)
+                continue
+            m = match_segment(branches, seg, pos)
+            if m is None:
+                print("thread %d: segment %d (%d branches, first %s) is not a run of the truth after index %d"
+                      % (tid, n, len(body), body[0][:5] if body else None, pos))
+                errors += 1
+                break
+            if n == 0 and m[0] != 0 and seg[0] != "after-gap-marker":
+                print("thread %d: trace starts at truth branch %d without a gap" % (tid, m[0]))
+                errors += 1
+            pos = m[1]
+            covered += len(body)
+        print("thread %d: %d of %d truth branches reproduced, %d gaps" % (tid, covered, len(branches), len(gaps)))
+    extra = [t for t in got if t not in truth or not truth[t]]
+    for t in extra:
+        segs, gaps = got[t]
+        n = sum(len(s) for s in segs)
+        if n:
+            print("thread %s: %d branches but no such thread in the truth" % (t, n))
+            errors += 1
+    if expect_gaps is not None and total_gaps != expect_gaps:
+        print("gaps: %d, expected %d" % (total_gaps, expect_gaps))
+        errors += 1
+    if gaps_file is not None:
+        want = [l.split() for l in open(gaps_file) if l.strip()]
+        if len(want) == 0 and total_gaps:
+            print("gaps reported but none expected")
+            errors += 1
+        if len(want) and not total_gaps:
+            print("no gaps reported, expected %d" % len(want))
+            errors += 1
+        # every injected loss must be covered by a reported gap
+        reported = []
+        for tid, (segs, gaps) in got.items():
+            for g in gaps:
+                f = dict(x.split("=", 1) for x in g.split(" : ")[0].split()[3:] if "=" in x)
+                reported.append((g.split()[2], f))
+        for w in want:
+            # "ovf queue Q offset O first F resume R ip IP",
+            # "drop queue Q offset O bytes N first F resync R"
+            # (older encoders: kept_offset, resume_ip)
+            kv = dict(zip(w[1::2], w[2::2]))
+            if w[0] == "ovf":
+                rip = kv.get("ip", kv.get("resume_ip"))
+                ok = [r for r in reported if r[0] == "overflow" and (rip is None or int(r[1]["resume-ip"], 16) == int(rip, 16))]
+                if not ok:
+                    print("no overflow gap resuming at %s" % rip)
+                    errors += 1
+            elif w[0] == "drop":
+                k = int(kv.get("offset", kv.get("kept_offset")))
+                ok = [r for r in reported if r[0] == "aux-lost" and int(r[1]["aux"], 16) <= k and
+                      (r[1]["resume"] == "-" or int(r[1]["resume"], 16) >= k)]
+                if not ok:
+                    print("no aux-lost gap covers the drop at offset %d" % k)
+                    errors += 1
+    print("FAIL" if errors else "OK")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
