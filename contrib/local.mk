@@ -8,12 +8,15 @@ EXTRA_DIST += contrib/fuzz.sh
 # The program is built without the project's CFLAGS so that a sanitizer build
 # does not trace sanitizer runtime code.
 EXTRA_DIST += contrib/example/sortsum.c
-example: src/ptconv tests/ptgen/ptgen-trace tests/ptgen/ptgen-encode
+example: src/ptconv tests/ptgen/ptgen-trace tests/ptgen/ptgen-encode tests/ptgen/truth-check
 	@rm -rf example && mkdir -p example
 	$(CC) -O2 -o example/sortsum $(srcdir)/contrib/example/sortsum.c
 	tests/ptgen/ptgen-trace -o example/sortsum.truth -- example/sortsum
 	tests/ptgen/ptgen-encode --buildid-dir example/buildid -o example/perf.data example/sortsum.truth
 	src/ptconv info --buildid-dir example/buildid example/perf.data
+	src/ptconv convert example/perf.data --buildid-dir example/buildid -f cbpexp,text -o example/sortsum.ptconv
+	@echo "first branches (example/sortsum.ptconv/*.txt):"; grep -v '^#' example/sortsum.ptconv/*.txt | head -5
+	@echo "ground truth of the real execution (instructions, branches):"; tests/ptgen/truth-check --stats example/sortsum.truth | tail -1
 .PHONY: example
 clean-local: clean-example
 clean-example:
