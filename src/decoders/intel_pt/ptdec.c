@@ -109,7 +109,7 @@ struct ptc_pt_decoder {
 };
 
 static const char *const gap_names[PTC_GAP_CAUSE_NR] = {
-	"overflow", "aux-lost", "records-lost", "no-image", "build-id", "decode", "disabled",
+	"overflow", "aux-lost", "records-lost", "no-image", "build-id", "decode", "disabled", "start",
 };
 
 const char *ptc_gap_cause_name(int cause)
@@ -161,6 +161,30 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	}
 	t->nbatch = 0;
 	return t->sink_error;
+}
+
+int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset, uint64_t ip)
+{
+	struct ptc_gap g;
+	int err;
+
+	if (t->started || t->pending_insns || !ip)
+		return 0;
+	t->started = 1;
+	if (ptc_pt_thread_flush(t) < 0)
+		return t->sink_error;
+	if (!t->sink || !t->sink->gap)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	g.cause = PTC_GAP_START;
+	g.aux_offset = g.resume_offset = offset;
+	g.time = time;
+	g.resume_ip = ip;
+	g.detail = "trace starts";
+	err = t->sink->gap(t->sink->ctx, &g);
+	if (err < 0)
+		t->sink_error = err;
+	return err;
 }
 
 void ptc_pt_thread_fini(struct ptc_pt_thread *t)
@@ -313,6 +337,8 @@ static int emit_gap_to(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const 
 	t->gaps++;
 	t->gaps_by_cause[g->cause]++;
 	t->lost_bytes += g->lost_bytes;
+	if (g->resume_ip)
+		t->started = 1;	/* the gap says where the stream resumes */
 	if (ptc_pt_thread_flush(t) < 0)
 		return t->sink_error;
 	if (t->sink && t->sink->gap) {
@@ -558,6 +584,8 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	d->nchain = 0;
 	d->ndirect = 0;
 	err = close_gap(d, cur_offset(d), ip);
+	if (err >= 0 && t != &d->orphan)
+		err = ptc_pt_thread_start(t, d->time, cur_offset(d), ip);
 	return err;
 }
 
