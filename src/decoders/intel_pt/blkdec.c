@@ -191,10 +191,12 @@ static int put_gap(struct ptc_blk_decoder *d, struct ptc_pt_thread *t)
 	t->gaps++;
 	t->gaps_by_cause[d->gap.cause]++;
 	t->lost_bytes += d->gap.lost_bytes;
-	if (d->gap.resume_ip)
-		t->started = 1;	/* the gap says where the stream resumes */
 	if (ptc_pt_thread_flush(t) < 0)
 		return t->sink_error;
+	if (d->gap.resume_ip) {
+		t->started = 1;	/* the gap says where the stream resumes */
+		t->next_ip = d->gap.resume_ip;
+	}
 	if (t->sink && t->sink->gap)
 		return t->sink->gap(t->sink->ctx, &d->gap);
 	return 0;

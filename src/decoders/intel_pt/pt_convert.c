@@ -1458,8 +1458,8 @@ static void write_warnings(const char *w)
 	if (*w) {
 		size_t more = 0;
 		for (; *w; w++)
-			more += *w == '\n';
-		ptc_cli_error("warning: ... and %zu more", more + 1);
+			more += *w == '\n' || !w[1];
+		ptc_cli_error("warning: ... and %zu more", more);
 	}
 }
 
