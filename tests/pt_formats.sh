@@ -109,8 +109,18 @@ for case in "walker" "libipt" "walker --noretcomp --timing=tsc,mtc,cyc" "walker 
 	echo "ok - $case: every format equals the ground truth"
 done
 
+# --time keeps a window of the trace: the per-instruction writers get a
+# start record where the window begins and must find every block of it in
+# the code (they warn when a block does not end at its branch).
+convert "$T/out" walker		# the default encoding (TSC + MTC timing)
+"$PTCONV" "$T/t.data" -f $FORMATS --bbv $BBV --time 1000010000,1000020000 -o "$T/tw" \
+	--buildid-dir "$T/bid" 2>"$T/conv.err" || fail "--time"
+grep -q warning "$T/conv.err" && { cat "$T/conv.err" >&2; fail "--time: warnings"; }
+n=$("$PTCONV" stats "$T"/tw/trace.*.ptc | awk '$1 == "branches:" { print $2 }')
+[ "$n" -gt 0 ] && [ "$n" -lt $(grep -c '^B ' "$T/prog.truth") ] || fail "--time kept $n branches"
+echo "ok - --time window: $n branches, every block found"
+
 # The default format is ptconv.
-convert "$T/def" walker
 rm -rf "$T/def"
 "$PTCONV" "$T/t.data" -o "$T/def" --buildid-dir "$T/bid" -q || fail "ptconv without -f"
 [ "$(ls "$T/def" | grep -v summary.json)" = "trace.$tid.ptc" ] || fail "default output: $(ls "$T/def")"

@@ -84,6 +84,8 @@ struct cthread {
 	uint64_t code_time;
 	struct ptc_pt_region code_reg;
 	int code_have;
+	int skipped;		/* --time left branches out since the writer's last one */
+	uint64_t skip_next;	/* where the last branch left out leads (0 unknown) */
 	char name[64];
 	const char *comm;
 	int wanted;
@@ -168,6 +170,49 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 	return 0;
 }
 
+static int in_time(const struct cthread *t, const struct ptc_branch *b)
+{
+	return b->time >= t->time_start && b->time <= t->time_end;
+}
+
+/* --time for the registry's writer: the kept runs of branches, each after
+ * a start record saying where its first block begins (the destination of
+ * the last branch left out), so that per-instruction formats stay exact. */
+static int writer_time_filtered(struct cthread *t, const struct ptc_branch *b, size_t n)
+{
+	size_t i = 0, j;
+	int err;
+
+	while (i < n) {
+		if (!in_time(t, &b[i])) {
+			const struct ptc_branch *x = &b[i++];
+			t->skip_next = x->kind == PTC_BR_FAR && !x->target ? x->ip + x->length
+				     : x->taken ? x->target : x->ip + x->length;
+			t->skipped = 1;
+			continue;
+		}
+		for (j = i; j < n && in_time(t, &b[j]); j++)
+			;
+		if (t->skipped) {
+			struct ptc_gap g;
+
+			memset(&g, 0, sizeof(g));
+			g.cause = PTC_GAP_START;
+			g.resume_offset = UINT64_MAX;
+			g.time = b[i].time;
+			g.resume_ip = t->skip_next;
+			g.detail = "--time: the trace starts again";
+			t->skipped = 0;
+			if ((err = t->ws.gap(t->ws.ctx, &g)) < 0)
+				return err;
+		}
+		if ((err = writer_branches(t, b + i, j - i)) < 0)
+			return err;
+		i = j;
+	}
+	return 0;
+}
+
 static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 {
 	struct cthread *t = ctx;
@@ -175,6 +220,8 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	int err;
 
 	if (t->time_start || t->time_end != UINT64_MAX) {
+		if (t->w && (err = writer_time_filtered(t, b, n)) < 0)
+			return err;
 		/* --time: branches whose (last known) time is outside go */
 		size_t i, k = 0;
 		for (i = 0; i < n; i++)
@@ -184,12 +231,12 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 		n = k;
 		if (!n)
 			return 0;
+	} else if (t->w && (err = writer_branches(t, b, n)) < 0) {
+		return err;
 	}
 	if (t->text && (err = t->text->branches(t->text->ctx, b, n)) < 0)
 		return err;
 	if (t->cbp && (err = t->cbp->branches(t->cbp->ctx, b, n)) < 0)
-		return err;
-	if (t->w && (err = writer_branches(t, b, n)) < 0)
 		return err;
 	return 0;
 }
@@ -205,6 +252,7 @@ static int tee_gap(void *ctx, const struct ptc_gap *g)
 		return err;
 	if (t->w && (err = t->ws.gap(t->ws.ctx, g)) < 0)
 		return err;
+	t->skipped = 0;	/* the gap says where execution resumes */
 	return 0;
 }
 
