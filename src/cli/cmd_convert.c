@@ -17,7 +17,15 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: ptconv [convert] FILE [options]\n"
 		"       ptconv [convert] --pt FILE --image PATH[:ADDR[:OFFSET]]... [--cpu F/M/S] [options]\n"
-		"  -f, --format LIST     output formats: cbpexp (default), text\n"
+		"  -f, --format LIST     output formats, comma-separated (default ptconv):\n"
+		"                          ptconv   ptconv's own compact trace (.ptc), every instruction\n"
+		"                          bt9      CBP2016 BT9 branch graph (.bt9.gz)\n"
+		"                          champsim ChampSim input_instr records (.champsim.xz)\n"
+		"                          cbp2025  CBP2025 per-instruction trace (.cbp2025.gz)\n"
+		"                          xtrace   xtrace token streams (xtrace.*.xinsndata.bin)\n"
+		"                          cbpexp   cbp-experiments trace (.cbpexp)\n"
+		"                          text     one line per branch (.txt)\n"
+		"      --bbv N           also write SimPoint basic-block vectors every N instructions\n"
 		"  -o, --output DIR      output directory (default FILE.ptconv)\n"
 		"      --per-cpu         one trace per CPU instead of per thread\n"
 		"      --pid PID, --tid TID, --comm NAME   write only these threads\n"
@@ -56,7 +64,7 @@ static int parse_time(const char *s, uint64_t *a, uint64_t *b)
 int cmd_convert(int argc, char **argv)
 {
 	enum { O_PER_CPU = 256, O_PID, O_TID, O_COMM, O_TIME, O_SYMFS, O_BUILDID, O_STRICT,
-	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL };
+	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL, O_BBV };
 	static const struct option lo[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -77,6 +85,7 @@ int cmd_convert(int argc, char **argv)
 		{ "cpu", required_argument, NULL, O_CPU },
 		{ "zstd-level", required_argument, NULL, O_LEVEL },
 		{ "check-partial", no_argument, NULL, O_CHECK_PARTIAL },
+		{ "bbv", required_argument, NULL, O_BBV },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,6 +144,15 @@ int cmd_convert(int argc, char **argv)
 		case O_CPU: pt.cpu = optarg; break;
 		case O_LEVEL: pt.zstd_level = atoi(optarg); break;
 		case O_CHECK_PARTIAL: pt.check_partial = 1; break;
+		case O_BBV: {
+			char *end;
+			pt.bbv_interval = strtoull(optarg, &end, 0);
+			if (*end || !pt.bbv_interval || *optarg == '-') {
+				ptc_cli_error("--bbv: expected a positive instruction count, got '%s'", optarg);
+				return PTC_EXIT_USAGE;
+			}
+			break;
+		}
 		default: usage(stderr); return PTC_EXIT_USAGE;
 		}
 	}

@@ -96,6 +96,10 @@ static int tw_gap(void *ctx, const struct ptc_gap *g)
 {
 	struct text_writer *w = ctx;
 
+	/* Where the stream starts is not a loss: the text format lists
+	 * losses only (see ptconv-convert(1)). */
+	if (g->cause == PTC_GAP_START)
+		return 0;
 	fprintf(w->f, "%u gap %s aux=0x%" PRIx64, w->tid,
 		g->cause < 7 ? causes[g->cause] : "unknown", g->aux_offset);
 	if (g->resume_offset == UINT64_MAX)

@@ -193,6 +193,10 @@ static int put_gap(struct ptc_blk_decoder *d, struct ptc_pt_thread *t)
 	t->lost_bytes += d->gap.lost_bytes;
 	if (ptc_pt_thread_flush(t) < 0)
 		return t->sink_error;
+	if (d->gap.resume_ip) {
+		t->started = 1;	/* the gap says where the stream resumes */
+		t->next_ip = d->gap.resume_ip;
+	}
 	if (t->sink && t->sink->gap)
 		return t->sink->gap(t->sink->ctx, &d->gap);
 	return 0;
@@ -223,6 +227,7 @@ static int enable(struct ptc_blk_decoder *d, uint64_t ip)
 {
 	struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
 	uint64_t off = 0;
+	int err;
 
 	if (!t)
 		t = &d->orphan;
@@ -233,7 +238,10 @@ static int enable(struct ptc_blk_decoder *d, uint64_t ip)
 	}
 	d->enabled = 1;
 	pt_blk_get_offset(d->blk, &off);
-	return close_gap(d, d->base + off, ip);
+	err = close_gap(d, d->base + off, ip);
+	if (err >= 0 && t != &d->orphan)
+		err = ptc_pt_thread_start(t, d->time, d->base + off, ip);
+	return err;
 }
 
 /* Classify the instruction at ip with Zydis (independently of the images'

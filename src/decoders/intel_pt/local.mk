@@ -4,6 +4,9 @@ libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/pt_convert.c src/decoders/intel_pt/pt_convert.h
 TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
+# Every output format of a PT conversion, read back by tests/writers/*.py
+TESTS += tests/pt_formats.sh
+EXTRA_DIST += tests/pt_formats.sh
 EXTRA_DIST += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh \
 	tests/pt_truth_compare.py tests/cbpexp_read.py tests/ptprog/pt_threads.c
 # Fuzz target: raw PT bytes against a fixed image; `make check` replays the seeds.

@@ -9,6 +9,7 @@
  *    moves between CPUs gets its branches in the order it executed them.
  * 4. Each thread's branches go to its writers; a summary closes the job.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -30,6 +31,7 @@
 #include "sideband/sideband.h"
 #include "writers/cbpexp.h"
 #include "writers/text.h"
+#include "writers/writers.h"
 
 enum { FMT_CBPEXP = 1, FMT_TEXT = 2 };
 
@@ -67,10 +69,23 @@ struct queue {
 	struct ptc_blk_decoder *blk;
 };
 
+struct conv;
+
 struct cthread {
 	struct ptc_pt_thread pt;
 	struct ptc_sink tee;
 	struct ptc_sink *text, *cbp;
+	struct conv *conv;
+	/* The output-format registry's writer (ptconv, bt9, champsim, ...)
+	 * and the code bytes it reads: the thread's mappings at code_time. */
+	struct ptc_writer *w;
+	struct ptc_sink ws;
+	struct ptc_code_reader code;
+	uint64_t code_time;
+	struct ptc_pt_region code_reg;
+	int code_have;
+	int skipped;		/* --time left branches out since the writer's last one */
+	uint64_t skip_next;	/* where the last branch left out leads (0 unknown) */
 	char name[64];
 	const char *comm;
 	int wanted;
@@ -84,6 +99,8 @@ struct conv {
 	struct ptc_sideband *sb;
 	struct ptc_image_cache *ic;
 	int formats;
+	char wformats[256];	/* the -f formats of the writer registry, comma-separated */
+	int use_writer;
 	char outdir[4096];
 
 	struct queue *q;
@@ -125,6 +142,74 @@ static int tee_begin(void *ctx, const struct ptc_thread_info *ti)
 		return err;
 	if (t->cbp && (err = t->cbp->begin(t->cbp->ctx, ti)) < 0)
 		return err;
+	if (t->w && (err = t->ws.begin(t->ws.ctx, ti)) < 0)
+		return err;
+	return 0;
+}
+
+/* The writer reads code at the time of the branches it is given: feed it
+ * runs of branches with the same time, so that a mapping change (exec,
+ * dlopen, munmap) between two runs is seen. */
+static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t n)
+{
+	size_t i = 0, k;
+	int err;
+
+	while (i < n) {
+		for (k = i + 1; k < n && b[k].time == b[i].time; k++)
+			;
+		if (b[i].time != t->code_time) {
+			t->code_time = b[i].time;
+			t->code_have = 0;
+		}
+		err = t->ws.branches(t->ws.ctx, b + i, k - i);
+		if (err < 0)
+			return err;
+		i = k;
+	}
+	return 0;
+}
+
+static int in_time(const struct cthread *t, const struct ptc_branch *b)
+{
+	return b->time >= t->time_start && b->time <= t->time_end;
+}
+
+/* --time for the registry's writer: the kept runs of branches, each after
+ * a start record saying where its first block begins (the destination of
+ * the last branch left out), so that per-instruction formats stay exact. */
+static int writer_time_filtered(struct cthread *t, const struct ptc_branch *b, size_t n)
+{
+	size_t i = 0, j;
+	int err;
+
+	while (i < n) {
+		if (!in_time(t, &b[i])) {
+			const struct ptc_branch *x = &b[i++];
+			t->skip_next = x->kind == PTC_BR_FAR && !x->target ? x->ip + x->length
+				     : x->taken ? x->target : x->ip + x->length;
+			t->skipped = 1;
+			continue;
+		}
+		for (j = i; j < n && in_time(t, &b[j]); j++)
+			;
+		if (t->skipped) {
+			struct ptc_gap g;
+
+			memset(&g, 0, sizeof(g));
+			g.cause = PTC_GAP_START;
+			g.resume_offset = UINT64_MAX;
+			g.time = b[i].time;
+			g.resume_ip = t->skip_next;
+			g.detail = "--time: the trace starts again";
+			t->skipped = 0;
+			if ((err = t->ws.gap(t->ws.ctx, &g)) < 0)
+				return err;
+		}
+		if ((err = writer_branches(t, b + i, j - i)) < 0)
+			return err;
+		i = j;
+	}
 	return 0;
 }
 
@@ -135,6 +220,8 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	int err;
 
 	if (t->time_start || t->time_end != UINT64_MAX) {
+		if (t->w && (err = writer_time_filtered(t, b, n)) < 0)
+			return err;
 		/* --time: branches whose (last known) time is outside go */
 		size_t i, k = 0;
 		for (i = 0; i < n; i++)
@@ -144,6 +231,8 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 		n = k;
 		if (!n)
 			return 0;
+	} else if (t->w && (err = writer_branches(t, b, n)) < 0) {
+		return err;
 	}
 	if (t->text && (err = t->text->branches(t->text->ctx, b, n)) < 0)
 		return err;
@@ -161,6 +250,9 @@ static int tee_gap(void *ctx, const struct ptc_gap *g)
 		return err;
 	if (t->cbp && (err = t->cbp->gap(t->cbp->ctx, g)) < 0)
 		return err;
+	if (t->w && (err = t->ws.gap(t->ws.ctx, g)) < 0)
+		return err;
+	t->skipped = 0;	/* the gap says where execution resumes */
 	return 0;
 }
 
@@ -173,7 +265,38 @@ static int tee_end(void *ctx)
 		err = e;
 	if (t->cbp && (e = t->cbp->end(t->cbp->ctx)) < 0)
 		err = e;
+	if (t->w && (e = t->ws.end(t->ws.ctx)) < 0)
+		err = e;
 	return err;
+}
+
+static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			    struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
+
+/* Code bytes for the writers: the same image + bias lookup as the walker's
+ * (sideband mappings of the thread's process at the time of the branches
+ * being written, the vDSO included; --image regions for raw PT). */
+static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	struct cthread *t = ctx;
+	struct conv *c = t->conv;
+
+	if (!t->code_have || ip < t->code_reg.start || ip >= t->code_reg.end) {
+		struct ptc_pt_region reg;
+		char msg[256];
+		int cause, err;
+
+		pthread_mutex_lock(&c->lock);
+		err = region_at_locked(c, &t->pt, t->code_time, ip, &reg, &cause, msg, sizeof(msg));
+		pthread_mutex_unlock(&c->lock);
+		if (err < 0)
+			return 0;
+		t->code_reg = reg;
+		t->code_have = 1;
+	}
+	if (ip + n > t->code_reg.end)
+		n = (size_t)(t->code_reg.end - ip);
+	return ptc_image_read(t->code_reg.img, (uint64_t)((int64_t)ip - t->code_reg.bias), buf, n);
 }
 
 static int wanted(struct conv *c, uint32_t pid, uint32_t tid, const char *comm)
@@ -243,6 +366,24 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 			return t;
 		}
 	}
+	if (c->use_writer) {
+		struct ptc_writer_config cfg;
+
+		memset(&cfg, 0, sizeof(cfg));
+		t->conv = c;
+		t->code.read = code_read;
+		t->code.ctx = t;
+		cfg.outdir = c->outdir;
+		cfg.code = &t->code;
+		cfg.bbv_interval = c->pto->bbv_interval;
+		err = ptc_writer_new(&t->w, c->wformats, &cfg);
+		if (err < 0) {
+			ptc_cli_error("%s: cannot write %s: %s", c->outdir, c->wformats, ptc_errstr(err));
+			c->fatal = PTC_EXIT_OUTPUT;
+			return t;
+		}
+		t->ws = ptc_writer_sink(t->w);
+	}
 	t->tee.begin = tee_begin;
 	t->tee.branches = tee_branches;
 	t->tee.gap = tee_gap;
@@ -252,10 +393,14 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 	ti.pid = pid;
 	ti.tid = tid;
 	ti.comm = t->comm;
-	ti.cpu = -1;
+	/* per-CPU streams (--per-cpu) carry the CPU in the high-bit tid */
+	ti.cpu = (tid & 0x80000000u) ? (int)(tid & 0x7fffffffu) : -1;
 	err = t->tee.begin(t->tee.ctx, &ti);
 	if (err < 0) {
-		ptc_cli_error("%s: %s", t->name, ptc_errstr(err));
+		if (t->w && ptc_writer_errmsg(t->w)[0])
+			ptc_cli_error("%s", ptc_writer_errmsg(t->w));
+		else
+			ptc_cli_error("%s: %s", t->name, ptc_errstr(err));
 		c->fatal = PTC_EXIT_OUTPUT;
 	}
 	return t;
@@ -1089,6 +1234,66 @@ static int cmp_thread(const void *a, const void *b)
 	return x->pt.tid < y->pt.tid ? -1 : x->pt.tid > y->pt.tid;
 }
 
+/* The files in the output directory, sorted (the registry's writers name
+ * their files themselves: trace.TID.EXT, trace.cpuN.EXT, xtrace.TIME.ID.*). */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **outdir_names(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL, **nv;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!(v[*n] = strdup(e->d_name)))
+			break;
+		(*n)++;
+	}
+	closedir(d);
+	if (v)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+static void list_writer_files(struct ptc_json *j, char **names, size_t n, const struct cthread *t)
+{
+	char id[32], pre[48];
+	size_t i, il;
+
+	if (t->pt.tid & 0x80000000u)
+		snprintf(id, sizeof(id), "%u", t->pt.tid & 0x7fffffffu);
+	else
+		snprintf(id, sizeof(id), "%u", t->pt.tid);
+	snprintf(pre, sizeof(pre), (t->pt.tid & 0x80000000u) ? "trace.cpu%s." : "trace.%s.", id);
+	il = strlen(id);
+	for (i = 0; i < n; i++) {
+		const char *s = names[i], *p;
+		int mine = !strncmp(s, pre, strlen(pre));
+
+		if (!mine && !strncmp(s, "xtrace.", 7) && (p = strchr(s + 7, '.')) &&
+		    !strncmp(p + 1, id, il) && !strncmp(p + 1 + il, ".hint", 5))
+			mine = 1;
+		if (mine)
+			ptc_json_string(j, NULL, s);
+	}
+}
+
 static void summary(struct conv *c, uint64_t bytes, double secs)
 {
 	char path[4200];
@@ -1097,6 +1302,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 	size_t i, k;
 	uint64_t tb = 0, ti = 0, tg = 0, orphan = 0;
 	struct ptc_pt_stats agg;
+	char **names;
+	size_t nnames = 0;
 
 	memset(&agg, 0, sizeof(agg));
 	for (i = 0; i < c->nq; i++) {
@@ -1111,6 +1318,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 	}
 	orphan = agg.orphan_branches;
 	qsort(c->th, c->nth, sizeof(*c->th), cmp_thread);
+	names = c->use_writer ? outdir_names(c->outdir, &nnames) : NULL;
 
 	snprintf(path, sizeof(path), "%s/summary.json", c->outdir);
 	f = fopen(path, "w");
@@ -1140,7 +1348,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_end_array(&j);
 		ptc_json_begin_object(&j, "gaps_by_cause");
 		for (k = 0; k < PTC_GAP_CAUSE_NR; k++)
-			ptc_json_u64(&j, ptc_gap_cause_name((int)k), agg.gaps_by_cause[k]);
+			if (k != PTC_GAP_START)	/* not a loss */
+				ptc_json_u64(&j, ptc_gap_cause_name((int)k), agg.gaps_by_cause[k]);
 		ptc_json_end_object(&j);
 		ptc_json_begin_array(&j, "threads");
 		for (i = 0; i < c->nth; i++) {
@@ -1159,6 +1368,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 				snprintf(path, sizeof(path), "%s.txt", t->name);
 				ptc_json_string(&j, NULL, path);
 			}
+			if (t->wanted && t->w)
+				list_writer_files(&j, names, nnames, t);
 			ptc_json_end_array(&j);
 			ptc_json_begin_object(&j, "branches");
 			for (k = 0; k < PTC_BR_KIND_NR; k++)
@@ -1201,8 +1412,9 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		fprintf(stderr, "ptconv: total %" PRIu64 " branches, %" PRIu64 " instructions, %" PRIu64
 				" gaps (", tb, ti, agg.gaps);
 		for (k = 0; k < PTC_GAP_CAUSE_NR; k++)
-			fprintf(stderr, "%s%s %" PRIu64, k ? ", " : "", ptc_gap_cause_name((int)k),
-				agg.gaps_by_cause[k]);
+			if (k != PTC_GAP_START)
+				fprintf(stderr, "%s%s %" PRIu64, k ? ", " : "", ptc_gap_cause_name((int)k),
+					agg.gaps_by_cause[k]);
 		fprintf(stderr, "), %" PRIu64 " trace bytes skipped", agg.lost_bytes);
 		if (orphan)
 			fprintf(stderr, ", %" PRIu64 " branches of unknown threads", orphan);
@@ -1210,26 +1422,54 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			fprintf(stderr, ", %zu images missing", c->nmissing);
 		fprintf(stderr, "; %.2f s, output in %s/\n", secs, c->outdir);
 	}
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
 	(void)tg;
 }
 
 /* ---- driver ---- */
 
+/* cbpexp and text are this pipeline's own sinks; every other name goes to
+ * the output-format registry (src/writers), one writer per thread. */
 static int parse_formats(struct conv *c)
 {
-	const char *f = c->opt->formats ? c->opt->formats : "cbpexp";
+	const char *f = c->opt->formats ? c->opt->formats : "ptconv";
 	char buf[256], *tok, *save = NULL;
+	size_t len = 0;
 
+	if (strlen(f) >= sizeof(buf)) {
+		ptc_cli_error("-f: format list too long");
+		return -1;
+	}
 	snprintf(buf, sizeof(buf), "%s", f);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "cbpexp"))
+		if (!strcmp(tok, "cbpexp")) {
 			c->formats |= FMT_CBPEXP;
-		else if (!strcmp(tok, "text"))
+		} else if (!strcmp(tok, "text")) {
 			c->formats |= FMT_TEXT;
-		else {
-			ptc_cli_error("unknown format '%s' (Intel PT supports: cbpexp, text)", tok);
+		} else if (ptc_writer_find(tok)) {
+			len += (size_t)snprintf(c->wformats + len, sizeof(c->wformats) - len, "%s%s",
+						len ? "," : "", tok);
+			c->use_writer = 1;
+		} else {
+			const struct ptc_writer_format *const *all = ptc_writer_formats();
+			char names[200];
+			size_t k, n = 0;
+
+			for (k = 0; all[k]; k++)
+				n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+						      "%s, ", all[k]->name);
+			ptc_cli_error("unknown format '%s' (Intel PT supports: %scbpexp, text)", tok,
+				      n < sizeof(names) ? names : "");
 			return -1;
 		}
+	}
+	if (c->pto->bbv_interval)
+		c->use_writer = 1;	/* --bbv: a side output of the registry's writer */
+	if (!c->formats && !c->use_writer) {
+		ptc_cli_error("-f: no format given");
+		return -1;
 	}
 	return 0;
 }
@@ -1247,6 +1487,28 @@ static int make_outdir(struct conv *c, const char *input)
 		return -1;
 	}
 	return 0;
+}
+
+/* The writer's warnings, one per line; long lists are cut (the same
+ * problem tends to repeat for every block of an unmapped region). */
+static void write_warnings(const char *w)
+{
+	size_t n = 0;
+
+	while (*w && n < 10) {
+		size_t len = strcspn(w, "\n");
+		ptc_cli_error("warning: %.*s", (int)len, w);
+		w += len;
+		if (*w)
+			w++;
+		n++;
+	}
+	if (*w) {
+		size_t more = 0;
+		for (; *w; w++)
+			more += *w == '\n' || !w[1];
+		ptc_cli_error("warning: ... and %zu more", more);
+	}
 }
 
 static int finish_threads(struct conv *c)
@@ -1278,9 +1540,14 @@ static int finish_threads(struct conv *c)
 				err = e;
 		}
 		if (err < 0) {
-			ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
+			if (t->w && ptc_writer_errmsg(t->w)[0])
+				ptc_cli_error("%s", ptc_writer_errmsg(t->w));
+			else
+				ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
 			ret = PTC_EXIT_OUTPUT;
 		}
+		if (t->w && ptc_writer_warnings(t->w)[0] && !c->opt->quiet)
+			write_warnings(ptc_writer_warnings(t->w));
 	}
 	return ret;
 }
@@ -1303,6 +1570,7 @@ static void free_conv(struct conv *c)
 	for (i = 0; i < c->nth; i++) {
 		ptc_text_sink_free(c->th[i]->text);
 		ptc_cbpexp_sink_free(c->th[i]->cbp);
+		ptc_writer_free(c->th[i]->w);
 		ptc_pt_thread_fini(&c->th[i]->pt);
 		free(c->th[i]);
 	}

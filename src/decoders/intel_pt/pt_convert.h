@@ -19,6 +19,7 @@ struct ptc_pt_options {
 	int check_partial;		/* --check-partial: decode AUX ranges flagged
 					 * PARTIAL/COLLISION, keeping segments the
 					 * next PSB confirms (a heuristic) */
+	uint64_t bbv_interval;		/* --bbv N: SimPoint vectors every N instructions */
 };
 
 /* Returns an enum ptc_exit. */

@@ -109,7 +109,7 @@ struct ptc_pt_decoder {
 };
 
 static const char *const gap_names[PTC_GAP_CAUSE_NR] = {
-	"overflow", "aux-lost", "records-lost", "no-image", "build-id", "decode", "disabled",
+	"overflow", "aux-lost", "records-lost", "no-image", "build-id", "decode", "disabled", "start",
 };
 
 const char *ptc_gap_cause_name(int cause)
@@ -141,6 +141,15 @@ void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, str
 	memset(t->gaps_by_cause, 0, sizeof(t->gaps_by_cause));
 }
 
+/* Where execution continues after b (the writers' view: a far branch with
+ * no known target returns behind itself), 0 when unknown. */
+static uint64_t branch_next_ip(const struct ptc_branch *b)
+{
+	if (b->kind == PTC_BR_FAR && !b->target)
+		return b->ip + b->length;
+	return b->taken ? b->target : b->ip + b->length;
+}
+
 int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 {
 	size_t i;
@@ -154,6 +163,8 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 		t->not_taken += !b->taken;
 	}
 
+	if (t->nbatch)
+		t->next_ip = branch_next_ip(&t->batch[t->nbatch - 1]);
 	if (t->nbatch && t->sink && !t->sink_error) {
 		err = t->sink->branches(t->sink->ctx, t->batch, t->nbatch);
 		if (err < 0)
@@ -161,6 +172,41 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	}
 	t->nbatch = 0;
 	return t->sink_error;
+}
+
+int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset, uint64_t ip)
+{
+	struct ptc_gap g;
+	const char *why = t->started ? "execution resumes elsewhere than the last branch leads"
+				     : "trace starts";
+	int err;
+
+	if (t->pending_insns || !ip)
+		return 0;
+	if (t->started) {
+		/* where the stream says execution continues */
+		uint64_t next = t->next_ip;
+		if (t->nbatch)
+			next = branch_next_ip(&t->batch[t->nbatch - 1]);
+		if (next == ip)
+			return 0;
+	}
+	t->started = 1;
+	if (ptc_pt_thread_flush(t) < 0)
+		return t->sink_error;
+	t->next_ip = ip;
+	if (!t->sink || !t->sink->gap)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	g.cause = PTC_GAP_START;
+	g.aux_offset = g.resume_offset = offset;
+	g.time = time;
+	g.resume_ip = ip;
+	g.detail = why;
+	err = t->sink->gap(t->sink->ctx, &g);
+	if (err < 0)
+		t->sink_error = err;
+	return err;
 }
 
 void ptc_pt_thread_fini(struct ptc_pt_thread *t)
@@ -315,6 +361,10 @@ static int emit_gap_to(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const 
 	t->lost_bytes += g->lost_bytes;
 	if (ptc_pt_thread_flush(t) < 0)
 		return t->sink_error;
+	if (g->resume_ip) {
+		t->started = 1;	/* the gap says where the stream resumes */
+		t->next_ip = g->resume_ip;
+	}
 	if (t->sink && t->sink->gap) {
 		int err = t->sink->gap(t->sink->ctx, g);
 		if (err < 0) {
@@ -558,6 +608,9 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	d->nchain = 0;
 	d->ndirect = 0;
 	err = close_gap(d, cur_offset(d), ip);
+	/* (not while branches are held for --check-partial: they come first) */
+	if (err >= 0 && t != &d->orphan && !d->nspec)
+		err = ptc_pt_thread_start(t, d->time, cur_offset(d), ip);
 	return err;
 }
 

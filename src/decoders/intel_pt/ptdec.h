@@ -44,6 +44,8 @@ struct ptc_pt_thread {
 	/* decoding state */
 	uint64_t pending_insns;		/* executed since the last branch event */
 	int after_gap;
+	int started;			/* its stream's start (PTC_GAP_START) was sent */
+	uint64_t next_ip;		/* where the flushed stream continues, 0 unknown */
 	uint64_t *stack;		/* return addresses pushed by calls */
 	size_t depth, stack_cap;
 	uint64_t last_time;
@@ -64,6 +66,14 @@ void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, str
 /* Hand the batched branches to the sink. */
 int ptc_pt_thread_flush(struct ptc_pt_thread *t);
 void ptc_pt_thread_fini(struct ptc_pt_thread *t);
+/* Tracing (re)starts at ip in the thread: at the start of its stream, and
+ * when execution resumes elsewhere than where the branch stream says it
+ * continues (e.g. the first instruction of a new program after execve),
+ * flush and send the sink a PTC_GAP_START gap, so that writers listing
+ * every instruction know where the block begins.  It is not a loss and is
+ * not counted.  Nothing is sent when resuming mid-block (pending
+ * instructions after an asynchronous disable). */
+int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset, uint64_t ip);
 
 /* What the decoder asks the recording. */
 struct ptc_pt_env {

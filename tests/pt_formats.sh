@@ -1,0 +1,201 @@
+#!/bin/sh
+# Every output format from a real Intel PT conversion: real programs are
+# single-stepped by ptgen-trace (the ground truth), encoded by ptgen-encode
+# into the perf.data `perf record -e intel_pt//u` would write, converted by
+# `ptconv convert -f ptconv,bt9,champsim,cbp2025,xtrace --bbv N`, and every
+# output is read back by the independent readers of tests/writers/ (written
+# from the format descriptions) and compared with the truth; `ptconv dump`
+# and `ptconv stats` on the .ptc must agree with the truth's totals.  The
+# oracle is always the truth file (and the stepper's instruction list),
+# never ptconv's output.  Branch times are left out (TRUTH_NO_TIMES): the
+# conversion stamps perf times of timing packets, not the truth's clock.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+TRACE="$top_builddir/tests/ptgen/ptgen-trace"
+ENC="$top_builddir/tests/ptgen/ptgen-encode"
+W="$top_srcdir/tests/writers"
+B="$top_builddir/tests/writers"
+[ -x "$TRACE" ] && [ -x "$ENC" ] || skip "ptgen-trace/ptgen-encode not built"
+[ -x "$B/stepper" ] || skip "tests/writers/stepper not built"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v zstd >/dev/null || skip "zstd not installed"
+CC_=${CC_FOR_TESTS:-cc}
+command -v "$CC_" >/dev/null || skip "no C compiler to build the test programs"
+scratch
+FORMATS=ptconv,bt9,champsim,cbp2025,xtrace
+BBV=5000
+export TRUTH_NO_TIMES=1
+
+# plain builds: the traced programs must not carry the sanitizers
+"$CC_" -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" ||
+	skip "cannot build a static test program: $(cat "$T/cc.err")"
+"$TRACE" -o "$T/prog.truth" -- "$T/prog" >/dev/null 2>"$T/trace.err" ||
+	skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
+# A second, independent single-stepper lists every executed instruction; it
+# must agree with ptgen-trace branch for branch.
+"$B/stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
+grep '^B ' "$T/prog.truth" | cut -d' ' -f4- > "$T/b1"
+grep '^B ' "$T/step.truth" | cut -d' ' -f4- > "$T/b2"
+[ -s "$T/b1" ] || fail "no branches in the ground truth"
+cmp -s "$T/b1" "$T/b2" || fail "ptgen-trace and the stepper disagree"
+START=$(head -n 1 "$T/prog.ips")
+
+convert() {	# OUT ENGINE ENCODER-OPTIONS... (the truth is $truth)
+	out=$1 eng=$2
+	shift 2
+	rm -rf "$out" "$T/t.data"
+	"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" "$@" "$truth" 2>"$T/enc.err" ||
+		fail "ptgen-encode $*: $(tail -1 "$T/enc.err")"
+	"$PTCONV" convert "$T/t.data" -f $FORMATS --bbv $BBV -o "$out" --buildid-dir "$T/bid" \
+		--engine="$eng" 2>"$T/conv.err"
+	st=$?
+	[ $st -eq 0 ] || { cat "$T/conv.err" >&2; fail "ptconv exited $st ($eng, $*)"; }
+	# exact conversions: no gap, no writer warning (e.g. missing code bytes)
+	grep -q "warning" "$T/conv.err" && { cat "$T/conv.err" >&2; fail "warnings ($eng, $*)"; }
+	grep -q " 0 gaps (" "$T/conv.err" || { cat "$T/conv.err" >&2; fail "gaps ($eng, $*)"; }
+	return 0
+}
+
+# summary.json lists exactly the files written (besides itself)
+check_summary() {	# OUT
+	python3 - "$1" <<'EOF' || fail "summary.json files ($1)"
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "summary.json")))
+listed = sorted(f for t in s["threads"] for f in t["files"])
+have = sorted(f for f in os.listdir(d) if f != "summary.json")
+if listed != have:
+    sys.exit("summary lists %r, directory has %r" % (listed, have))
+if "start" in s["gaps_by_cause"]:
+    sys.exit("the stream start is counted as a gap")
+EOF
+}
+
+# stats: totals and branch mix against the truth (awk over its B lines)
+check_stats() {	# PTC TRUTH TID
+	"$PTCONV" stats "$1" > "$T/stats" || fail "stats $1"
+	awk -v tid="$3" '$1 == "B" && (tid == "" || $3 == tid) { n++; i += $9; k[$6]++; if ($6 == 5) t += $7 }
+	     END { printf "instructions: %d\nbranches: %d\ncond %d %.2f%%\n", i, n, k[5], 100 * t / k[5] }' \
+		"$2" > "$T/stats.want"
+	{ grep '^instructions:' "$T/stats"; grep '^branches:' "$T/stats" | cut -d' ' -f1-2
+	  awk '$1 == "cond" { print "cond", $2, $5 }' "$T/stats"; } > "$T/stats.got"
+	diff "$T/stats.want" "$T/stats.got" >&2 || fail "stats of $1 differ from the ground truth"
+}
+
+# One program, one thread: every format, both engines, several encodings
+# (the default one has return compression and TSC+MTC timing).
+truth="$T/prog.truth"
+for case in "walker" "libipt" "walker --noretcomp --timing=tsc,mtc,cyc" "walker --interrupt-every 700" \
+	    "walker --per-thread --psb-period 0" "libipt --timing=none --per-thread"; do
+	set -- $case
+	eng=$1
+	shift
+	convert "$T/out" $eng "$@"
+	check_summary "$T/out"
+	set -- "$T"/out/trace.*.ptc
+	[ $# = 1 ] && [ -f "$1" ] || fail "want one .ptc, have: $*"
+	tid=$(basename "$1" .ptc)
+	tid=${tid#trace.}
+	python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$truth" "$T/prog" "$START" || fail "ptc ($case)"
+	python3 "$W/read_bbv.py" "$T/out/trace.$tid.bb" "$truth" $BBV "$START" || fail "bbv ($case)"
+	python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" || fail "bt9 ($case)"
+	python3 "$W/read_champsim.py" "$T/out/trace.$tid.champsim.xz" "$truth" "$T/prog.ips" || fail "champsim ($case)"
+	python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$truth" "$T/prog.ips" || fail "cbp2025 ($case)"
+	python3 "$W/read_xtrace.py" "$T/out" "$truth" "$T/prog.ips" 1000000 || fail "xtrace ($case)"
+	# dump lists every instruction from the code embedded in the trace alone
+	"$PTCONV" dump -i "$T/out/trace.$tid.ptc" > "$T/dump" || fail "dump ($case)"
+	awk '/^    0x/ { print $1 }' "$T/dump" | sed 's/^0x0*/0x/' > "$T/dump.ips"
+	cmp -s "$T/dump.ips" "$T/prog.ips" || fail "dump -i does not list the executed instructions ($case)"
+	check_stats "$T/out/trace.$tid.ptc" "$truth" ""
+	echo "ok - $case: every format equals the ground truth"
+done
+
+# --time keeps a window of the trace: the per-instruction writers get a
+# start record where the window begins and must find every block of it in
+# the code (they warn when a block does not end at its branch).
+convert "$T/out" walker		# the default encoding (TSC + MTC timing)
+"$PTCONV" "$T/t.data" -f $FORMATS --bbv $BBV --time 1000010000,1000020000 -o "$T/tw" \
+	--buildid-dir "$T/bid" 2>"$T/conv.err" || fail "--time"
+grep -q warning "$T/conv.err" && { cat "$T/conv.err" >&2; fail "--time: warnings"; }
+n=$("$PTCONV" stats "$T"/tw/trace.*.ptc | awk '$1 == "branches:" { print $2 }')
+[ "$n" -gt 0 ] && [ "$n" -lt $(grep -c '^B ' "$T/prog.truth") ] || fail "--time kept $n branches"
+echo "ok - --time window: $n branches, every block found"
+
+# The default format is ptconv.
+rm -rf "$T/def"
+"$PTCONV" "$T/t.data" -o "$T/def" --buildid-dir "$T/bid" -q || fail "ptconv without -f"
+[ "$(ls "$T/def" | grep -v summary.json)" = "trace.$tid.ptc" ] || fail "default output: $(ls "$T/def")"
+"$PTCONV" "$T/t.data" -f bogus -o "$T/def" -q 2>"$T/err" && fail "-f bogus accepted"
+grep -q "unknown format 'bogus'" "$T/err" || fail "-f bogus: $(cat "$T/err")"
+echo "ok - default format ptconv, unknown format refused"
+
+# Two threads (static): one set of files per thread, each equal to its
+# thread's truth; per-thread AUX queues, and per-CPU queues.
+"$CC_" -O2 -static -pthread -o "$T/thr" "$W/threads.c" 2>"$T/cc.err" ||
+	skip "cannot build a static threaded program: $(cat "$T/cc.err")"
+"$TRACE" -o "$T/thr.truth" -- "$T/thr" >/dev/null 2>"$T/trace.err" || fail "ptgen-trace (threads)"
+tids=$(awk '$1 == "T" { print $4 }' "$T/thr.truth")
+[ $(echo $tids | wc -w) = 2 ] || fail "want 2 threads, have: $tids"
+truth="$T/thr.truth"
+for case in "walker --per-thread" "libipt --per-thread" "walker" "walker --cpus 2"; do
+	set -- $case
+	eng=$1
+	shift
+	convert "$T/out" $eng "$@"
+	check_summary "$T/out"
+	for tid in $tids; do
+		export TRUTH_TID=$tid
+		python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$truth" || fail "ptc thread $tid ($case)"
+		python3 "$W/read_bbv.py" "$T/out/trace.$tid.bb" "$truth" $BBV || fail "bbv thread $tid ($case)"
+		python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" || fail "bt9 thread $tid ($case)"
+		python3 "$W/read_champsim.py" "$T/out/trace.$tid.champsim.xz" "$truth" - ||
+			fail "champsim thread $tid ($case)"
+		python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$truth" - ||
+			fail "cbp2025 thread $tid ($case)"
+		python3 "$W/read_xtrace.py" "$T/out" "$truth" - 1000000 || fail "xtrace thread $tid ($case)"
+		check_stats "$T/out/trace.$tid.ptc" "$truth" $tid
+	done
+	unset TRUTH_TID
+	echo "ok - threads, $case: every thread's files equal its ground truth"
+done
+
+# A dynamically linked program: shared libraries, a clock_gettime in the
+# vDSO (its code comes from the build-id directory ptgen-encode fills, like
+# perf's cache), two threads, then fork + exec of /bin/true: the child's
+# stream restarts in the new program (a PTC_GAP_START at its entry tells
+# the per-instruction writers where its first block begins).
+"$CC_" -O1 -pthread -o "$T/pt_threads" "$top_srcdir/tests/ptprog/pt_threads.c" 2>"$T/cc.err" ||
+	skip "cannot build the dynamic test program: $(cat "$T/cc.err")"
+"$TRACE" -o "$T/dyn.truth" -- "$T/pt_threads" /bin/true >/dev/null 2>"$T/trace.err" ||
+	skip "ptgen-trace cannot trace pt_threads here: $(tail -1 "$T/trace.err")"
+truth="$T/dyn.truth"
+main=$(awk '$1 == "T" { print $3; exit }' "$truth")
+for eng in walker libipt; do
+	convert "$T/out" $eng --per-thread
+	check_summary "$T/out"
+	[ -n "$(ls "$T/bid/[vdso]" 2>/dev/null)" ] || fail "no vDSO in the build-id directory"
+	n=0
+	for tid in $(awk '$1 == "T" { print $4 }' "$truth"); do
+		export TRUTH_TID=$tid
+		pid=$(awk -v t=$tid '$1 == "T" && $4 == t { print $3; exit }' "$truth")
+		if [ "$pid" = "$main" ]; then
+			# (the exec'd child is left out of these two: its truth
+			# names the far branch of execve by the new program's
+			# entry and its comm before exec, ptconv by a start gap
+			# and the comm after exec)
+			python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$truth" || fail "ptc thread $tid ($eng)"
+			python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" || fail "bt9 thread $tid ($eng)"
+		fi
+		python3 "$W/read_bbv.py" "$T/out/trace.$tid.bb" "$truth" $BBV || fail "bbv thread $tid ($eng)"
+		python3 "$W/read_champsim.py" "$T/out/trace.$tid.champsim.xz" "$truth" - ||
+			fail "champsim thread $tid ($eng)"
+		python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$truth" - ||
+			fail "cbp2025 thread $tid ($eng)"
+		python3 "$W/read_xtrace.py" "$T/out" "$truth" - 1000000 || fail "xtrace thread $tid ($eng)"
+		check_stats "$T/out/trace.$tid.ptc" "$truth" $tid
+		n=$((n + 1))
+	done
+	unset TRUTH_TID
+	[ $n -ge 4 ] || fail "the truth has $n threads, want 4"
+	echo "ok - dynamic program with vDSO and exec, $eng: $n threads equal their ground truth"
+done
+exit 0
