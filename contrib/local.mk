@@ -14,8 +14,9 @@ example: src/ptconv tests/ptgen/ptgen-trace tests/ptgen/ptgen-encode tests/ptgen
 	tests/ptgen/ptgen-trace -o example/sortsum.truth -- example/sortsum
 	tests/ptgen/ptgen-encode --buildid-dir example/buildid -o example/perf.data example/sortsum.truth
 	src/ptconv info --buildid-dir example/buildid example/perf.data
-	src/ptconv convert example/perf.data --buildid-dir example/buildid -f cbpexp,text -o example/sortsum.ptconv
+	src/ptconv convert example/perf.data --buildid-dir example/buildid -f ptconv,cbpexp,text -o example/sortsum.ptconv
 	@echo "first branches (example/sortsum.ptconv/*.txt):"; grep -v '^#' example/sortsum.ptconv/*.txt | head -5
+	src/ptconv stats example/sortsum.ptconv/trace.*.ptc | head -12
 	@echo "ground truth of the real execution (instructions, branches):"; tests/ptgen/truth-check --stats example/sortsum.truth | tail -1
 .PHONY: example
 clean-local: clean-example
