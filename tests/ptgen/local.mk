@@ -52,7 +52,7 @@ tests/corpus/c_mainexit: $(srcdir)/tests/corpus/c_mainexit.c
 TESTS += tests/ptgen/trace-corpus.sh tests/ptgen/trace-objdump.sh \
 	tests/ptgen/trace-valgrind.sh tests/ptgen/trace-robust.sh \
 	tests/ptgen/trace-nextinsn.sh
-EXTRA_DIST += tests/ptgen/trace-lib.sh tests/ptgen/trace-corpus.sh \
+EXTRA_DIST += tests/ptgen/README.md tests/ptgen/trace-lib.sh tests/ptgen/trace-corpus.sh \
 	tests/ptgen/trace-objdump.sh tests/ptgen/trace-valgrind.sh \
 	tests/ptgen/trace-robust.sh tests/ptgen/trace-nextinsn.sh
 
