@@ -33,10 +33,6 @@ def read_truth(path):
             ip, tgt = int(f[3], 16), int(f[4], 16)
             kind, taken, ln, insns = int(f[5]), int(f[6]), int(f[7]), int(f[8])
             insns += carry.pop(tid, 0)
-            if kind != 5:
-                # An unconditional branch is always taken; ptgen-trace
-                # writes 0 when its target is the next instruction.
-                taken = 1
             threads.setdefault(tid, []).append((ip, tgt, KINDS[kind], taken, insns))
         elif t == "A":
             tid = int(f[2])

@@ -53,6 +53,22 @@ libc=$(awk '$1 == "M" && $10 ~ /libc[.]so/ { print $10; exit }' "$T/pe_calls.tru
 	fail "perf script failed on the walk"
 python3 "$CMP" "$T/walk.truth" "$T/w.out" || fail "perf disagrees with the walk"
 
+# Walks of several thread counts, seeds and lengths, some so short that the
+# last threads never get a time slice (they must not leave a user mode they
+# never entered): perf decodes each with no error, exactly as walked.
+for w in "3 1 30000 100000" "4 2 3000 500" "2 3 800 100000" "5 4 4000 300" \
+	"1 5 2000 100000" "6 6 5000 2000"; do
+	set -- $w
+	"$top_builddir/tests/ptgen/ptgen-walk" --threads $1 --seed $2 --branches $3 \
+		--slice $4 --cpus 2 --truth "$T/walk.truth" -o "$T/w.data" "$libc" \
+		2> "$T/w.log" || { cat "$T/w.log" >&2; fail "ptgen-walk $w"; }
+	"$PERF" script -i "$T/w.data" --itrace=be -F tid,ip,addr,flags > "$T/w.out" \
+		2> "$T/w.err" || fail "perf script failed on the walk $w"
+	python3 "$CMP" "$T/walk.truth" "$T/w.out" > "$T/w.cmp" ||
+		{ cat "$T/w.cmp" >&2; fail "perf disagrees with the walk $w"; }
+	echo "walk (threads seed branches slice) $w: $(tr '\n' ' ' < "$T/w.cmp")"
+done
+
 # Pipe mode, through a real pipe (perf treats a redirected file differently).
 "$ENC" --pipe --buildid-dir "$T/bid" -o - "$T/pe_threads.truth" |
 	"$PERF" --buildid-dir "$T/bid" script -i - --itrace=be -F tid,ip,addr,flags \

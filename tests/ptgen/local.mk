@@ -50,10 +50,11 @@ tests/corpus/c_mainexit: $(srcdir)/tests/corpus/c_mainexit.c
 	$(PTG_CORPUS_CC) -O2 -pthread -o $@ $(srcdir)/tests/corpus/c_mainexit.c
 
 TESTS += tests/ptgen/trace-corpus.sh tests/ptgen/trace-objdump.sh \
-	tests/ptgen/trace-valgrind.sh tests/ptgen/trace-robust.sh
-EXTRA_DIST += tests/ptgen/trace-lib.sh tests/ptgen/trace-corpus.sh \
+	tests/ptgen/trace-valgrind.sh tests/ptgen/trace-robust.sh \
+	tests/ptgen/trace-nextinsn.sh
+EXTRA_DIST += tests/ptgen/README.md tests/ptgen/trace-lib.sh tests/ptgen/trace-corpus.sh \
 	tests/ptgen/trace-objdump.sh tests/ptgen/trace-valgrind.sh \
-	tests/ptgen/trace-robust.sh
+	tests/ptgen/trace-robust.sh tests/ptgen/trace-nextinsn.sh
 
 # Instruction classification against the x86 encodings and the CPU itself.
 check_PROGRAMS += tests/ptgen/test_trace_insn

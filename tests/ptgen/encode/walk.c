@@ -108,6 +108,7 @@ struct wthread {
 	unsigned sp_bottom, depth;
 	uint64_t rng;
 	uint64_t insns;
+	int started;		/* its first R written: it is in user mode */
 };
 
 /* --- the binary ------------------------------------------------------------- */
@@ -664,6 +665,7 @@ static void walk(struct run *r)
 		t->rng = hash64(r->seed * 1000003 + ti) | 1;
 		t->depth = t->sp_bottom = 0;
 		t->insns = 0;
+		t->started = 0;
 		t->escape = r->escape;
 		t->ip = !ti && executable(&r->w, r->w.entry) ? r->w.entry :
 			random_func(&r->w, t);
@@ -706,14 +708,20 @@ static void walk(struct run *r)
 	/* Round robin; every thread starts with an R at its first IP. */
 	for (ti = 0; made < r->branches; ti = (ti + 1) % r->nr_threads) {
 		thread_event(r, 'S', ti, 0);
-		if (!r->threads[ti].insns && r->threads[ti].ip)
+		if (!r->threads[ti].started) {
+			r->threads[ti].started = 1;
 			thread_event(r, 'R', ti, r->threads[ti].ip);
+		}
 		made += run_slice(r, ti, r->slice, r->branches - made);
 	}
 	/* The trace ends with each thread leaving user mode (an interrupt
 	 * at its current IP), so that decoders can follow the direct
-	 * branches made after its last packet. */
+	 * branches made after its last packet.  A thread whose turn never
+	 * came (the branches were all made before it) never entered user
+	 * mode: it has nothing to leave. */
 	for (ti = 0; ti < r->nr_threads; ti++) {
+		if (!r->threads[ti].started)
+			continue;
 		memset(&ev, 0, sizeof(ev));
 		ev.type = 'A';
 		ev.time = r->now;
