@@ -9,4 +9,4 @@ apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libipt-dev libelf-dev libzstd-dev libtraceevent-dev libzydis-dev \
 	libopencsd-dev liblzma-dev zlib1g-dev \
-	linux-perf valgrind clang libclang-rt-14-dev python3 xz-utils >/dev/null
+	linux-perf valgrind clang libclang-rt-14-dev python3 xz-utils zstd binutils gzip >/dev/null
