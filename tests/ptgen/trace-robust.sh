@@ -40,8 +40,10 @@ rc=$?
 "$TRUTH_CHECK" "$T/term.truth" || fail "SIGTERM: truth-check found problems"
 tail -n 1 "$T/term.truth" | grep -q '^E ' || fail "SIGTERM: no E line at the end"
 
-# Both engines agree, on signals and faults, and on threads taking turns.
-for p in c_nolibc c_static c_setjmp c_signal c_threads; do
+# Both engines agree, on signals and faults.  (Threaded programs are not
+# compared line by line: where a thread blocks in the kernel, which thread
+# runs next depends on timing, in either engine; see below.)
+for p in c_nolibc c_static c_setjmp c_signal; do
 	"$PTGEN_TRACE" --slice 2000 -o "$T/$p.fast" -- "$CORPUS/$p" > /dev/null || fail "$p: fast run failed"
 	"$PTGEN_TRACE" --slice 2000 --single-step -o "$T/$p.step" -- "$CORPUS/$p" > /dev/null || fail "$p: single-step run failed"
 	# Process and thread ids differ between the runs.
@@ -52,4 +54,13 @@ for p in c_nolibc c_static c_setjmp c_signal c_threads; do
 	cmp -s "$T/$p.fast.n" "$T/$p.step.n" ||
 		fail "$p: the two engines disagree: $(diff "$T/$p.step.n" "$T/$p.fast.n" | head -n 5)"
 done
+
+# Threads taking turns: each engine's truth is consistent on its own and
+# both see the same threads.
+for f in fast step; do
+	o=; [ $f = step ] && o=--single-step
+	"$PTGEN_TRACE" --slice 2000 $o -o "$T/thr.$f" -- "$CORPUS/c_threads" > /dev/null || fail "c_threads: $f run failed"
+	"$TRUTH_CHECK" "$T/thr.$f" || fail "c_threads: $f truth inconsistent"
+done
+[ "$(grep -c '^T ' "$T/thr.fast")" = "$(grep -c '^T ' "$T/thr.step")" ] || fail "c_threads: the engines see different threads"
 exit 0
