@@ -271,23 +271,32 @@ static inline int emit(struct ptc_pt_decoder *d, uint64_t ip, uint64_t target,
 		       uint32_t insns, int kind, int taken, int len)
 {
 	struct ptc_pt_thread *t = d->thr;
-	struct ptc_branch b;
+	struct ptc_branch *b, tmp;
 
-	b.ip = ip;
-	b.target = target;
-	b.time = d->time;
-	b.insns = (uint32_t)(insns + t->pending_insns);
-	b.kind = (uint8_t)kind;
-	b.taken = (uint8_t)taken;
-	b.length = (uint8_t)len;
-	b.flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
+	/* Filled in place, field by field, and never copied as a whole: a
+	 * struct assembled on the stack and copied with 16-byte moves stalls
+	 * on store forwarding, which cost more than the rest of this. */
+	b = d->spec_mode ? &tmp : &t->batch[t->nbatch];
+	b->ip = ip;
+	b->target = target;
+	b->time = d->time;
+	b->insns = (uint32_t)(insns + t->pending_insns);
+	b->kind = (uint8_t)kind;
+	b->taken = (uint8_t)taken;
+	b->length = (uint8_t)len;
+	b->flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
 	t->after_gap = 0;
 	t->pending_insns = 0;
 	if (kind != PTC_BR_JMP && kind != PTC_BR_CALL)
 		d->nchain = 0, d->ndirect = 0;
 	if (d->spec_mode)
-		return hold(d, t, &b);
-	return commit(d, t, &b);
+		return hold(d, t, b);
+	d->st.branches++;
+	if (t == &d->orphan)
+		d->st.orphan_branches++;
+	if (++t->nbatch == PTC_PT_BATCH)
+		return ptc_pt_thread_flush(t);
+	return 0;
 }
 
 static int commit_spec(struct ptc_pt_decoder *d)
@@ -1173,6 +1182,11 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 		bip = (uint64_t)((int64_t)b->ip + bias);
 
 		if (b->kind == PTC_BR_COND) {
+			/* Both successors' entries are needed next: the taken
+			 * one is far away in the table; fetch it while the
+			 * query runs. */
+			if (b->target_next != PTC_NO_BRANCH)
+				__builtin_prefetch(&tb[b->target_next]);
 			st = pt_qry_cond_branch(d->qry, &taken);
 			if (st < 0)
 				break;	/* step() reports it */
