@@ -17,6 +17,7 @@
 #include "writers/fmt.h"
 #include "writers/insn.h"
 #include "writers/ptc_format.h"
+#include "writers/wutil.h"
 
 struct node {
 	uint64_t start, ip, target;
@@ -127,20 +128,10 @@ static uint64_t zigzag(uint64_t v)
 	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
 }
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint64_t node_hash(uint64_t start, uint64_t ip, uint64_t target, uint32_t insns,
 			  uint8_t kind, uint8_t length)
 {
-	return mix(start * 31 + mix(ip) + target * 7 + ((uint64_t)insns << 16) +
+	return ptc_hash64(start * 31 + ptc_hash64(ip) + target * 7 + ((uint64_t)insns << 16) +
 		   ((uint64_t)kind << 8) + length);
 }
 
