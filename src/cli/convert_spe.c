@@ -258,7 +258,7 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 			const struct ptc_perf_info *in = ptc_perf_info(r);
 
 			if (in->have_time_conv) {
-				struct ptc_spe_time_conv tc = {
+				struct ptc_time_conv tc = {
 					.valid = 1, .time_shift = in->time_shift, .time_mult = in->time_mult,
 					.time_zero = in->time_zero, .time_cycles = in->time_cycles,
 					.time_mask = in->time_mask,

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ptc_spe_session *s;
 	struct sinks k = { 0 };
 	struct ptc_spe_info info;
-	struct ptc_spe_time_conv tc = { .valid = 1, .time_mult = 3, .time_shift = 2, .time_zero = 7 };
+	struct ptc_time_conv tc = { .valid = 1, .time_mult = 3, .time_shift = 2, .time_zero = 7 };
 	FILE *null = fopen("/dev/null", "w");
 	uint64_t priv[64];
 	size_t i, nw, pos;

@@ -33,7 +33,7 @@ struct ptc_spe_session {
 	void *ctx;
 	struct ptc_spe_info info;
 	int have_info;
-	struct ptc_spe_time_conv tc;
+	struct ptc_time_conv tc;
 	struct thread *threads;
 	size_t nr_threads, cap_threads;	/* open addressing, cap a power of two */
 	struct cpu_sched *cpus;
@@ -42,21 +42,6 @@ struct ptc_spe_session {
 	size_t nr_queues, cap_queues;
 	struct ptc_spe_session_stats st;
 };
-
-uint64_t ptc_spe_time_to_perf(const struct ptc_spe_time_conv *tc, uint64_t cyc)
-{
-	uint64_t quot, rem;
-
-	if (!tc->valid)
-		return cyc;
-	if (tc->cap_user_time_short)
-		cyc = tc->time_cycles + ((cyc - tc->time_cycles) & tc->time_mask);
-	if (tc->time_shift >= 64)
-		return tc->time_zero;
-	quot = cyc >> tc->time_shift;
-	rem = cyc & ((1ULL << tc->time_shift) - 1);
-	return tc->time_zero + quot * tc->time_mult + ((rem * tc->time_mult) >> tc->time_shift);
-}
 
 int ptc_spe_session_new(struct ptc_spe_session **out, ptc_spe_sample_fn fn, void *ctx)
 {
@@ -106,7 +91,7 @@ const struct ptc_spe_info *ptc_spe_session_info(const struct ptc_spe_session *s)
 	return s->have_info ? &s->info : NULL;
 }
 
-void ptc_spe_session_set_time_conv(struct ptc_spe_session *s, const struct ptc_spe_time_conv *tc)
+void ptc_spe_session_set_time_conv(struct ptc_spe_session *s, const struct ptc_time_conv *tc)
 {
 	s->tc = *tc;
 }
@@ -251,7 +236,7 @@ static int on_record(void *ctx, const struct ptc_spe_record *rec)
 	smp.pid = smp.tid = -1;
 	if (rec->present & PTC_SPE_F_TIMESTAMP) {
 		smp.have_time = 1;
-		smp.time = ptc_spe_time_to_perf(&s->tc, rec->timestamp);
+		smp.time = ptc_time_conv_ticks(&s->tc, rec->timestamp);
 		s->st.timed++;
 	}
 	if (rec->present & (PTC_SPE_F_CONTEXT_EL1 | PTC_SPE_F_CONTEXT_EL2)) {

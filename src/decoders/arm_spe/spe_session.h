@@ -18,6 +18,7 @@
 #ifndef PTC_DECODERS_ARM_SPE_SPE_SESSION_H
 #define PTC_DECODERS_ARM_SPE_SPE_SESSION_H
 
+#include "common/time_conv.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,13 +44,6 @@ struct ptc_spe_sample {
 
 typedef int (*ptc_spe_sample_fn)(void *ctx, const struct ptc_spe_sample *s);
 
-/* perf's TIME_CONV (the same conversion perf applies to SPE timestamps). */
-struct ptc_spe_time_conv {
-	int valid;
-	uint64_t time_shift, time_mult, time_zero, time_cycles, time_mask;
-	int cap_user_time_short;
-};
-uint64_t ptc_spe_time_to_perf(const struct ptc_spe_time_conv *tc, uint64_t ticks);
 
 struct ptc_spe_session_stats {
 	uint64_t aux_records;		/* AUXTRACE pieces fed */
@@ -72,7 +66,7 @@ void ptc_spe_session_free(struct ptc_spe_session *s);
 int ptc_spe_session_set_info(struct ptc_spe_session *s, const uint64_t *priv, size_t nr_priv,
 			     char *err, size_t errlen);
 const struct ptc_spe_info *ptc_spe_session_info(const struct ptc_spe_session *s);
-void ptc_spe_session_set_time_conv(struct ptc_spe_session *s, const struct ptc_spe_time_conv *tc);
+void ptc_spe_session_set_time_conv(struct ptc_spe_session *s, const struct ptc_time_conv *tc);
 
 /* Thread facts: tid belongs to pid and is named comm (may be NULL). */
 int ptc_spe_session_thread(struct ptc_spe_session *s, int32_t pid, int32_t tid, const char *comm);

@@ -49,21 +49,6 @@ struct ptc_blk_decoder {
 	ZydisDecoder zy;
 };
 
-static uint64_t to_perf(const struct ptc_pt_params *p, uint64_t tsc)
-{
-	uint64_t quot, rem;
-
-	if (!p->have_time)
-		return tsc;
-	if (p->cap_user_time_short)
-		tsc = p->time_cycles + ((tsc - p->time_cycles) & p->time_mask);
-	if (p->time_shift >= 64)
-		return p->time_zero;
-	quot = tsc >> p->time_shift;
-	rem = tsc & ((1ull << p->time_shift) - 1);
-	return p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);
-}
-
 static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
 {
 	uint64_t tsc;
@@ -74,7 +59,7 @@ static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
 	else if (!d->blk || pt_blk_time(d->blk, &tsc, &a, &b) < 0)
 		return;
 	d->tsc = tsc;
-	d->time = to_perf(&d->p, tsc);
+	d->time = ptc_time_conv_ticks(&d->p.tc, tsc);
 }
 
 static int region(struct ptc_blk_decoder *d, uint64_t ip)

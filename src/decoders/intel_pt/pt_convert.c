@@ -1185,18 +1185,18 @@ static void set_params(struct conv *c, const uint64_t *priv, size_t n)
 
 	parse_cpuid(info->cpuid, p);
 	if (info->have_time_conv) {
-		p->have_time = 1;
-		p->time_shift = (uint32_t)info->time_shift;
-		p->time_mult = (uint32_t)info->time_mult;
-		p->time_zero = info->time_zero;
-		p->cap_user_time_short = info->cap_user_time_short;
-		p->time_cycles = info->time_cycles;
-		p->time_mask = info->time_mask;
+		p->tc.valid = 1;
+		p->tc.time_shift = (uint32_t)info->time_shift;
+		p->tc.time_mult = (uint32_t)info->time_mult;
+		p->tc.time_zero = info->time_zero;
+		p->tc.cap_user_time_short = info->cap_user_time_short;
+		p->tc.time_cycles = info->time_cycles;
+		p->tc.time_mask = info->time_mask;
 	} else if (n > PTC_PT_TIME_ZERO) {
-		p->have_time = 1;
-		p->time_shift = (uint32_t)priv[PTC_PT_TIME_SHIFT];
-		p->time_mult = (uint32_t)priv[PTC_PT_TIME_MULT];
-		p->time_zero = priv[PTC_PT_TIME_ZERO];
+		p->tc.valid = 1;
+		p->tc.time_shift = (uint32_t)priv[PTC_PT_TIME_SHIFT];
+		p->tc.time_mult = (uint32_t)priv[PTC_PT_TIME_MULT];
+		p->tc.time_zero = priv[PTC_PT_TIME_ZERO];
 	}
 	c->per_thread = n > PTC_PT_PER_CPU_MMAPS && !priv[PTC_PT_PER_CPU_MMAPS];
 	if (n > PTC_PT_TSC_CTC_D) {

@@ -313,21 +313,6 @@ static int commit_spec(struct ptc_pt_decoder *d)
 
 /* ---- time ---- */
 
-static uint64_t tsc_to_perf(const struct ptc_pt_params *p, uint64_t tsc)
-{
-	uint64_t quot, rem;
-
-	if (!p->have_time)
-		return tsc;
-	if (p->cap_user_time_short)
-		tsc = p->time_cycles + ((tsc - p->time_cycles) & p->time_mask);
-	if (p->time_shift >= 64)
-		return p->time_zero;
-	quot = tsc >> p->time_shift;
-	rem = tsc & ((1ull << p->time_shift) - 1);
-	return p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);
-}
-
 static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 {
 	uint64_t tsc;
@@ -342,7 +327,7 @@ static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 		return;
 	d->tsc = tsc;
 	d->have_tsc = 1;
-	d->time = tsc_to_perf(&d->p, tsc);
+	d->time = ptc_time_conv_ticks(&d->p.tc, tsc);
 }
 
 /* ---- gaps ---- */

@@ -17,6 +17,7 @@
 #ifndef PTC_DECODERS_INTEL_PT_PTDEC_H
 #define PTC_DECODERS_INTEL_PT_PTDEC_H
 
+#include "common/time_conv.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,12 +94,8 @@ struct ptc_pt_env {
 /* How the recording was made. */
 struct ptc_pt_params {
 	int cpu_family, cpu_model, cpu_stepping;	/* 0/0/0: unknown */
-	/* TSC to perf time (TIME_CONV / AUXTRACE_INFO); have_time 0: leave TSC */
-	int have_time;
-	uint32_t time_shift, time_mult;
-	uint64_t time_zero;
-	int cap_user_time_short;
-	uint64_t time_cycles, time_mask;
+	/* TSC to perf time (TIME_CONV / AUXTRACE_INFO) */
+	struct ptc_time_conv tc;	/* .valid 0: leave TSC */
 	/* for MTC/CYC timing */
 	uint8_t mtc_freq, nom_freq;
 	uint32_t tsc_ctc_n, tsc_ctc_d;
