@@ -106,6 +106,10 @@ for case in "walker" "libipt" "walker --noretcomp --timing=tsc,mtc,cyc" "walker 
 	awk '/^    0x/ { print $1 }' "$T/dump" | sed 's/^0x0*/0x/' > "$T/dump.ips"
 	cmp -s "$T/dump.ips" "$T/prog.ips" || fail "dump -i does not list the executed instructions ($case)"
 	check_stats "$T/out/trace.$tid.ptc" "$truth" ""
+	# The encoder lost nothing and the thread starts once (no exec): no gap,
+	# one stream start.
+	grep -qx 'gaps: 0' "$T/stats" || fail "stats reports gaps ($case): $(grep '^gaps' "$T/stats")"
+	grep -qx 'stream starts: 1' "$T/stats" || fail "stats: $(grep '^stream' "$T/stats") ($case)"
 	echo "ok - $case: every format equals the ground truth"
 done
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/trace_event.h"
 #include "cli/cli.h"
 #include "common/error.h"
 #include "ptconv/trace.h"
@@ -38,7 +39,7 @@ int cmd_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct ptc_trace_record buf[4096];
-	uint64_t kinds[8] = { 0 }, taken[8] = { 0 }, gaps[16] = { 0 }, insns = 0, lost = 0;
+	uint64_t kinds[8] = { 0 }, taken[8] = { 0 }, gaps[16] = { 0 }, insns = 0, lost = 0, real_gaps;
 	struct site *sites = NULL;
 	size_t n_sites = 0, cap = 0, top = 20, i;
 	struct ptc_map map;
@@ -131,13 +132,19 @@ int cmd_stats(int argc, char **argv)
 		for (i = 0; i < 7; i++)
 			printf("  %-9s %14" PRIu64 "  %6.2f%%  taken %6.2f%%\n", kind_names[i], kinds[i],
 			       br ? 100.0 * kinds[i] / br : 0.0, kinds[i] ? 100.0 * taken[i] / kinds[i] : 0.0);
-		printf("gaps: %" PRIu64 "", info.gaps);
+		/* A stream (re)start record marks where execution begins; it loses
+		 * nothing, so it is counted apart from the gaps. */
+		for (i = 0, real_gaps = 0; i < 16; i++)
+			if (i != PTC_GAP_START)
+				real_gaps += gaps[i];
+		printf("gaps: %" PRIu64 "", real_gaps);
 		for (i = 0; i < 16; i++)
-			if (gaps[i])
+			if (gaps[i] && i != PTC_GAP_START)
 				printf(" %s=%" PRIu64, i < 8 ? gap_names[i] : "other", gaps[i]);
 		if (lost)
 			printf(" (about %" PRIu64 " branches lost)", lost);
 		printf("\n");
+		printf("stream starts: %" PRIu64 "\n", gaps[PTC_GAP_START]);
 		qsort(sites, n_sites, sizeof(*sites), by_execs);
 		printf("hottest branches (ip kind executions share taken-rate):\n");
 		for (i = 0; i < n_sites && i < top; i++)
