@@ -1,2 +1,7 @@
-# Sideband model: mappings, threads, per-CPU switch timelines (see sideband.h).
-libptconv_a_SOURCES += src/sideband/sideband.c src/sideband/sideband.h
+# Sideband model: mappings, threads, per-CPU switch timelines (see sideband.h);
+# tracepoint samples (tracing-data container, sched_switch via libtraceevent).
+libptconv_a_SOURCES += src/sideband/sideband.c src/sideband/sideband.h \
+	src/sideband/tracepoint.c src/sideband/tracepoint.h
+check_PROGRAMS += tests/unit/test_tracepoint
+tests_unit_test_tracepoint_SOURCES = tests/unit/test_tracepoint.c
+TESTS += tests/unit/test_tracepoint
