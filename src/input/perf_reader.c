@@ -756,6 +756,7 @@ static void feature_parse(struct ptc_perf_reader *r, int feat, const uint8_t *p,
 				memcpy(r->tracing, p, n);
 				r->info.tracing_data = r->tracing;
 				r->info.tracing_data_size = n;
+				r->info.tracing_data_offset = off;
 			}
 		}
 		break;
@@ -1678,6 +1679,7 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				}
 				r->info.tracing_data = r->tracing;
 				r->info.tracing_data_size = (size_t)tsz;
+				r->info.tracing_data_offset = off + size;
 				break;
 			}
 			r->aux_left = tsz;	/* skipped like AUX data before the next record */

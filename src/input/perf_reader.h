@@ -107,6 +107,8 @@ struct ptc_perf_info {
 	int have_time_conv;
 	uint64_t time_shift, time_mult, time_zero, time_cycles, time_mask;
 	int cap_user_time_zero, cap_user_time_short;
+	/* Added later: where tracing_data starts in the input (for messages) */
+	uint64_t tracing_data_offset;
 };
 
 /* Counters for everything read, skipped or dropped. */

@@ -5,3 +5,7 @@ libptconv_a_SOURCES += src/sideband/sideband.c src/sideband/sideband.h \
 check_PROGRAMS += tests/unit/test_tracepoint
 tests_unit_test_tracepoint_SOURCES = tests/unit/test_tracepoint.c
 TESTS += tests/unit/test_tracepoint
+# End to end: attribution by sched:sched_switch samples, LOST records,
+# untimed per-CPU traces (ground truth + Linux perf as oracles).
+TESTS += tests/pt_sched_switch.sh
+EXTRA_DIST += tests/pt_sched_switch.sh

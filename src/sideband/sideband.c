@@ -10,12 +10,18 @@ struct sb_switch {
 	uint64_t time;
 	uint64_t seq;		/* record order, breaks ties between equal times */
 	uint32_t pid, tid;
+	uint8_t source;		/* enum ptc_sb_source */
+	uint8_t pid_known;	/* 0: sched_switch gives the tid only */
 };
 
 struct sb_cpu {
 	struct sb_switch *v;
 	size_t n, cap;
 	int sorted;
+	unsigned sources;	/* enum ptc_sb_source bits of the entries added */
+	unsigned used;		/* ... of those kept by ptc_sb_finish() */
+	size_t nthreads;	/* distinct non-idle threads, after finish */
+	uint64_t last_time;	/* of the latest record from this CPU */
 };
 
 struct sb_buildid {
@@ -48,6 +54,9 @@ struct ptc_sideband {
 	size_t nr_strs, cap_strs;
 
 	uint64_t lost, lost_records, seq;
+
+	struct ptc_sb_lost_range *lranges;
+	size_t nr_lranges, cap_lranges;
 };
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -110,6 +119,7 @@ void ptc_sb_free(struct ptc_sideband *sb)
 	free(sb->thash);
 	free(sb->aux);
 	free(sb->bids);
+	free(sb->lranges);
 	free(sb);
 }
 
@@ -190,24 +200,41 @@ static struct sb_cpu *cpu_get(struct ptc_sideband *sb, uint32_t cpu)
 	return &sb->cpus[cpu];
 }
 
-static int add_switch(struct ptc_sideband *sb, const struct ptc_perf_record *rec,
-		      uint32_t pid, uint32_t tid)
+static int push_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uint32_t pid,
+		       uint32_t tid, enum ptc_sb_source source, int pid_known)
 {
 	struct sb_cpu *c;
 	struct sb_switch *s;
 
-	if (!(rec->sid.valid & PTC_SID_CPU))
-		return 0;
-	c = cpu_get(sb, rec->sid.cpu);
+	c = cpu_get(sb, cpu);
 	if (!c || grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*s)))
 		return -ptc_err_nomem;
 	s = &c->v[c->n++];
-	s->time = (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0;
+	s->time = time;
 	s->seq = sb->seq;
 	s->pid = pid;
 	s->tid = tid;
+	s->source = (uint8_t)source;
+	s->pid_known = (uint8_t)pid_known;
+	c->sources |= source;
 	c->sorted = 0;
 	return 0;
+}
+
+static int add_switch(struct ptc_sideband *sb, const struct ptc_perf_record *rec,
+		      uint32_t pid, uint32_t tid, enum ptc_sb_source source)
+{
+	if (!(rec->sid.valid & PTC_SID_CPU))
+		return 0;
+	return push_switch(sb, rec->sid.cpu, (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0,
+			   pid, tid, source, 1);
+}
+
+int ptc_sb_add_sched_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time,
+			    uint32_t next_tid)
+{
+	sb->seq++;
+	return push_switch(sb, cpu, time, next_tid, next_tid, PTC_SB_SRC_SCHED_SWITCH, 0);
 }
 
 static uint64_t rec_time(const struct ptc_perf_record *rec)
@@ -404,11 +431,44 @@ static int on_exit_rec(struct ptc_sideband *sb, const struct ptc_perf_record *re
 	return 0;
 }
 
+/* A LOST record: the records lost were written to the buffer of its CPU
+ * (or thread) after the previous record that came out of it and before the
+ * LOST record itself. */
+static int add_lost_range(struct ptc_sideband *sb, const struct ptc_perf_record *rec, uint64_t count)
+{
+	struct ptc_sb_lost_range *l;
+	int have_cpu = (rec->sid.valid & PTC_SID_CPU) && rec->sid.cpu < 65536;
+
+	if (grow((void **)&sb->lranges, &sb->cap_lranges, sb->nr_lranges + 1, sizeof(*l)))
+		return -ptc_err_nomem;
+	l = &sb->lranges[sb->nr_lranges++];
+	l->cpu = have_cpu ? (int)rec->sid.cpu : -1;
+	l->tid = (rec->sid.valid & PTC_SID_TID) ? (int64_t)rec->sid.tid : -1;
+	l->count = count;
+	l->offset = rec->offset;
+	if (rec->sid.valid & PTC_SID_TIME) {
+		struct sb_cpu *c = have_cpu && rec->sid.cpu < sb->nr_cpus ? &sb->cpus[rec->sid.cpu] : NULL;
+		l->t_end = rec->sid.time;
+		l->t_start = c && c->last_time <= rec->sid.time ? c->last_time : 0;
+	} else {
+		/* no time: the loss could be anywhere */
+		l->t_start = 0;
+		l->t_end = PTC_SB_TIME_MAX;
+	}
+	return 0;
+}
+
 int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
 {
 	int err;
 
 	sb->seq++;
+	if (rec->type != PERF_RECORD_LOST && (rec->sid.valid & (PTC_SID_CPU | PTC_SID_TIME)) ==
+						     (PTC_SID_CPU | PTC_SID_TIME)) {
+		struct sb_cpu *c = cpu_get(sb, rec->sid.cpu);
+		if (c && rec->sid.time > c->last_time)
+			c->last_time = rec->sid.time;
+	}
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -426,7 +486,7 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 			return err;
 		if (!thread_get(sb, it.pid, it.tid, rec_time(rec)))
 			return -ptc_err_nomem;
-		return add_switch(sb, rec, it.pid, it.tid);
+		return add_switch(sb, rec, it.pid, it.tid, PTC_SB_SRC_ITRACE_START);
 	}
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
@@ -435,9 +495,10 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 		if (err < 0)
 			return err;
 		if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE && sw.out)
-			return add_switch(sb, rec, sw.next_prev_pid, sw.next_prev_tid);
+			return add_switch(sb, rec, sw.next_prev_pid, sw.next_prev_tid, PTC_SB_SRC_SWITCH);
 		if (!sw.out && (rec->sid.valid & PTC_SID_TID))
-			return add_switch(sb, rec, rec->sid.pid, rec->sid.tid);
+			return add_switch(sb, rec, rec->sid.pid, rec->sid.tid, PTC_SB_SRC_SWITCH);
+		/* a switch-out says the CPU's buffer has records up to here */
 		return 0;
 	}
 	case PERF_RECORD_AUX: {
@@ -464,7 +525,7 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 			return err;
 		sb->lost += l.lost;
 		sb->lost_records++;
-		return 0;
+		return add_lost_range(sb, rec, l.lost);
 	}
 	default:
 		return 0;
@@ -480,15 +541,60 @@ static int cmp_switch(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Switch records win over sched_switch samples: when a CPU has both (perf
+ * recorded both), the samples are dropped; sched_switch entries get the
+ * process of their thread from COMM/FORK (the tracepoint names threads
+ * only).  Then the distinct threads are counted. */
+static void finish_cpu(struct ptc_sideband *sb, struct sb_cpu *c)
+{
+	size_t i, k = 0;
+	uint32_t *tids;
+
+	c->used = 0;
+	for (i = 0; i < c->n; i++) {
+		struct sb_switch *s = &c->v[i];
+		if (s->source == PTC_SB_SRC_SCHED_SWITCH && (c->sources & PTC_SB_SRC_SWITCH))
+			continue;
+		if (!s->pid_known) {
+			const struct ptc_sb_thread *t = thread_find(sb, s->tid);
+			s->pid = t ? t->pid : s->tid;
+			s->pid_known = 1;
+		}
+		c->used |= s->source;
+		c->v[k++] = *s;
+	}
+	c->n = k;
+	if (c->n)
+		qsort(c->v, c->n, sizeof(struct sb_switch), cmp_switch);
+	c->sorted = 1;
+	c->nthreads = 0;
+	tids = c->n ? malloc(c->n * sizeof(*tids)) : NULL;
+	if (!tids)
+		return;
+	for (i = 0, k = 0; i < c->n; i++)
+		if (c->v[i].tid)
+			tids[k++] = c->v[i].tid;
+	qsort(tids, k, sizeof(*tids), cmp_u32);
+	for (i = 0; i < k; i++)
+		if (!i || tids[i] != tids[i - 1])
+			c->nthreads++;
+	free(tids);
+}
+
 void ptc_sb_finish(struct ptc_sideband *sb)
 {
 	size_t i;
 
-	for (i = 0; i < sb->nr_cpus; i++) {
-		if (!sb->cpus[i].sorted && sb->cpus[i].n)
-			qsort(sb->cpus[i].v, sb->cpus[i].n, sizeof(struct sb_switch), cmp_switch);
-		sb->cpus[i].sorted = 1;
-	}
+	for (i = 0; i < sb->nr_cpus; i++)
+		if (!sb->cpus[i].sorted)
+			finish_cpu(sb, &sb->cpus[i]);
 }
 
 struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
@@ -564,6 +670,36 @@ size_t ptc_sb_cpu_switches(const struct ptc_sideband *sb, int cpu)
 	return sb->cpus[cpu].n;
 }
 
+size_t ptc_sb_cpu_threads(const struct ptc_sideband *sb, int cpu)
+{
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
+		return 0;
+	return sb->cpus[cpu].nthreads;
+}
+
+unsigned ptc_sb_cpu_sources(const struct ptc_sideband *sb, int cpu, unsigned *seen)
+{
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus) {
+		if (seen)
+			*seen = 0;
+		return 0;
+	}
+	if (seen)
+		*seen = sb->cpus[cpu].sources;
+	return sb->cpus[cpu].used;
+}
+
+size_t ptc_sb_nr_cpus(const struct ptc_sideband *sb)
+{
+	return sb->nr_cpus;
+}
+
+const struct ptc_sb_lost_range *ptc_sb_lost_ranges(const struct ptc_sideband *sb, size_t *count)
+{
+	*count = sb->nr_lranges;
+	return sb->lranges;
+}
+
 const struct ptc_sb_thread *ptc_sb_thread(const struct ptc_sideband *sb, uint32_t tid)
 {
 	return thread_find(sb, tid);
@@ -586,4 +722,15 @@ uint64_t ptc_sb_lost(const struct ptc_sideband *sb, uint64_t *nr_records)
 	if (nr_records)
 		*nr_records = sb->lost_records;
 	return sb->lost;
+}
+
+const char *ptc_sb_source_name(unsigned sources)
+{
+	if (sources & PTC_SB_SRC_SWITCH)
+		return "switch";
+	if (sources & PTC_SB_SRC_SCHED_SWITCH)
+		return "sched_switch";
+	if (sources & PTC_SB_SRC_ITRACE_START)
+		return "itrace_start";
+	return "none";
 }

@@ -3,7 +3,10 @@
  *
  * Fed with the perf.data records in file order, it answers the questions a
  * trace decoder has at a given perf time:
- *   - which thread ran on a CPU (SWITCH, SWITCH_CPU_WIDE, ITRACE_START),
+ *   - which thread ran on a CPU (SWITCH, SWITCH_CPU_WIDE, ITRACE_START, or
+ *     sched:sched_switch tracepoint samples decoded by the caller and given
+ *     with ptc_sb_add_sched_switch(); used for a CPU only when it has no
+ *     switch records),
  *   - which file was mapped at an address in a process (MMAP/MMAP2, with exec
  *     ending the old address space and fork copying the parent's),
  *   - what a thread is called and which process it belongs to (COMM, FORK),
@@ -50,6 +53,25 @@ struct ptc_sb_aux {
 	uint32_t tid;
 };
 
+/* Where a CPU's switch timeline comes from (bits). */
+enum ptc_sb_source {
+	PTC_SB_SRC_ITRACE_START = 1 << 0,
+	PTC_SB_SRC_SWITCH = 1 << 1,		/* SWITCH or SWITCH_CPU_WIDE */
+	PTC_SB_SRC_SCHED_SWITCH = 1 << 2,	/* sched:sched_switch samples */
+};
+
+/* Where records may be missing: a LOST record said count records of the
+ * buffer of cpu (-1 unknown) / tid (-1 unknown) were dropped between
+ * t_start (the previous record out of that CPU, 0 unknown) and t_end (the
+ * LOST record's time; PTC_SB_TIME_MAX when it has none). */
+struct ptc_sb_lost_range {
+	int cpu;
+	int64_t tid;
+	uint64_t t_start, t_end;
+	uint64_t count;
+	uint64_t offset;		/* of the LOST record in the input */
+};
+
 struct ptc_sideband;
 
 int ptc_sb_new(struct ptc_sideband **out);
@@ -61,6 +83,13 @@ int ptc_sb_add_build_ids(struct ptc_sideband *sb, const struct ptc_perf_info *in
 /* Feed one record; records the model does not need are ignored.  Returns 0
  * or a negative ptc error code (malformed record). */
 int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec);
+
+/* A sched:sched_switch sample: from time on, thread next_tid (the kernel's
+ * next_pid; 0 the idle task) runs on cpu.  Its process is looked up in the
+ * COMM/FORK threads at ptc_sb_finish().  Kept only for CPUs that have no
+ * SWITCH/SWITCH_CPU_WIDE records. */
+int ptc_sb_add_sched_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time,
+			    uint32_t next_tid);
 
 /* Sort the per-CPU timelines; call once after the last record. */
 void ptc_sb_finish(struct ptc_sideband *sb);
@@ -78,6 +107,17 @@ int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
 			 uint32_t *pid, uint32_t *tid);
 /* Number of distinct switch entries of a CPU (0: none). */
 size_t ptc_sb_cpu_switches(const struct ptc_sideband *sb, int cpu);
+/* Number of distinct threads other than idle (tid 0) the CPU ran, after
+ * ptc_sb_finish(). */
+size_t ptc_sb_cpu_threads(const struct ptc_sideband *sb, int cpu);
+/* The sources (enum ptc_sb_source bits) of a CPU's timeline after
+ * ptc_sb_finish(); *seen (may be NULL) gets those seen, dropped ones included. */
+unsigned ptc_sb_cpu_sources(const struct ptc_sideband *sb, int cpu, unsigned *seen);
+/* "switch", "sched_switch", "itrace_start" or "none": the main source of a
+ * timeline with these source bits. */
+const char *ptc_sb_source_name(unsigned sources);
+/* One more than the highest CPU number any record named. */
+size_t ptc_sb_nr_cpus(const struct ptc_sideband *sb);
 
 /* A thread's facts, NULL when never seen. */
 const struct ptc_sb_thread *ptc_sb_thread(const struct ptc_sideband *sb, uint32_t tid);
@@ -87,5 +127,7 @@ const struct ptc_sb_aux *ptc_sb_aux_records(const struct ptc_sideband *sb, size_
 
 /* Records lost (sum of the LOST records' counts) and LOST records seen. */
 uint64_t ptc_sb_lost(const struct ptc_sideband *sb, uint64_t *nr_records);
+/* Each LOST record's range, in file order. */
+const struct ptc_sb_lost_range *ptc_sb_lost_ranges(const struct ptc_sideband *sb, size_t *count);
 
 #endif

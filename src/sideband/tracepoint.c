@@ -27,6 +27,7 @@ struct cur {
 	const char *name;
 	char *err;
 	size_t errlen;
+	uint64_t base;
 };
 
 static int fail(struct cur *c, int code, size_t at, const char *fmt, ...)
@@ -38,7 +39,8 @@ static int fail(struct cur *c, int code, size_t at, const char *fmt, ...)
 	int k;
 
 	if (c->err && c->errlen) {
-		k = snprintf(c->err, c->errlen, "%s: offset %zu: ", c->name, at);
+		k = snprintf(c->err, c->errlen, "%s: offset 0x%llx: tracing data: ", c->name,
+			     (unsigned long long)(c->base + at));
 		if (k >= 0 && (size_t)k < c->errlen) {
 			va_start(ap, fmt);
 			vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
@@ -143,7 +145,7 @@ static int parse(struct cur *c, struct ptc_tracing_data *td)
 	int err;
 
 	if (c->n < sizeof(magic) || memcmp(c->p, magic, sizeof(magic)))
-		return fail(c, ptc_err_bad_magic, 0, "not a tracing-data container (no \\027\\010\\104tracing magic)");
+		return fail(c, ptc_err_bad_magic, 0, "not a container of perf's (no \\027\\010\\104tracing magic)");
 	c->at = sizeof(magic);
 	if ((err = take_string(c, &s, sizeof(td->version), "the version string")))
 		return err;
@@ -229,10 +231,10 @@ static int parse(struct cur *c, struct ptc_tracing_data *td)
 	return 0;
 }
 
-int ptc_tracing_data_parse(const uint8_t *data, size_t n, const char *name,
+int ptc_tracing_data_parse(const uint8_t *data, size_t n, const char *name, uint64_t base,
 			   struct ptc_tracing_data **out, char *err, size_t errlen)
 {
-	struct cur c = { data, n, 0, 0, name ? name : "tracing data", err, errlen };
+	struct cur c = { data, n, 0, 0, name ? name : "tracing data", err, errlen, base };
 	struct ptc_tracing_data *td;
 	int e;
 
@@ -320,7 +322,7 @@ static int errf(char *err, size_t errlen, const char *fmt, ...)
 }
 
 int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
-			 const struct ptc_tracing_data *td, const char *name,
+			 const struct ptc_tracing_data *td, const char *name, uint64_t base,
 			 char *err, size_t errlen)
 {
 	const struct ptc_tracing_format *f;
@@ -334,7 +336,8 @@ int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 		name = "tracing data";
 	f = ptc_tracing_data_find(td, "sched", "sched_switch");
 	if (!f) {
-		errf(err, errlen, "%s: no sched:sched_switch format in the tracing data", name);
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: no sched:sched_switch format", name,
+		     (unsigned long long)base);
 		return -ptc_err_not_found;
 	}
 	r = calloc(1, sizeof(*r));
@@ -353,15 +356,15 @@ int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 	tep_set_long_size(r->tep, (int)td->long_size);
 	tep_set_page_size(r->tep, (int)td->page_size);
 	if (tep_parse_event(r->tep, (const char *)f->text, (unsigned long)f->size, "sched") != TEP_ERRNO__SUCCESS) {
-		errf(err, errlen, "%s: offset %llu: libtraceevent cannot parse the sched:sched_switch format",
-		     name, (unsigned long long)f->offset);
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: libtraceevent cannot parse the sched:sched_switch format",
+		     name, (unsigned long long)(base + f->offset));
 		ptc_sched_switch_free(r);
 		return -ptc_err_bad_record;
 	}
 	r->ev = tep_find_event_by_name(r->tep, "sched", "sched_switch");
 	if (!r->ev) {
-		errf(err, errlen, "%s: offset %llu: the sched_switch format names no such event", name,
-		     (unsigned long long)f->offset);
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: the sched_switch format names no such event", name,
+		     (unsigned long long)(base + f->offset));
 		ptc_sched_switch_free(r);
 		return -ptc_err_bad_record;
 	}
@@ -371,8 +374,8 @@ int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 	for (i = 0; i < 3; i++) {
 		*need[i] = tep_find_field(r->ev, names[i]);
 		if (!*need[i]) {
-			errf(err, errlen, "%s: offset %llu: the sched_switch format has no field %s", name,
-			     (unsigned long long)f->offset, names[i]);
+			errf(err, errlen, "%s: offset 0x%llx: tracing data: the sched_switch format has no field %s", name,
+			     (unsigned long long)(base + f->offset), names[i]);
 			ptc_sched_switch_free(r);
 			return -ptc_err_bad_record;
 		}
@@ -381,8 +384,8 @@ int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 	r->common_type = tep_find_common_field(r->ev, "common_type");
 	if (r->prev_pid->size > 8 || r->next_pid->size > 8 ||
 	    (r->common_type && r->common_type->size > 8)) {
-		errf(err, errlen, "%s: offset %llu: sched_switch pid fields of impossible size", name,
-		     (unsigned long long)f->offset);
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: sched_switch pid fields of impossible size", name,
+		     (unsigned long long)(base + f->offset));
 		ptc_sched_switch_free(r);
 		return -ptc_err_bad_record;
 	}
@@ -489,4 +492,75 @@ int ptc_perf_sample_raw(const struct ptc_perf_record *rec,
 		return -ptc_err_bad_record;
 	*raw = d + at;
 	return 0;
+}
+
+/* ---- a recording's sched_switch samples ---- */
+
+static void samples_setup(struct ptc_sched_switch_samples *ss, const struct ptc_perf_reader *r)
+{
+	const struct ptc_perf_info *info = ptc_perf_info(r);
+	const char *what = ptc_perf_name(r);
+	char msg[256];
+	int err;
+
+	ss->state = -1;
+	if (!info->tracing_data) {
+		snprintf(ss->err, sizeof(ss->err), "%s: tracepoint samples but no tracing data "
+			 "(TRACING_DATA feature or record) to decode them", ptc_perf_name(r));
+		return;
+	}
+	err = ptc_tracing_data_parse(info->tracing_data, info->tracing_data_size, what,
+				     info->tracing_data_offset, &ss->td, msg, sizeof(msg));
+	if (!err)
+		err = ptc_sched_switch_new(&ss->rd, ss->td, what, info->tracing_data_offset, msg,
+					   sizeof(msg));
+	if (err < 0) {
+		snprintf(ss->err, sizeof(ss->err), "%s", msg[0] ? msg : ptc_errstr(err));
+		return;
+	}
+	ss->state = 1;
+}
+
+int ptc_sched_switch_sample(struct ptc_sched_switch_samples *ss, const struct ptc_perf_reader *r,
+			    const struct ptc_perf_record *rec, struct ptc_sched_switch *out)
+{
+	const struct ptc_perf_attr *a;
+	const uint8_t *raw;
+	uint32_t size;
+	int err;
+
+	if (rec->type != PERF_RECORD_SAMPLE)
+		return 0;
+	a = ptc_perf_attr_of(r, rec->sid.id);
+	if (!a || a->attr.type != PERF_TYPE_TRACEPOINT)
+		return 0;
+	if (!ss->state)
+		samples_setup(ss, r);
+	if (ss->state < 0) {
+		/* cannot tell which tracepoint: named sched:sched_switch? */
+		if (a->name && strcmp(a->name, "sched:sched_switch"))
+			return 0;
+		ss->bad++;
+		return -ptc_err_unsupported;
+	}
+	if (a->attr.config != ss->rd->id)
+		return 0;
+	err = ptc_perf_sample_raw(rec, &a->attr, &raw, &size);
+	if (!err)
+		err = ptc_sched_switch_read(ss->rd, raw, size, out);
+	if (err < 0) {
+		ss->bad++;
+		return -ptc_err_bad_record;
+	}
+	ss->samples++;
+	if (!(rec->sid.valid & PTC_SID_CPU))
+		ss->no_cpu++;
+	return 1;
+}
+
+void ptc_sched_switch_samples_fini(struct ptc_sched_switch_samples *ss)
+{
+	ptc_sched_switch_free(ss->rd);
+	ptc_tracing_data_free(ss->td);
+	memset(ss, 0, sizeof(*ss));
 }

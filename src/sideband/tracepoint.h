@@ -57,9 +57,10 @@ struct ptc_tracing_data {
 };
 
 /* Parses the container at data (n bytes; the data stay owned by the caller
- * and must outlive *out).  name is used in messages: on failure err says
- * "NAME: offset N: reason" (offset inside the container). */
-int ptc_tracing_data_parse(const uint8_t *data, size_t n, const char *name,
+ * and must outlive *out).  name (the file) and base (where the container
+ * starts in it) are for messages: on failure err says
+ * "NAME: offset 0xN: tracing data: reason". */
+int ptc_tracing_data_parse(const uint8_t *data, size_t n, const char *name, uint64_t base,
 			   struct ptc_tracing_data **out, char *err, size_t errlen);
 void ptc_tracing_data_free(struct ptc_tracing_data *td);
 /* The format text of system:event (matched on its "name: " line), or NULL. */
@@ -75,7 +76,7 @@ struct ptc_sched_switch {
 };
 
 int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
-			 const struct ptc_tracing_data *td, const char *name,
+			 const struct ptc_tracing_data *td, const char *name, uint64_t base,
 			 char *err, size_t errlen);
 void ptc_sched_switch_free(struct ptc_sched_switch_reader *r);
 /* The tracepoint id (attr.config of the sched:sched_switch event). */
@@ -92,5 +93,31 @@ int ptc_sched_switch_read(const struct ptc_sched_switch_reader *r,
 int ptc_perf_sample_raw(const struct ptc_perf_record *rec,
 			const struct perf_event_attr *attr,
 			const uint8_t **raw, uint32_t *size);
+
+/* sched_switch samples of a recording, for a reader's consumer:
+ *
+ *	struct ptc_sched_switch_samples ss = { 0 };
+ *	for each record: k = ptc_sched_switch_sample(&ss, reader, &rec, &sw);
+ *	ptc_sched_switch_samples_fini(&ss);
+ *
+ * The tracing data is parsed at the first tracepoint sample (in pipe mode
+ * its record comes before the samples). */
+struct ptc_sched_switch_samples {
+	struct ptc_tracing_data *td;
+	struct ptc_sched_switch_reader *rd;
+	int state;			/* 0 not tried, 1 ready, -1 unusable (err says why) */
+	char err[320];
+	uint64_t samples;		/* sched_switch samples decoded */
+	uint64_t bad;			/* tracepoint samples that could not be decoded */
+	uint64_t no_cpu;		/* decoded, but without a CPU field */
+};
+
+/* 1: rec is a sched_switch sample, *out filled (rec->sid has its cpu and
+ * time); 0: it is not one; <0: a tracepoint sample that cannot be read
+ * (no or bad tracing data, malformed record; ss->err says why when the
+ * tracing data is the problem). */
+int ptc_sched_switch_sample(struct ptc_sched_switch_samples *ss, const struct ptc_perf_reader *r,
+			    const struct ptc_perf_record *rec, struct ptc_sched_switch *out);
+void ptc_sched_switch_samples_fini(struct ptc_sched_switch_samples *ss);
 
 #endif

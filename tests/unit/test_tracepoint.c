@@ -126,7 +126,7 @@ static void test_parse(int big)
 	size_t at = build(&b, big, "0.6");
 	int e;
 
-	e = ptc_tracing_data_parse(b.b, b.n, "t", &td, err, sizeof(err));
+	e = ptc_tracing_data_parse(b.b, b.n, "t", 0, &td, err, sizeof(err));
 	CHECK(e == 0, "parse: %d %s", e, err);
 	if (e)
 		return;
@@ -159,7 +159,7 @@ static void test_v05(void)
 	char err[256];
 
 	build(&b, 0, "0.5");
-	CHECK(ptc_tracing_data_parse(b.b, b.n, "t", &td, err, sizeof(err)) == 0, "0.5: %s", err);
+	CHECK(ptc_tracing_data_parse(b.b, b.n, "t", 0, &td, err, sizeof(err)) == 0, "0.5: %s", err);
 	if (td)
 		CHECK_EQ_U64(td->size, b.n);
 	ptc_tracing_data_free(td);
@@ -176,10 +176,12 @@ static void test_truncated(void)
 	build(&b, 0, "0.6");
 	for (n = 0; n < b.n; n++) {
 		td = (void *)1;
-		e = ptc_tracing_data_parse(b.b, n, "cut", &td, err, sizeof(err));
+		e = ptc_tracing_data_parse(b.b, n, "cut", 0x1000, &td, err, sizeof(err));
 		CHECK(e < 0, "prefix of %zu bytes accepted", n);
 		CHECK(td == NULL, "no container on failure");
-		CHECK(!strncmp(err, "cut: offset ", 12), "message '%s'", err);
+		CHECK(!strncmp(err, "cut: offset 0x", 14) && strtoull(err + 12, NULL, 16) >= 0x1000 &&
+		      strtoull(err + 12, NULL, 16) <= 0x1000 + n && strstr(err, ": tracing data: "),
+		      "message '%s'", err);
 		if (e >= 0)
 			ptc_tracing_data_free(td);
 	}
@@ -197,30 +199,30 @@ static void test_hostile(void)
 	/* header_page's size: 2^63 */
 	off = 10 + 4 + 1 + 1 + 4 + 12;
 	ptc_put64(b.b + off, 1ull << 63);
-	e = ptc_tracing_data_parse(b.b, b.n, "h", &td, err, sizeof(err));
+	e = ptc_tracing_data_parse(b.b, b.n, "h", 0, &td, err, sizeof(err));
 	CHECK(e == -ptc_err_bad_size, "huge header_page: %d %s", e, err);
-	CHECK(strstr(err, "offset 32:") != NULL, "message '%s'", err);
+	CHECK(strstr(err, "h: offset 0x20: tracing data: header_page claims") != NULL, "message '%s'", err);
 
 	build(&b, 0, "0.6");
 	memcpy(b.b + 3, "traxing", 7);
-	CHECK(ptc_tracing_data_parse(b.b, b.n, "h", &td, err, sizeof(err)) == -ptc_err_bad_magic,
+	CHECK(ptc_tracing_data_parse(b.b, b.n, "h", 0, &td, err, sizeof(err)) == -ptc_err_bad_magic,
 	      "bad magic: %s", err);
 
 	build(&b, 0, "0.6");
 	b.b[10 + 4] = 7;		/* byte order flag */
-	CHECK(ptc_tracing_data_parse(b.b, b.n, "h", &td, err, sizeof(err)) == -ptc_err_bad_record,
+	CHECK(ptc_tracing_data_parse(b.b, b.n, "h", 0, &td, err, sizeof(err)) == -ptc_err_bad_record,
 	      "bad endian flag: %s", err);
 
 	build(&b, 0, "0.6");
 	b.b[10 + 4 + 1] = 3;		/* long size */
-	CHECK(ptc_tracing_data_parse(b.b, b.n, "h", &td, err, sizeof(err)) == -ptc_err_bad_record,
+	CHECK(ptc_tracing_data_parse(b.b, b.n, "h", 0, &td, err, sizeof(err)) == -ptc_err_bad_record,
 	      "bad long size: %s", err);
 
 	/* a version string that never ends */
 	memset(b.b, 'x', sizeof(b.b));
 	memcpy(b.b, "\027\010\104tracing", 10);
-	CHECK(ptc_tracing_data_parse(b.b, sizeof(b.b), "h", &td, err, sizeof(err)) < 0, "endless version");
-	CHECK(ptc_tracing_data_parse(NULL, 0, "h", &td, err, sizeof(err)) == -ptc_err_bad_magic, "empty");
+	CHECK(ptc_tracing_data_parse(b.b, sizeof(b.b), "h", 0, &td, err, sizeof(err)) < 0, "endless version");
+	CHECK(ptc_tracing_data_parse(NULL, 0, "h", 0, &td, err, sizeof(err)) == -ptc_err_bad_magic, "empty");
 }
 
 static void put_raw_le(uint8_t *raw, size_t off, uint64_t v, unsigned n)
@@ -242,11 +244,11 @@ static void test_sched_switch(void)
 	int e;
 
 	build(&b, 0, "0.6");
-	if (ptc_tracing_data_parse(b.b, b.n, "t", &td, err, sizeof(err)) < 0) {
+	if (ptc_tracing_data_parse(b.b, b.n, "t", 0, &td, err, sizeof(err)) < 0) {
 		CHECK(0, "parse: %s", err);
 		return;
 	}
-	e = ptc_sched_switch_new(&r, td, "t", err, sizeof(err));
+	e = ptc_sched_switch_new(&r, td, "t", 0, err, sizeof(err));
 	CHECK(e == 0, "sched_switch_new: %d %s", e, err);
 	if (e)
 		goto out;
@@ -293,12 +295,12 @@ static void test_no_sched_switch(void)
 	char err[256];
 	int e;
 
-	e = ptc_tracing_data_parse(tiny, sizeof(tiny) - 1, "t", &td, err, sizeof(err));
+	e = ptc_tracing_data_parse(tiny, sizeof(tiny) - 1, "t", 0, &td, err, sizeof(err));
 	CHECK(e == 0, "empty container: %s", err);
 	if (e)
 		return;
 	CHECK_EQ_U64(td->size, sizeof(tiny) - 1);
-	CHECK(ptc_sched_switch_new(&r, td, "t", err, sizeof(err)) == -ptc_err_not_found, "no format");
+	CHECK(ptc_sched_switch_new(&r, td, "t", 0, err, sizeof(err)) == -ptc_err_not_found, "no format");
 	CHECK(strstr(err, "no sched:sched_switch") != NULL, "message '%s'", err);
 	ptc_tracing_data_free(td);
 }

@@ -29,6 +29,7 @@
 #include "images/locate.h"
 #include "input/perf_reader.h"
 #include "sideband/sideband.h"
+#include "sideband/tracepoint.h"
 #include "writers/cbpexp.h"
 #include "writers/text.h"
 #include "writers/writers.h"
@@ -84,6 +85,8 @@ struct cthread {
 	uint64_t code_time;
 	struct ptc_pt_region code_reg;
 	int code_have;
+	uint64_t lost_upto;	/* sideband-loss ranges up to this time got their gap */
+	int lost_all;		/* the gap of a loss with no time was sent */
 	int skipped;		/* --time left branches out since the writer's last one */
 	uint64_t skip_next;	/* where the last branch left out leads (0 unknown) */
 	char name[64];
@@ -122,6 +125,14 @@ struct conv {
 	uint64_t orphan_gaps;
 	uint64_t aux_errors;
 	int fatal;
+
+	/* attribution through the sideband */
+	struct ptc_sched_switch_samples ss;
+	uint64_t have_sched_switch;	/* AUXTRACE_INFO's: 1 sched_switch, 2/3 switch records */
+	uint64_t *cpu_seen;		/* per CPU: latest time thread_at was asked (+1; 0 never) */
+	size_t ncpu_seen;
+	uint64_t lost_gaps;		/* records-lost gaps given to threads */
+	uint64_t untimed_cpus;		/* CPUs whose threads cannot be told apart (no timing) */
 
 	/* raw mode */
 	struct ptc_image **raw_img;
@@ -408,6 +419,93 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 
 static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid, uint64_t time);
 
+/* A records-lost gap in t's stream: the sideband that attributes this part
+ * of the trace to t (switches) and maps its code (MMAPs) may miss records.
+ * Nothing of the trace itself is lost: lost_branches and lost_bytes are 0. */
+static void lost_gap(struct conv *c, struct cthread *t, const struct ptc_sb_lost_range *r,
+		     uint64_t time)
+{
+	struct ptc_gap g;
+	char detail[320], where[48];
+
+	if (r->cpu >= 0)
+		snprintf(where, sizeof(where), "cpu %d", r->cpu);
+	else if (r->tid >= 0)
+		snprintf(where, sizeof(where), "thread %lld's buffer", (long long)r->tid);
+	else
+		snprintf(where, sizeof(where), "an unknown buffer");
+	if (r->t_end == PTC_SB_TIME_MAX)
+		snprintf(detail, sizeof(detail), "%" PRIu64 " sideband records lost on %s at an unknown time "
+			 "(LOST record at offset 0x%" PRIx64 "): thread attribution and mappings may be wrong",
+			 r->count, where, r->offset);
+	else
+		snprintf(detail, sizeof(detail), "%" PRIu64 " sideband records lost on %s between perf times %"
+			 PRIu64 " and %" PRIu64 " (LOST record at offset 0x%" PRIx64 "): thread attribution "
+			 "and mappings may be wrong", r->count, where, r->t_start, r->t_end, r->offset);
+	memset(&g, 0, sizeof(g));
+	g.cause = PTC_GAP_RECORDS_LOST;
+	g.time = time;
+	g.detail = detail;
+	c->lost_gaps++;
+	t->pt.gaps++;
+	t->pt.gaps_by_cause[PTC_GAP_RECORDS_LOST]++;
+	if (!t->pt.sink || t->pt.sink_error)
+		return;
+	/* its branches so far come before the gap */
+	if (ptc_pt_thread_flush(&t->pt) < 0)
+		return;
+	if (t->pt.sink->gap) {
+		int err = t->pt.sink->gap(t->pt.sink->ctx, &g);
+		if (err < 0)
+			t->pt.sink_error = err;
+	}
+}
+
+/* Asked who runs on cpu at time: when records were lost on that CPU (or
+ * thread) since the CPU was last asked, this answer may be wrong. */
+static void check_lost_sideband(struct conv *c, struct cthread *t, int cpu, uint64_t time)
+{
+	const struct ptc_sb_lost_range *r;
+	size_t n, i;
+	uint64_t since = 0;
+
+	r = ptc_sb_lost_ranges(c->sb, &n);
+	if (!n)
+		return;
+	if (!c->per_thread && cpu >= 0) {
+		if ((size_t)cpu >= c->ncpu_seen) {
+			size_t nn = (size_t)cpu + 1;
+			uint64_t *v = realloc(c->cpu_seen, nn * sizeof(*v));
+			if (!v)
+				return;
+			memset(v + c->ncpu_seen, 0, (nn - c->ncpu_seen) * sizeof(*v));
+			c->cpu_seen = v;
+			c->ncpu_seen = nn;
+		}
+		since = c->cpu_seen[cpu] ? c->cpu_seen[cpu] - 1 : 0;
+		if (time && time + 1 > c->cpu_seen[cpu])
+			c->cpu_seen[cpu] = time + 1;
+	}
+	for (i = 0; i < n; i++) {
+		if (c->per_thread ? (r[i].tid >= 0 && r[i].tid != (int64_t)t->pt.tid)
+				  : (r[i].cpu >= 0 && r[i].cpu != cpu))
+			continue;
+		if (r[i].t_end == PTC_SB_TIME_MAX) {
+			if (t->lost_all)
+				continue;
+			t->lost_all = 1;
+		} else {
+			/* without time, any loss may concern this answer */
+			if (time && (r[i].t_start > time || r[i].t_end < since))
+				continue;
+			if (r[i].t_end < t->lost_upto || (t->lost_upto && r[i].t_end == t->lost_upto))
+				continue;
+			t->lost_upto = r[i].t_end;
+		}
+		lost_gap(c, t, &r[i], time);
+	}
+}
+
 static struct ptc_pt_thread *env_thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
 {
 	struct conv *c = ctx;
@@ -444,9 +542,11 @@ static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid,
 		t = get_thread(c, pid, (uint32_t)cpu | 0x80000000u, name);
 		if (t)
 			t->pt.pid = pid;
-		return t ? &t->pt : NULL;
+	} else {
+		t = get_thread(c, pid, tid, NULL);
 	}
-	t = get_thread(c, pid, tid, NULL);
+	if (t)
+		check_lost_sideband(c, t, cpu, time);
 	return t ? &t->pt : NULL;
 }
 
@@ -1086,6 +1186,32 @@ static void parse_cpuid(const char *s, struct ptc_pt_params *p)
 	}
 }
 
+/* A sched:sched_switch sample: a switch on its CPU at its time, as
+ * SWITCH_CPU_WIDE would say (the sideband uses it only for CPUs that have
+ * no switch records). */
+static int read_sched_switch(struct conv *c, const struct ptc_perf_record *rec)
+{
+	struct ptc_sched_switch sw;
+	uint64_t bad = c->ss.bad;
+	int k = ptc_sched_switch_sample(&c->ss, c->r, rec, &sw);
+
+	if (k < 0) {
+		if (!bad && !c->opt->quiet) {
+			if (c->ss.err[0])
+				ptc_cli_error("warning: %s: sched_switch samples cannot attribute the trace", c->ss.err);
+			else
+				ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": malformed sched_switch sample, "
+					      "ignored (further ones are counted)", ptc_perf_name(c->r), rec->offset);
+		}
+		return 0;
+	}
+	if (k == 0 || !(rec->sid.valid & PTC_SID_CPU))
+		return 0;
+	return ptc_sb_add_sched_switch(c->sb, rec->sid.cpu,
+				       (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0,
+				       (uint32_t)sw.next_pid);
+}
+
 static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
@@ -1163,6 +1289,11 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 			if (err < 0 && !c->opt->quiet)
 				ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": malformed %s record, ignored",
 					      ptc_perf_name(c->r), rec.offset, ptc_perf_record_name(rec.type));
+			if (rec.type == PERF_RECORD_SAMPLE) {
+				err = read_sched_switch(c, &rec);
+				if (err < 0)
+					return err;
+			}
 		}
 	}
 	if (err < 0) {
@@ -1199,6 +1330,8 @@ static void set_params(struct conv *c, const uint64_t *priv, size_t n)
 		p->tc.time_zero = priv[PTC_PT_TIME_ZERO];
 	}
 	c->per_thread = n > PTC_PT_PER_CPU_MMAPS && !priv[PTC_PT_PER_CPU_MMAPS];
+	if (n > PTC_PT_HAVE_SCHED_SWITCH)
+		c->have_sched_switch = priv[PTC_PT_HAVE_SCHED_SWITCH];
 	if (n > PTC_PT_TSC_CTC_D) {
 		p->tsc_ctc_n = (uint32_t)priv[PTC_PT_TSC_CTC_N];
 		p->tsc_ctc_d = (uint32_t)priv[PTC_PT_TSC_CTC_D];
@@ -1294,6 +1427,39 @@ static void list_writer_files(struct ptc_json *j, char **names, size_t n, const 
 	}
 }
 
+/* "attribution": how the trace was given to threads (see ptconv-convert(1)). */
+static void summary_attribution(struct conv *c, struct ptc_json *j)
+{
+	size_t i;
+	uint64_t nl;
+
+	ptc_json_begin_object(j, "attribution");
+	ptc_json_string(j, "mode", c->per_thread ? "per-thread" : "per-cpu");
+	ptc_json_u64(j, "have_sched_switch", c->have_sched_switch);
+	ptc_json_u64(j, "sched_switch_samples", c->ss.samples);
+	ptc_json_u64(j, "bad_sched_switch_samples", c->ss.bad);
+	ptc_json_u64(j, "lost_records", ptc_sb_lost(c->sb, &nl));
+	ptc_json_u64(j, "lost_record_ranges", nl);
+	ptc_json_u64(j, "records_lost_gaps", c->lost_gaps);
+	ptc_json_u64(j, "untimed_shared_cpus", c->untimed_cpus);
+	ptc_json_begin_array(j, "cpus");
+	for (i = 0; !c->per_thread && i < c->nq; i++) {
+		int cpu = c->q[i].cpu;
+		unsigned seen, used = ptc_sb_cpu_sources(c->sb, cpu, &seen);
+
+		ptc_json_begin_object(j, NULL);
+		ptc_json_u64(j, "cpu", (uint64_t)cpu);
+		ptc_json_string(j, "source", ptc_sb_source_name(used));
+		ptc_json_u64(j, "switches", ptc_sb_cpu_switches(c->sb, cpu));
+		ptc_json_u64(j, "threads", ptc_sb_cpu_threads(c->sb, cpu));
+		ptc_json_bool(j, "sched_switch_ignored", (seen & PTC_SB_SRC_SCHED_SWITCH) &&
+							 !(used & PTC_SB_SRC_SCHED_SWITCH));
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
+	ptc_json_end_object(j);
+}
+
 static void summary(struct conv *c, uint64_t bytes, double secs)
 {
 	char path[4200];
@@ -1317,6 +1483,9 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			agg.gaps_by_cause[k] += s->gaps_by_cause[k];
 	}
 	orphan = agg.orphan_branches;
+	/* sideband losses are given to threads by the attribution, not the decoder */
+	agg.gaps += c->lost_gaps;
+	agg.gaps_by_cause[PTC_GAP_RECORDS_LOST] += c->lost_gaps;
 	qsort(c->th, c->nth, sizeof(*c->th), cmp_thread);
 	names = c->use_writer ? outdir_names(c->outdir, &nnames) : NULL;
 
@@ -1342,6 +1511,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			ptc_json_u64(&j, "lost_records", lost);
 		}
 		ptc_json_u64(&j, "auxtrace_errors", c->aux_errors);
+		if (c->sb)
+			summary_attribution(c, &j);
 		ptc_json_begin_array(&j, "missing_images");
 		for (i = 0; i < c->nmissing; i++)
 			ptc_json_string(&j, NULL, c->missing[i]);
@@ -1575,6 +1746,8 @@ static void free_conv(struct conv *c)
 		free(c->th[i]);
 	}
 	free(c->th);
+	free(c->cpu_seen);
+	ptc_sched_switch_samples_fini(&c->ss);
 	for (i = 0; i < c->nmissing; i++)
 		free(c->missing[i]);
 	free(c->missing);
@@ -1607,6 +1780,40 @@ static int exit_status(struct conv *c)
 	if (gaps || c->nmissing)
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
+}
+
+/* Say what the attribution cannot do: a per-CPU trace without timing
+ * packets cannot be split between the threads that shared a CPU (it all
+ * goes to the CPU's first thread); sched_switch samples announced but not
+ * readable. */
+static void check_attribution(struct conv *c)
+{
+	size_t i;
+
+	if (c->per_thread)
+		return;
+	if (c->have_sched_switch == 1 && !c->ss.samples && !c->opt->quiet)
+		ptc_cli_error("warning: %s: the recording says threads are told apart by sched:sched_switch "
+			      "samples, but none could be read%s%s", ptc_perf_name(c->r),
+			      c->ss.err[0] ? ": " : "", c->ss.err);
+	if (!c->have_tsc_config || c->tsc_enabled)
+		return;
+	for (i = 0; i < c->nq; i++) {
+		int cpu = c->q[i].cpu;
+		size_t n = ptc_sb_cpu_threads(c->sb, cpu);
+		uint32_t pid, tid;
+
+		if (n < 2)
+			continue;
+		c->untimed_cpus++;
+		if (c->opt->quiet)
+			continue;
+		if (ptc_sb_thread_on_cpu(c->sb, cpu, 0, &pid, &tid) < 0)
+			tid = 0;
+		ptc_cli_error("warning: cpu %d: %zu threads ran on it but the trace has no timing packets "
+			      "(tsc=0) to tell them apart: all of its trace goes to thread %u (record with "
+			      "--per-thread, or keep tsc)", cpu, n, tid);
+	}
 }
 
 int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pto,
@@ -1656,15 +1863,7 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 			ptc_cli_error("warning: %" PRIu64 " sideband records lost (%" PRIu64 " LOST records): "
 				      "thread switches or mappings may be missing", lost, nl);
 	}
-	if (!c.per_thread && c.have_tsc_config && !c.tsc_enabled && !opt->quiet) {
-		for (i = 0; i < c.nq; i++)
-			if (ptc_sb_cpu_switches(c.sb, c.q[i].cpu) > 2) {
-				ptc_cli_error("warning: per-CPU trace without timing packets (tsc=0): threads "
-					      "sharing a CPU cannot be told apart; each CPU's trace goes to its "
-					      "first thread (record with --per-thread, or keep tsc)");
-				break;
-			}
-	}
+	check_attribution(&c);
 	memset(&io, 0, sizeof(io));
 	io.symfs = opt->symfs;
 	io.buildid_dir = opt->buildid_dir;

@@ -24,7 +24,9 @@
 
 #include "common/bytes.h"
 #include "common/error.h"
+#include "input/perf_reader.h"
 #include "input/perf_writer.h"
+#include "sideband/tracepoint.h"
 #include "ptenc.h"
 #include "truth.h"
 #include "gen.h"
@@ -132,6 +134,15 @@ struct gen {
 	const char *truth_dir;
 	char *truth_dir_buf;
 	int have_time;
+	/* --sched-switch: the real recording's tracing data, the event id and
+	 * the sched_switch fields' offset/size (from its format text) */
+	uint8_t *tracing;
+	size_t tracing_size;
+	uint64_t ss_id;
+	struct { int off, size; } ss_common_type, ss_common_pid, ss_prev_comm, ss_prev_pid,
+		ss_prev_prio, ss_prev_state, ss_next_comm, ss_next_pid, ss_next_prio;
+	uint32_t ss_raw_size;
+	uint64_t switches;	/* context switches written (--lost-at-switch) */
 };
 
 void die(const char *fmt, ...)
@@ -283,6 +294,178 @@ static void rec_itrace_start(struct gen *g, struct thread *t, uint64_t time)
 				       sizeof(body), &sid), "ITRACE_START");
 }
 
+/* --sched-switch: the recording perf made of sched:sched_switch on this
+ * machine gives the tracing data (copied as it is) and the event id; the
+ * fields' places come from the event's format text, read here with sscanf
+ * so that nothing of ptconv's libtraceevent reading is involved. */
+static void ss_field(struct gen *g, const char *text, size_t n, const char *name, int *off, int *size)
+{
+	const char *p = text, *end = text + n;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char line[256], *fld, *semi, *w;
+
+		if (len < sizeof(line)) {
+			memcpy(line, p, len);
+			line[len] = 0;
+			/* "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;" */
+			fld = strstr(line, "field:");
+			semi = fld ? strchr(fld, ';') : NULL;
+			if (semi) {
+				*semi = 0;
+				if ((w = strchr(fld, '[')))
+					*w = 0;
+				w = strrchr(fld, ' ');
+				if (w && !strcmp(w + 1, name)) {
+					const char *o = strstr(semi + 1, "offset:"), *z = strstr(semi + 1, "size:");
+					if (!o || !z)
+						break;
+					*off = atoi(o + 7);
+					*size = atoi(z + 5);
+					if (*off < 0 || *size <= 0 || *off + *size > 4096)
+						die("%s: sched_switch field %s at %d size %d?", g->o.sched_switch,
+						    name, *off, *size);
+					return;
+				}
+			}
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	die("%s: the sched_switch format has no field %s", g->o.sched_switch, name);
+}
+
+static void ss_load(struct gen *g)
+{
+	struct ptc_perf_reader *r;
+	const struct ptc_perf_info *info;
+	struct ptc_tracing_data *td;
+	const struct ptc_tracing_format *f;
+	char err[512];
+	size_t i;
+	int found = 0, end = 0;
+
+	if (ptc_perf_open(&r, g->o.sched_switch, err, sizeof(err)) < 0)
+		die("%s", err);
+	for (i = 0; i < ptc_perf_nr_attrs(r); i++) {
+		const struct ptc_perf_attr *a = ptc_perf_attr(r, i);
+		if (a->attr.type == PERF_TYPE_TRACEPOINT && a->name && !strcmp(a->name, "sched:sched_switch")) {
+			g->ss_id = a->attr.config;
+			found = 1;
+		}
+	}
+	if (!found)
+		die("%s: no sched:sched_switch event", g->o.sched_switch);
+	info = ptc_perf_info(r);
+	if (!info->tracing_data)
+		die("%s: no tracing data", g->o.sched_switch);
+	g->tracing_size = info->tracing_data_size;
+	g->tracing = malloc(g->tracing_size);
+	if (!g->tracing)
+		die("out of memory");
+	memcpy(g->tracing, info->tracing_data, g->tracing_size);
+	ptc_perf_close(r);
+	if (ptc_tracing_data_parse(g->tracing, g->tracing_size, g->o.sched_switch, 0, &td, err, sizeof(err)) < 0)
+		die("%s", err);
+	f = ptc_tracing_data_find(td, "sched", "sched_switch");
+	if (!f)
+		die("%s: no sched_switch format in the tracing data", g->o.sched_switch);
+#define FIELD(v, name) do { \
+		ss_field(g, (const char *)f->text, f->size, name, &g->v.off, &g->v.size); \
+		if (g->v.off + g->v.size > end) \
+			end = g->v.off + g->v.size; \
+	} while (0)
+	FIELD(ss_common_type, "common_type");
+	FIELD(ss_common_pid, "common_pid");
+	FIELD(ss_prev_comm, "prev_comm");
+	FIELD(ss_prev_pid, "prev_pid");
+	FIELD(ss_prev_prio, "prev_prio");
+	FIELD(ss_prev_state, "prev_state");
+	FIELD(ss_next_comm, "next_comm");
+	FIELD(ss_next_pid, "next_pid");
+	FIELD(ss_next_prio, "next_prio");
+#undef FIELD
+	ptc_tracing_data_free(td);
+	g->ss_raw_size = (uint32_t)end;
+}
+
+static void ss_put(uint8_t *raw, int off, int size, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < size && i < 8; i++)
+		raw[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+/* One sched:sched_switch sample as the kernel writes it (sample_type
+ * IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER): taken in the context of the task
+ * switched out, the raw record padded so that its u32 size and bytes end on
+ * 8 bytes. */
+static void rec_sched_switch(struct gen *g, struct thread *from, struct thread *to, int cpu,
+			     uint64_t time)
+{
+	uint8_t rec[8 + 6 * 8 + 4 + 4096 + 8];
+	uint8_t *raw;
+	uint32_t raw_size = ((g->ss_raw_size + 4 + 7) & ~7u) - 4;
+	size_t at = 8, size = 8 + 6 * 8 + 4 + raw_size;
+	char idle_comm[16];
+
+	memset(rec, 0, sizeof(rec));
+	ptc_put32(rec, PERF_RECORD_SAMPLE);
+	ptc_put16(rec + 4, PERF_RECORD_MISC_KERNEL);
+	ptc_put16(rec + 6, (uint16_t)size);
+	ptc_put64(rec + at, ID_SWITCH_BASE + (unsigned)cpu);	/* identifier */
+	at += 8;
+	ptc_put64(rec + at, 0xffffffff81e00000ull);		/* ip: in __schedule */
+	at += 8;
+	ptc_put32(rec + at, from ? from->pid : 0);
+	ptc_put32(rec + at + 4, from ? from->tid : 0);
+	at += 8;
+	ptc_put64(rec + at, perf_time(time));
+	at += 8;
+	ptc_put32(rec + at, (uint32_t)cpu);
+	at += 8;
+	ptc_put64(rec + at, 1);					/* period */
+	at += 8;
+	ptc_put32(rec + at, raw_size);
+	raw = rec + at + 4;
+	snprintf(idle_comm, sizeof(idle_comm), "swapper/%d", cpu);
+	ss_put(raw, g->ss_common_type.off, g->ss_common_type.size, g->ss_id);
+	ss_put(raw, g->ss_common_pid.off, g->ss_common_pid.size, from ? from->tid : 0);
+	memcpy(raw + g->ss_prev_comm.off, from ? from->comm : idle_comm,
+	       strnlen(from ? from->comm : idle_comm, (size_t)g->ss_prev_comm.size < 15 ? (size_t)g->ss_prev_comm.size : 15));
+	ss_put(raw, g->ss_prev_pid.off, g->ss_prev_pid.size, from ? from->tid : 0);
+	ss_put(raw, g->ss_prev_prio.off, g->ss_prev_prio.size, 120);
+	ss_put(raw, g->ss_prev_state.off, g->ss_prev_state.size, 0);	/* R: preempted */
+	memcpy(raw + g->ss_next_comm.off, to ? to->comm : idle_comm,
+	       strnlen(to ? to->comm : idle_comm, (size_t)g->ss_next_comm.size < 15 ? (size_t)g->ss_next_comm.size : 15));
+	ss_put(raw, g->ss_next_pid.off, g->ss_next_pid.size, to ? to->tid : 0);
+	ss_put(raw, g->ss_next_prio.off, g->ss_next_prio.size, 120);
+	check(g, ptc_perf_writer_record(g->w, rec), "sched_switch SAMPLE");
+}
+
+/* --lost-at-switch: the kernel lost a record of cpu's buffer just before
+ * this switch; says which thread the switch gives the CPU to. */
+static void rec_lost(struct gen *g, struct thread *to, int cpu, uint64_t time)
+{
+	struct ptc_perf_writer_sid sid;
+	uint8_t body[16];
+
+	ptc_put64(body, ID_DUMMY_BASE + (unsigned)cpu);
+	ptc_put64(body + 8, 1);
+	memset(&sid, 0, sizeof(sid));
+	sid.time = perf_time(time);
+	sid.cpu = (uint32_t)cpu;
+	sid.id = ID_DUMMY_BASE + (unsigned)cpu;
+	sid.pid = sid.tid = UINT32_MAX;
+	check(g, ptc_perf_writer_event(g->w, PERF_RECORD_LOST, 0, body, sizeof(body), &sid), "LOST");
+	fprintf(stderr, "ptgen-encode: LOST record on cpu %d at %llu before the switch to tid %u\n",
+		cpu, (unsigned long long)perf_time(time), to ? to->tid : 0);
+}
+
 /* Context switch on a queue's CPU (per-CPU mode, CPU-wide records) or of a
  * thread (per-thread mode). */
 static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
@@ -291,6 +474,13 @@ static void rec_switch(struct gen *g, struct thread *from, struct thread *to,
 	struct ptc_perf_writer_sid sid;
 	struct thread idle = { .pid = 0, .tid = 0, .cpu = cpu };
 	uint8_t body[8];
+
+	if (++g->switches == g->o.lost_at_switch && !g->o.per_thread)
+		rec_lost(g, to, cpu, time);
+	if (g->o.sched_switch && !g->o.per_thread) {
+		rec_sched_switch(g, from, to, cpu, time);
+		return;
+	}
 
 	if (g->o.per_thread) {
 		if (from) {
@@ -721,7 +911,30 @@ static void write_header(struct gen *g)
 	dummy.exclude_kernel = 1;
 	dummy.exclude_hv = 1;
 	dummy.sample_id_all = 1;
-	if (!g->o.per_thread) {
+	if (!g->o.per_thread && g->o.sched_switch) {
+		/* as perf record adds it where the kernel cannot write
+		 * context-switch records (have_sched_switch = 1) */
+		struct perf_event_attr ss;
+
+		memset(&ss, 0, sizeof(ss));
+		ss.type = PERF_TYPE_TRACEPOINT;
+		ss.size = sizeof(ss);
+		ss.config = g->ss_id;
+		ss.sample_period = 1;
+		ss.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW |
+				 PERF_SAMPLE_IDENTIFIER;
+		ss.read_format = PERF_FORMAT_ID;
+		ss.inherit = 1;
+		ss.sample_id_all = 1;
+		ss.exclude_guest = 1;
+		for (i = 0; i < g->nr_queues; i++)
+			ids[i] = ID_SWITCH_BASE + i;
+		check(g, ptc_perf_writer_add_attr(g->w, &ss, "sched:sched_switch", ids,
+						  (uint32_t)g->nr_queues), "attr");
+		check(g, ptc_perf_writer_set_feature(g->w, PTC_FEAT_TRACING_DATA, g->tracing,
+						     g->tracing_size), "TRACING_DATA");
+	} else if (!g->o.per_thread) {
 		struct perf_event_attr sw = dummy;
 
 		sw.context_switch = 1;
@@ -775,7 +988,7 @@ static void write_header(struct gen *g)
 	priv[PTC_PT_CAP_USER_TIME_ZERO] = 1;
 	priv[PTC_PT_TSC_BIT] = PT_CFG_TSC;
 	priv[PTC_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
-	priv[PTC_PT_HAVE_SCHED_SWITCH] = g->o.per_thread ? 0 : 3;
+	priv[PTC_PT_HAVE_SCHED_SWITCH] = g->o.per_thread ? 0 : g->o.sched_switch ? 1 : 3;
 	priv[PTC_PT_SNAPSHOT_MODE] = 0;
 	priv[PTC_PT_PER_CPU_MMAPS] = !g->o.per_thread;
 	priv[PTC_PT_MTC_BIT] = PT_CFG_MTC;
@@ -1045,6 +1258,11 @@ struct gen *gen_new(const struct gen_options *o, int fd)
 						       PTC_PERF_WRITE_FILE), "writer");
 	if (o->zlevel)
 		check(g, ptc_perf_writer_set_compression(g->w, o->zlevel), "compression");
+	if (o->sched_switch) {
+		if (o->pipe)
+			die("--sched-switch: file mode only (pipe mode would need a HEADER_TRACING_DATA record)");
+		ss_load(g);
+	}
 	if (o->gaps) {
 		g->gaps = fopen(o->gaps, "w");
 		if (!g->gaps)
@@ -1120,6 +1338,7 @@ void gen_free(struct gen *g)
 			fclose(q->dump);
 		ptenc_free(q->enc);
 	}
+	free(g->tracing);
 	if (g->gaps)
 		fclose(g->gaps);
 	ptc_perf_writer_free(g->w);
@@ -1139,7 +1358,7 @@ enum {
 	OPT_PIPE = 256, OPT_NORETCOMP, OPT_TIMING, OPT_MTC_PERIOD, OPT_PSB_PERIOD,
 	OPT_LONG_TNT, OPT_CPUS, OPT_PER_THREAD, OPT_OVF_AT, OPT_DROP,
 	OPT_INTERRUPT_EVERY, OPT_BUILDID_DIR, OPT_GAPS, OPT_AUX_DUMP, OPT_AUX_CHUNK,
-	OPT_COMPRESS, OPT_TRUNCATE,
+	OPT_COMPRESS, OPT_TRUNCATE, OPT_SCHED_SWITCH, OPT_LOST_AT_SWITCH,
 };
 
 const struct option gen_long_options[] = {
@@ -1160,6 +1379,8 @@ const struct option gen_long_options[] = {
 	{ "aux-chunk", required_argument, NULL, OPT_AUX_CHUNK },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "truncate", required_argument, NULL, OPT_TRUNCATE },
+	{ "sched-switch", required_argument, NULL, OPT_SCHED_SWITCH },
+	{ "lost-at-switch", required_argument, NULL, OPT_LOST_AT_SWITCH },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -1185,7 +1406,11 @@ void gen_options_help(FILE *f)
 "  --aux-dump PREFIX     also write each queue's AUX stream to PREFIX.N.pt\n"
 "                        and PREFIX.index (queue cpu pid tid per line)\n"
 "  --aux-chunk BYTES     bytes per AUXTRACE record (default 65536)\n"
-"  --compress LEVEL      zstd-compress the sideband records (perf record -z)\n");
+"  --compress LEVEL      zstd-compress the sideband records (perf record -z)\n"
+"  --sched-switch FILE   per CPU: sched:sched_switch samples instead of\n"
+"                        SWITCH_CPU_WIDE, with the tracing data and event id of\n"
+"                        FILE (a perf record -e sched:sched_switch recording)\n"
+"  --lost-at-switch N    per CPU: a LOST record just before the N-th switch\n");
 }
 
 void gen_options_init(struct gen_options *o)
@@ -1277,6 +1502,8 @@ int gen_option(struct gen_options *o, int c, char *arg)
 	case OPT_AUX_DUMP: o->aux_dump = arg; break;
 	case OPT_AUX_CHUNK: o->chunk = (size_t)parse_u64(arg, "--aux-chunk"); break;
 	case OPT_COMPRESS: o->zlevel = (int)parse_u64(arg, "--compress"); break;
+	case OPT_SCHED_SWITCH: o->sched_switch = arg; break;
+	case OPT_LOST_AT_SWITCH: o->lost_at_switch = parse_u64(arg, "--lost-at-switch"); break;
 	default: return 0;
 	}
 	return 1;

@@ -34,6 +34,10 @@ struct gen_options {
 	uint64_t interrupt_every;
 	size_t chunk;
 	int zlevel;		/* perf record -z: COMPRESSED records */
+	/* --sched-switch FILE: per-CPU switches as sched:sched_switch samples,
+	 * with the tracing data and tracepoint id of the real recording FILE */
+	const char *sched_switch;
+	uint64_t lost_at_switch;	/* --lost-at-switch N: LOST record before the N-th switch */
 };
 
 struct gen;

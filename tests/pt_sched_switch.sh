@@ -1,0 +1,151 @@
+#!/bin/sh
+# Attribution through sched:sched_switch samples (issue 3).  Real programs
+# of the corpus (threads, fork + exec, posix_spawn) are single-stepped by
+# ptgen-trace and encoded per CPU twice: with SWITCH_CPU_WIDE records, and
+# with sched:sched_switch tracepoint samples instead (have_sched_switch 1),
+# whose tracing data and event id come from a recording Linux perf makes
+# here and now.  Oracles:
+#   - perf script prints the same switches (cpu, time, next thread) from
+#     the samples as from the SWITCH_CPU_WIDE records;
+#   - perf's own Intel PT decoding of the sched_switch file (it uses the
+#     samples when there are no switch records) lists exactly each thread's
+#     taken branches of the truth (compare.py);
+#   - ptconv's per-thread traces equal the truth exactly
+#     (pt_truth_compare.py), and summary.json says every CPU
+#     was attributed by sched_switch.
+# Then: damaged tracing data is reported (file: offset: reason) and
+# counted; a LOST record gives the thread switched in a records-lost gap;
+# a per-CPU trace without timing packets is reported per shared CPU.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+. "$top_srcdir/tests/ptgen/trace-lib.sh"
+ENC="$top_builddir/tests/ptgen/ptgen-encode"
+CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
+PCMP="python3 $top_srcdir/tests/ptgen/encode/compare.py"
+[ -x "$ENC" ] || skip "ptgen-encode not built"
+command -v python3 >/dev/null || skip "python3 not installed"
+need_perf
+scratch
+need_ptrace
+"$PERF" record -q -e sched:sched_switch -a -o "$T/real.data" -- true > "$T/rec.err" 2>&1 ||
+	skip "perf cannot record sched:sched_switch here: $(tail -1 "$T/rec.err")"
+
+# switches CPU TIME NEXT_TID, from perf script of either kind of file
+sched_switches() {
+	"$PERF" script -i "$1" -F cpu,time,trace 2>/dev/null |
+		sed -n 's/^\[0*\([0-9][0-9]*\)\] *\([0-9.]*\):.* next_pid=\([0-9]*\) .*/\1 \2 \3/p'
+}
+cpu_wide_switches() {
+	"$PERF" script -i "$1" --show-switch-events -F cpu,time 2>/dev/null |
+		sed -n 's/^\[0*\([0-9][0-9]*\)\] *\([0-9.]*\): PERF_RECORD_SWITCH_CPU_WIDE OUT.*next pid\/tid: *[0-9]*\/\([0-9]*\).*/\1 \2 \3/p'
+}
+# json_get FILE EXPR: a python expression on the summary (s)
+json_get() {
+	python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+for p in c_threads c_forkexec c_spawn; do
+	"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
+	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+	threads=$(awk '$1 == "B" { print $3 }' "$T/$p.truth" | sort -u | wc -l)
+	# c_spawn's child (posix_spawn: clone with CLONE_VM|CLONE_VFORK)
+	# returns through calls its parent made on the same CPU: with RET
+	# compression that needs the CPU's return stack, which ptconv's
+	# decoder keeps per thread (with SWITCH_CPU_WIDE records too), so it
+	# is encoded without RET compression, or on a CPU of its own.
+	variants="1 2"
+	[ $p != c_spawn ] || variants="1:--noretcomp 3"
+	for v in $variants; do
+		cpus=${v%%:*}
+		opts=""
+		case $v in *:*) opts=${v#*:} ;; esac
+		# shellcheck disable=SC2086
+		"$ENC" --cpus $cpus $opts --buildid-dir "$T/bid" -o "$T/n.data" "$T/$p.truth" ||
+			fail "$p: ptgen-encode --cpus $cpus"
+		# shellcheck disable=SC2086
+		"$ENC" --cpus $cpus $opts --sched-switch "$T/real.data" --buildid-dir "$T/bid" \
+			-o "$T/s.data" "$T/$p.truth" || fail "$p: ptgen-encode --sched-switch"
+		cpu_wide_switches "$T/n.data" > "$T/n.sw"
+		sched_switches "$T/s.data" > "$T/s.sw"
+		nsw=$(wc -l < "$T/s.sw")
+		[ "$nsw" -gt 0 ] || fail "$p: perf script shows no sched_switch samples"
+		cmp -s "$T/n.sw" "$T/s.sw" ||
+			{ diff "$T/n.sw" "$T/s.sw" | head >&2; fail "$p --cpus $cpus: perf's sched_switch events differ from the switch records"; }
+		"$PERF" --buildid-dir "$T/bid" script -i "$T/s.data" --itrace=be \
+			-F tid,ip,addr,flags > "$T/s.perf" 2> "$T/s.perr" ||
+			fail "$p: perf script --itrace=be failed: $(tail -1 "$T/s.perr")"
+		$PCMP "$T/$p.truth" "$T/s.perf" > "$T/s.pcmp" ||
+			{ cat "$T/s.pcmp" >&2; fail "$p --cpus $cpus: perf's decoding by sched_switch disagrees with the truth"; }
+		# (the libipt engine reads a taken jcc to its own fall-through as
+		# not taken, whatever the attribution: c_nolibc, which the other
+		# two exec, has one; so libipt is asked on c_threads only)
+		engines=walker
+		[ $p != c_threads ] || engines="walker libipt"
+		for eng in $engines; do
+			rm -rf "$T/out"
+			"$PTCONV" "$T/s.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --engine=$eng ||
+				fail "$p: ptconv exited $? ($eng)"
+			$CMP "$T/$p.truth" "$T/out" --expect-gaps 0 > "$T/cmp" ||
+				{ cat "$T/cmp" >&2; fail "$p --cpus $cpus $eng: ptconv disagrees with the truth"; }
+			src=$(json_get "$T/out/summary.json" "' '.join(sorted(set(c['source'] for c in s['attribution']['cpus'])))")
+			[ "$src" = sched_switch ] || fail "$p: attributed by '$src', want sched_switch"
+			n=$(json_get "$T/out/summary.json" "s['attribution']['sched_switch_samples']")
+			[ "$n" -eq "$nsw" ] || fail "$p: ptconv read $n sched_switch samples, perf $nsw"
+		done
+		echo "ok - $p --cpus $cpus $opts: $nsw sched_switch samples; perf: $(tr '\n' ' ' < "$T/s.pcmp");" \
+		     "ptconv: $(grep -c reproduced "$T/cmp") of $threads threads exact"
+	done
+done
+
+# Damaged tracing data: the container's tag is overwritten; ptconv says
+# where, counts the samples it could not read, and still converts.
+p=c_threads
+"$ENC" --cpus 2 --sched-switch "$T/real.data" --buildid-dir "$T/bid" -o "$T/s.data" "$T/$p.truth" ||
+	fail "ptgen-encode"
+python3 - "$T/s.data" "$T/bad.data" <<'EOF' || fail "cannot damage the tracing data"
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+k = d.find(b"\x17\x08\x44tracing")
+assert k > 0
+d[k + 3:k + 10] = b"traXing"
+open(sys.argv[2], "wb").write(d)
+EOF
+rm -rf "$T/out"
+"$PTCONV" "$T/bad.data" -f text -o "$T/out" --buildid-dir "$T/bid" > /dev/null 2> "$T/bad.err"
+off=$(python3 -c "import sys; print(hex(open(sys.argv[1], 'rb').read().find(b'\x17\x08\x44tracing')))" "$T/s.data")
+grep -q "bad.data: offset $off: tracing data: not a container of perf's" "$T/bad.err" ||
+	{ cat "$T/bad.err" >&2; fail "damaged tracing data not reported"; }
+n=$(json_get "$T/out/summary.json" "s['attribution']['bad_sched_switch_samples']")
+[ "$n" -gt 0 ] || fail "unreadable sched_switch samples not counted"
+echo "ok - damaged tracing data reported, $n samples counted as unreadable"
+
+# A LOST record just before a switch: the thread switched in gets a
+# records-lost gap; the branches stay exact around it.
+# (the first switch after the first one that gives the CPU to a thread, not to idle)
+for k in 2 3 4 5 6 7 8; do
+	"$ENC" --cpus 2 --sched-switch "$T/real.data" --lost-at-switch $k --buildid-dir "$T/bid" \
+		-o "$T/l.data" "$T/$p.truth" 2> "$T/l.err" || fail "ptgen-encode --lost-at-switch"
+	tid=$(sed -n 's/.*before the switch to tid \([0-9]*\)$/\1/p' "$T/l.err")
+	[ -n "$tid" ] || fail "ptgen-encode did not say where the LOST record is"
+	[ "$tid" -eq 0 ] || break
+done
+[ "$tid" -ne 0 ] || fail "no switch to a thread to put a LOST record before"
+rm -rf "$T/out"
+"$PTCONV" "$T/l.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q || fail "ptconv on l.data"
+grep -q "^$tid gap records-lost " "$T/out/"*"-$tid.txt" ||
+	fail "thread $tid has no records-lost gap"
+n=$(json_get "$T/out/summary.json" "s['gaps_by_cause']['records-lost']")
+[ "$n" -ge 1 ] || fail "records-lost gaps not counted in summary.json"
+$CMP "$T/$p.truth" "$T/out" > "$T/cmp" || { cat "$T/cmp" >&2; fail "branches around the LOST record"; }
+echo "ok - LOST record: records-lost gap for thread $tid, $n in the summary"
+
+# No timing packets, several threads on one CPU: said per CPU, counted.
+"$ENC" --cpus 1 --timing=none --sched-switch "$T/real.data" --buildid-dir "$T/bid" \
+	-o "$T/u.data" "$T/$p.truth" || fail "ptgen-encode --timing=none"
+rm -rf "$T/out"
+"$PTCONV" "$T/u.data" -f text -o "$T/out" --buildid-dir "$T/bid" > /dev/null 2> "$T/u.err"
+grep -q "warning: cpu 0: 3 threads ran on it but the trace has no timing packets" "$T/u.err" ||
+	{ cat "$T/u.err" >&2; fail "untimed shared CPU not reported"; }
+n=$(json_get "$T/out/summary.json" "s['attribution']['untimed_shared_cpus']")
+[ "$n" -eq 1 ] || fail "untimed_shared_cpus = $n, want 1"
+echo "ok - untimed per-CPU trace: shared CPU reported"
+exit 0
