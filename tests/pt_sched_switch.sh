@@ -96,6 +96,25 @@ for p in c_threads c_forkexec c_spawn; do
 	done
 done
 
+# Real recordings, file and pipe mode (HEADER_TRACING_DATA record): per
+# CPU, ptconv info reads as many sched_switch samples, switching to as many
+# distinct threads, as perf script prints.
+"$PERF" record -q -e sched:sched_switch -a -o - -- sleep 0.05 > "$T/real-pipe.data" 2> "$T/rec.err" ||
+	fail "perf record -o - failed: $(tail -1 "$T/rec.err")"
+for f in real real-pipe; do
+	if [ $f = real ]; then in="$T/$f.data"; else in=-; fi
+	"$PERF" script -i "$in" -F cpu,trace < "$T/$f.data" 2>/dev/null |
+		sed -n 's/^\[0*\([0-9][0-9]*\)\].* next_pid=\([0-9]*\) .*/\1 \2/p' |
+		awk '{ n[$1]++; if ($2 != 0 && !seen[$1 " " $2]++) t[$1]++ }
+		     END { for (c in n) print c, n[c], t[c] + 0 }' | sort -n > "$T/perf.cpus"
+	[ -s "$T/perf.cpus" ] || fail "$f: perf script shows no sched_switch"
+	"$PTCONV" info --json "$T/$f.data" > "$T/info.json" 2> "$T/info.err" || fail "$f: ptconv info failed"
+	json_get "$T/info.json" "'\\n'.join('%d %d %d' % (c['cpu'], c['switches'], c['threads']) for c in s['attribution']['cpus'] if c['source'] == 'sched_switch')" > "$T/ptc.cpus"
+	cmp -s "$T/perf.cpus" "$T/ptc.cpus" ||
+		{ paste "$T/perf.cpus" "$T/ptc.cpus" >&2; fail "$f: ptconv info and perf script disagree on the sched_switch samples"; }
+	echo "ok - $f recording: per CPU (cpu samples threads): $(tr '\n' ' ' < "$T/ptc.cpus")"
+done
+
 # Damaged tracing data: the container's tag is overwritten; ptconv says
 # where, counts the samples it could not read, and still converts.
 p=c_threads

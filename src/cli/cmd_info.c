@@ -17,6 +17,8 @@
 #include "common/json.h"
 #include "images/locate.h"
 #include "input/perf_reader.h"
+#include "sideband/sideband.h"
+#include "sideband/tracepoint.h"
 
 #define MAX_THREADS	(1u << 20)
 #define MAX_IMAGES	(1u << 16)
@@ -312,6 +314,10 @@ struct info {
 
 	struct thread_map threads;
 	struct image_set images;
+
+	/* how a trace would be attributed to threads */
+	struct ptc_sideband *sb;
+	struct ptc_sched_switch_samples ss;
 };
 
 static void note_bad(struct info *in, const struct ptc_perf_record *rec)
@@ -328,6 +334,95 @@ static void set_comm(struct thread *t, const char *comm)
 		free(t->comm);
 		t->comm = c;
 	}
+}
+
+/* Switches for the attribution summary: the sideband model ptconv convert
+ * uses, fed the same way (sched_switch samples count only on CPUs without
+ * switch records). */
+static void collect_switches(struct info *in, const struct ptc_perf_record *rec)
+{
+	struct ptc_sched_switch sw;
+
+	(void)ptc_sb_add_record(in->sb, rec);	/* malformed ones are counted by collect() */
+	if (rec->type == PERF_RECORD_SAMPLE &&
+	    ptc_sched_switch_sample(&in->ss, in->r, rec, &sw) > 0 && (rec->sid.valid & PTC_SID_CPU))
+		(void)ptc_sb_add_sched_switch(in->sb, rec->sid.cpu,
+					      (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0,
+					      (uint32_t)sw.next_pid);
+}
+
+static int64_t have_sched_switch(const struct info *in)
+{
+	if (in->have_auxinfo && in->auxinfo_type == PTC_AUXTRACE_INTEL_PT &&
+	    in->nr_priv > PTC_PT_HAVE_SCHED_SWITCH)
+		return (int64_t)in->priv[PTC_PT_HAVE_SCHED_SWITCH];
+	return -1;
+}
+
+static void print_attribution_text(const struct info *in, const struct ptc_perf_stats *st)
+{
+	size_t cpu;
+	int64_t h = have_sched_switch(in);
+
+	printf("thread switches: %" PRIu64 " SWITCH_CPU_WIDE, %" PRIu64 " SWITCH, %" PRIu64
+	       " ITRACE_START records, %" PRIu64 " sched_switch samples",
+	       st->records[PERF_RECORD_SWITCH_CPU_WIDE], st->records[PERF_RECORD_SWITCH],
+	       st->records[PERF_RECORD_ITRACE_START], in->ss.samples);
+	if (in->ss.bad)
+		printf(" (%" PRIu64 " unreadable)", in->ss.bad);
+	if (h >= 0)
+		printf(", have_sched_switch %" PRId64, h);
+	printf("\n");
+	if (in->ss.err[0])
+		printf("  sched_switch samples unusable: %s\n", in->ss.err);
+	for (cpu = 0; cpu < ptc_sb_nr_cpus(in->sb); cpu++) {
+		unsigned seen, used = ptc_sb_cpu_sources(in->sb, (int)cpu, &seen);
+		if (!seen)
+			continue;
+		printf("  cpu %-4zu attributed by %s: %zu switches, %zu threads%s\n", cpu,
+		       ptc_sb_source_name(used), ptc_sb_cpu_switches(in->sb, (int)cpu),
+		       ptc_sb_cpu_threads(in->sb, (int)cpu),
+		       (seen & PTC_SB_SRC_SCHED_SWITCH) && !(used & PTC_SB_SRC_SCHED_SWITCH) ?
+		       " (sched_switch samples ignored: switch records present)" : "");
+	}
+}
+
+static void print_attribution_json(const struct info *in, const struct ptc_perf_stats *st,
+				   struct ptc_json *j)
+{
+	size_t cpu;
+	int64_t h = have_sched_switch(in);
+
+	ptc_json_begin_object(j, "attribution");
+	if (h >= 0)
+		ptc_json_i64(j, "have_sched_switch", h);
+	else
+		ptc_json_null(j, "have_sched_switch");
+	ptc_json_u64(j, "switch_cpu_wide_records", st->records[PERF_RECORD_SWITCH_CPU_WIDE]);
+	ptc_json_u64(j, "switch_records", st->records[PERF_RECORD_SWITCH]);
+	ptc_json_u64(j, "itrace_start_records", st->records[PERF_RECORD_ITRACE_START]);
+	ptc_json_u64(j, "sched_switch_samples", in->ss.samples);
+	ptc_json_u64(j, "bad_sched_switch_samples", in->ss.bad);
+	if (in->ss.err[0])
+		ptc_json_string(j, "sched_switch_error", in->ss.err);
+	else
+		ptc_json_null(j, "sched_switch_error");
+	ptc_json_begin_array(j, "cpus");
+	for (cpu = 0; cpu < ptc_sb_nr_cpus(in->sb); cpu++) {
+		unsigned seen, used = ptc_sb_cpu_sources(in->sb, (int)cpu, &seen);
+		if (!seen)
+			continue;
+		ptc_json_begin_object(j, NULL);
+		ptc_json_u64(j, "cpu", cpu);
+		ptc_json_string(j, "source", ptc_sb_source_name(used));
+		ptc_json_u64(j, "switches", ptc_sb_cpu_switches(in->sb, (int)cpu));
+		ptc_json_u64(j, "threads", ptc_sb_cpu_threads(in->sb, (int)cpu));
+		ptc_json_bool(j, "sched_switch_ignored", (seen & PTC_SB_SRC_SCHED_SWITCH) &&
+							 !(used & PTC_SB_SRC_SCHED_SWITCH));
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
+	ptc_json_end_object(j);
 }
 
 static void collect(struct info *in, const struct ptc_perf_record *rec)
@@ -785,6 +880,7 @@ static void print_text(struct info *in)
 	printf("lost:            %" PRIu64 " LOST records (%" PRIu64 " events), %" PRIu64
 	       " LOST_SAMPLES records (%" PRIu64 " samples)\n", in->lost_records, in->lost_events,
 	       in->lost_samples_records, in->lost_samples);
+	print_attribution_text(in, st);
 	printf("auxtrace errors: %" PRIu64 "\n", in->aux_errors);
 	for (i = 0; i < in->aux_errors && i < MAX_ERRORS_KEPT; i++) {
 		const struct aux_error *e = &in->errors[i];
@@ -976,6 +1072,7 @@ static void print_json(struct info *in)
 	ptc_json_u64(&j, "lost_samples", in->lost_samples);
 	ptc_json_end_object(&j);
 
+	print_attribution_json(in, st, &j);
 	ptc_json_u64(&j, "auxtrace_errors", in->aux_errors);
 	ptc_json_begin_array(&j, "auxtrace_error_list");
 	for (i = 0; i < in->aux_errors && i < MAX_ERRORS_KEPT; i++) {
@@ -1078,6 +1175,8 @@ static void info_free(struct info *in)
 	u32_index_free(&in->aux_tid.idx);
 	u32_index_free(&in->threads.idx);
 	free(in->priv);
+	ptc_sb_free(in->sb);
+	ptc_sched_switch_samples_fini(&in->ss);
 }
 
 int cmd_info(int argc, char **argv)
@@ -1118,8 +1217,15 @@ int cmd_info(int argc, char **argv)
 		ptc_cli_error("%s", err);
 		return PTC_EXIT_INPUT;
 	}
-	while ((ret = ptc_perf_next(in.r, &rec)) > 0)
+	if (ptc_sb_new(&in.sb) < 0) {
+		ptc_perf_close(in.r);
+		return PTC_EXIT_INPUT;
+	}
+	while ((ret = ptc_perf_next(in.r, &rec)) > 0) {
 		collect(&in, &rec);
+		collect_switches(&in, &rec);
+	}
+	ptc_sb_finish(in.sb);
 	in.read_err = ret;
 	locate_images(&in);
 	/* sorted for output (the hash indexes are not used any more) */
