@@ -1,0 +1,159 @@
+/* Unit test of the sideband's switch timelines and LOST ranges
+ * (src/sideband/sideband.c): which source a CPU's timeline uses when a
+ * recording has both switch records and sched_switch samples, the process
+ * of a thread named by sched_switch only by its tid, and where LOST
+ * records say records may be missing.  Records are laid out by hand as
+ * the kernel writes them (include/uapi/linux/perf_event.h). */
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/error.h"
+#include "sideband/sideband.h"
+#include "../lib/check.h"
+
+static uint64_t buf[8];
+
+static struct ptc_perf_record rec(uint32_t type, uint16_t misc, const void *body, size_t n,
+				  int cpu, uint64_t time)
+{
+	struct ptc_perf_record r;
+
+	memset(&r, 0, sizeof(r));
+	memset(buf, 0, sizeof(buf));
+	ptc_put32(buf, type);
+	ptc_put16((uint8_t *)buf + 4, misc);
+	ptc_put16((uint8_t *)buf + 6, (uint16_t)(8 + n));
+	memcpy((uint8_t *)buf + 8, body, n);
+	r.type = type;
+	r.misc = misc;
+	r.size = (uint16_t)(8 + n);
+	r.data = (const uint8_t *)buf;
+	if (cpu >= 0) {
+		r.sid.valid |= PTC_SID_CPU;
+		r.sid.cpu = (uint32_t)cpu;
+	}
+	if (time) {
+		r.sid.valid |= PTC_SID_TIME;
+		r.sid.time = time;
+	}
+	return r;
+}
+
+static void add(struct ptc_sideband *sb, struct ptc_perf_record r)
+{
+	int err = ptc_sb_add_record(sb, &r);
+
+	CHECK(err == 0, "record type %u: %d", r.type, err);
+}
+
+/* SWITCH_CPU_WIDE out on cpu to next pid/tid */
+static void switch_out(struct ptc_sideband *sb, int cpu, uint64_t t, uint32_t pid, uint32_t tid)
+{
+	uint8_t b[8];
+
+	ptc_put32(b, pid);
+	ptc_put32(b + 4, tid);
+	add(sb, rec(PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, b, 8, cpu, t));
+}
+
+static void fork_rec(struct ptc_sideband *sb, uint32_t pid, uint32_t ppid, uint32_t tid,
+		     uint32_t ptid, uint64_t t)
+{
+	uint8_t b[24];
+
+	ptc_put32(b, pid);
+	ptc_put32(b + 4, ppid);
+	ptc_put32(b + 8, tid);
+	ptc_put32(b + 12, ptid);
+	ptc_put64(b + 16, t);
+	add(sb, rec(PERF_RECORD_FORK, 0, b, 24, 0, t));
+}
+
+static void lost_rec(struct ptc_sideband *sb, int cpu, uint64_t t, uint64_t n)
+{
+	uint8_t b[16];
+
+	ptc_put64(b, 7);
+	ptc_put64(b + 8, n);
+	add(sb, rec(PERF_RECORD_LOST, 0, b, 16, cpu, t));
+}
+
+static void expect_on(struct ptc_sideband *sb, int cpu, uint64_t t, uint32_t pid, uint32_t tid)
+{
+	uint32_t p = 0xdead, k = 0xdead;
+	int err = ptc_sb_thread_on_cpu(sb, cpu, t, &p, &k);
+
+	CHECK(err == 0 && p == pid && k == tid, "cpu %d at %llu: %d %u/%u, want %u/%u", cpu,
+	      (unsigned long long)t, err, p, k, pid, tid);
+}
+
+int main(void)
+{
+	struct ptc_sideband *sb;
+	const struct ptc_sb_lost_range *l;
+	unsigned seen, used;
+	size_t n;
+	uint64_t nl;
+
+	CHECK(ptc_sb_new(&sb) == 0, "new");
+	/* process 200 with a second thread 201, forked before the trace */
+	fork_rec(sb, 200, 1, 200, 1, 1);
+	fork_rec(sb, 200, 200, 201, 200, 2);
+
+	/* cpu 0: switch records and sched_switch samples: the records win */
+	ptc_sb_add_sched_switch(sb, 0, 5, 999);
+	switch_out(sb, 0, 10, 200, 200);
+	ptc_sb_add_sched_switch(sb, 0, 10, 200);
+	ptc_sb_add_sched_switch(sb, 0, 15, 999);
+	switch_out(sb, 0, 20, 0, 0);
+
+	/* cpu 1: sched_switch samples only */
+	ptc_sb_add_sched_switch(sb, 1, 10, 201);
+	ptc_sb_add_sched_switch(sb, 1, 20, 0);
+	ptc_sb_add_sched_switch(sb, 1, 30, 300);	/* a thread the sideband never saw */
+	{
+		uint8_t b[24] = { 0 };	/* an EXIT out of cpu 1 */
+		ptc_put32(b, 555);
+		ptc_put32(b + 8, 555);
+		ptc_put64(b + 16, 33);
+		add(sb, rec(PERF_RECORD_EXIT, 0, b, 24, 1, 33));
+	}
+	lost_rec(sb, 1, 40, 3);
+	lost_rec(sb, -1, 0, 1);				/* no cpu, no time */
+	ptc_sb_finish(sb);
+
+	used = ptc_sb_cpu_sources(sb, 0, &seen);
+	CHECK(used == PTC_SB_SRC_SWITCH, "cpu 0 uses %#x", used);
+	CHECK(seen == (PTC_SB_SRC_SWITCH | PTC_SB_SRC_SCHED_SWITCH), "cpu 0 saw %#x", seen);
+	CHECK(!strcmp(ptc_sb_source_name(used), "switch"), "name %s", ptc_sb_source_name(used));
+	CHECK_EQ_U64(ptc_sb_cpu_switches(sb, 0), 2);
+	CHECK_EQ_U64(ptc_sb_cpu_threads(sb, 0), 1);
+	expect_on(sb, 0, 16, 200, 200);		/* not 999 */
+	expect_on(sb, 0, 25, 0, 0);
+
+	used = ptc_sb_cpu_sources(sb, 1, &seen);
+	CHECK(used == PTC_SB_SRC_SCHED_SWITCH, "cpu 1 uses %#x", used);
+	CHECK(!strcmp(ptc_sb_source_name(used), "sched_switch"), "name %s", ptc_sb_source_name(used));
+	CHECK_EQ_U64(ptc_sb_cpu_switches(sb, 1), 3);
+	CHECK_EQ_U64(ptc_sb_cpu_threads(sb, 1), 2);
+	expect_on(sb, 1, 15, 200, 201);		/* the process from FORK */
+	expect_on(sb, 1, 25, 0, 0);
+	expect_on(sb, 1, 35, 300, 300);		/* unknown: its own process */
+	CHECK(ptc_sb_cpu_sources(sb, 5, &seen) == 0 && seen == 0, "cpu 5");
+	CHECK(!strcmp(ptc_sb_source_name(0), "none"), "none");
+
+	CHECK_EQ_U64(ptc_sb_lost(sb, &nl), 4);
+	CHECK_EQ_U64(nl, 2);
+	l = ptc_sb_lost_ranges(sb, &n);
+	CHECK_EQ_U64(n, 2);
+	if (n == 2) {
+		CHECK(l[0].cpu == 1 && l[0].t_start == 33 && l[0].t_end == 40 && l[0].count == 3,
+		      "range 0: cpu %d %llu..%llu x%llu", l[0].cpu, (unsigned long long)l[0].t_start,
+		      (unsigned long long)l[0].t_end, (unsigned long long)l[0].count);
+		CHECK(l[1].cpu == -1 && l[1].t_start == 0 && l[1].t_end == PTC_SB_TIME_MAX,
+		      "range 1: cpu %d %llu..%llu", l[1].cpu, (unsigned long long)l[1].t_start,
+		      (unsigned long long)l[1].t_end);
+	}
+	ptc_sb_free(sb);
+	return check_result();
+}
