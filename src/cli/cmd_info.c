@@ -343,7 +343,20 @@ static void collect_switches(struct info *in, const struct ptc_perf_record *rec)
 {
 	struct ptc_sched_switch sw;
 
-	(void)ptc_sb_add_record(in->sb, rec);	/* malformed ones are counted by collect() */
+	/* only what attribution needs: info's memory must not follow the
+	 * number of AUX or MMAP records */
+	switch (rec->type) {
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		(void)ptc_sb_add_record(in->sb, rec);	/* malformed ones are counted by collect() */
+		break;
+	default:
+		break;
+	}
 	if (rec->type == PERF_RECORD_SAMPLE &&
 	    ptc_sched_switch_sample(&in->ss, in->r, rec, &sw) > 0 && (rec->sid.valid & PTC_SID_CPU))
 		(void)ptc_sb_add_sched_switch(in->sb, rec->sid.cpu,

@@ -207,7 +207,16 @@ static int push_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uin
 	struct sb_switch *s;
 
 	c = cpu_get(sb, cpu);
-	if (!c || grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*s)))
+	if (!c)
+		return -ptc_err_nomem;
+	/* The same thread again from the same source changes nothing: a
+	 * stream of repeated records costs no memory. */
+	if (c->n) {
+		s = &c->v[c->n - 1];
+		if (s->source == source && s->tid == tid && s->pid == pid && time >= s->time)
+			return 0;
+	}
+	if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*s)))
 		return -ptc_err_nomem;
 	s = &c->v[c->n++];
 	s->time = time;
