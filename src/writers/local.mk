@@ -41,7 +41,7 @@ EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace
 # Manual pages of the formats and of dump, stats, slice; the SimPoint flow.
 dist_man_MANS += man/ptconv-trace.5 man/ptconv-formats.5 man/ptconv-xtrace.5 \
 	man/ptconv-dump.1 man/ptconv-stats.1 man/ptconv-slice.1
-EXTRA_DIST += contrib/simpoint-flow
+EXTRA_DIST += contrib/simpoint-flow contrib/bench-formats
 
 check_PROGRAMS += tests/unit/test_writers
 tests_unit_test_writers_SOURCES = tests/unit/test_writers.c
