@@ -139,6 +139,25 @@ for loss in "--ovf-at 3000:100" "--truncate 200@1500"; do
 	echo "ok - $loss: bt9 in two parts, one xtrace XGAP, both runs of the ground truth"
 done
 
+# Per-format options in the -f list: compression levels, champsim as .gz.
+truth="$T/prog.truth"
+convert "$T/out" walker
+rm -rf "$T/opt"
+"$PTCONV" "$T/t.data" -f ptconv:3,bt9:1,champsim:gz:1,cbp2025:9 -o "$T/opt" --buildid-dir "$T/bid" -q ||
+	fail "-f with options"
+set -- "$T"/opt/trace.*.ptc
+tid=$(basename "$1" .ptc)
+tid=${tid#trace.}
+python3 "$W/read_ptc.py" "$1" "$truth" "$T/prog" "$START" || fail "ptc (ptconv:3)"
+python3 "$W/read_bt9.py" "$T/opt/trace.$tid.bt9.gz" "$truth" || fail "bt9 (bt9:1)"
+python3 "$W/read_champsim.py" "$T/opt/trace.$tid.champsim.gz" "$truth" "$T/prog.ips" || fail "champsim:gz:1"
+python3 "$W/read_cbp2025.py" "$T/opt/trace.$tid.cbp2025.gz" "$truth" "$T/prog.ips" || fail "cbp2025:9"
+check_summary "$T/opt"
+for bad in champsim:7x xtrace:3 bbv:1 ptconv:23 cbp2025:0 bt9:gz; do
+	"$PTCONV" "$T/t.data" -f $bad -o "$T/bad" -q 2>/dev/null && fail "-f $bad accepted"
+done
+echo "ok - -f options: levels, champsim .gz; bad options refused"
+
 # --time keeps a window of the trace: the per-instruction writers get a
 # start record where the window begins and must find every block of it in
 # the code (they warn when a block does not end at its branch).

@@ -12,6 +12,17 @@
 #include "common/trace_event.h"
 #include "writers/fmt.h"
 
+/* The registers an instruction reads and writes, as Zydis's largest
+ * enclosing registers (eax -> rax), without duplicates; flags appear as
+ * ZYDIS_REGISTER_RFLAGS, instruction-pointer uses are left out.  Memory
+ * operands contribute their base and index to the reads; *mem_read and
+ * *mem_write say whether it accesses memory (LEA and NOP do not). */
+struct ptc_insn_regs {
+	ZydisRegister rd[16], wr[16];
+	int nrd, nwr;
+	int mem_read, mem_write, mem_size, mem_index;
+};
+
 struct ptc_insn {
 	uint64_t ip;
 	uint8_t len;
@@ -19,6 +30,7 @@ struct ptc_insn {
 	int decoded;			/* 0 when the bytes were missing or invalid */
 	ZydisDecodedInstruction zi;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct ptc_insn_regs regs;	/* computed once per decoding (ptc_insn_regs) */
 };
 
 /* Called for each instruction; br is NULL for non-branches and the branch
@@ -61,16 +73,5 @@ static inline uint64_t ptc_branch_dest(const struct ptc_branch *b)
 const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip);
 
 #endif
-
-/* The registers an instruction reads and writes, as Zydis's largest
- * enclosing registers (eax -> rax), without duplicates; flags appear as
- * ZYDIS_REGISTER_RFLAGS, instruction-pointer uses are left out.  Memory
- * operands contribute their base and index to the reads; *mem_read and
- * *mem_write say whether it accesses memory (LEA and NOP do not). */
-struct ptc_insn_regs {
-	ZydisRegister rd[16], wr[16];
-	int nrd, nwr;
-	int mem_read, mem_write, mem_size, mem_index;
-};
 
 void ptc_insn_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);

@@ -33,7 +33,8 @@ struct ptc_writer_config {
 	 * per-instruction formats (champsim, cbp2025, xtrace) and by ptconv
 	 * (it embeds the executed blocks); NULL makes those fail in begin(). */
 	const struct ptc_code_reader *code;
-	int level;			/* compression level, 0 for each format's default */
+	int level;			/* compression level, 0 for each format's default,
+					   -1 for level 0 (xz preset 0) */
 	int champsim_gz;		/* champsim: write .gz instead of .xz */
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
