@@ -12,19 +12,29 @@
 
 static void compute_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);
 
-void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
+struct ptc_insn *ptc_insn_cache_new(void)
+{
+	return calloc(CACHE_SIZE + 1, sizeof(struct ptc_insn));	/* [CACHE_SIZE]: scratch */
+}
+
+void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 		     struct ptc_wctx *c)
 {
 	memset(w, 0, sizeof(*w));
 	ZydisDecoderInit(&w->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	w->code = code;
+	w->code = cfg->code;
 	w->wctx = c;
-	w->cache = calloc(CACHE_SIZE + 1, sizeof(*w->cache));	/* [CACHE_SIZE]: scratch */
+	w->cache = cfg->insn_cache;
+	if (!w->cache) {
+		w->cache = ptc_insn_cache_new();
+		w->own_cache = 1;
+	}
 }
 
 void ptc_walker_fini(struct ptc_walker *w)
 {
-	free(w->cache);
+	if (w->own_cache)
+		free(w->cache);
 	w->cache = NULL;
 }
 

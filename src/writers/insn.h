@@ -46,11 +46,18 @@ struct ptc_walker {
 	uint64_t missing;		/* instructions not listed (unknown start, no bytes) */
 	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
 	struct ptc_insn *cache;		/* decoded instructions by address (NULL: none) */
+	int own_cache;			/* cache is this walker's, not cfg->insn_cache */
 };
 
-void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
+/* A walker over cfg->code; it uses the decoding cache cfg->insn_cache
+ * when there is one (shared by the formats of one writer: each
+ * instruction is then decoded once for all of them), else its own. */
+void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 		     struct ptc_wctx *c);
 void ptc_walker_fini(struct ptc_walker *w);
+
+/* A decoding cache for ptc_writer_config.insn_cache; free() it. */
+struct ptc_insn *ptc_insn_cache_new(void);
 
 /* Decode the block ending in branch b and call fn per instruction. */
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,

@@ -26,6 +26,8 @@
 
 #include "common/trace_event.h"
 
+struct ptc_insn;
+
 struct ptc_writer_config {
 	const char *outdir;		/* existing directory for the files */
 	const char *prefix;		/* file-name prefix, NULL for the default "trace" */
@@ -40,6 +42,8 @@ struct ptc_writer_config {
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
 	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
+	struct ptc_insn *insn_cache;	/* set by ptc_writer_new: the decodings its
+					   per-instruction formats share (NULL) */
 };
 
 /* One registered format. */

@@ -223,7 +223,7 @@ static int xt_open(void **st, const struct ptc_writer_config *cfg,
 	w->thread.comm = NULL;
 	w->interval = cfg->xtrace_snapshot ? cfg->xtrace_snapshot : 1000000;
 	w->force_pc = 1;
-	ptc_walker_init(&w->walk, cfg->code, c);
+	ptc_walker_init(&w->walk, cfg, c);
 	*st = w;
 	return 0;
 }
