@@ -176,16 +176,18 @@ static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 static int seg_finish(struct bt9 *w);
 static int seg_start(struct bt9 *w);
 
-/* A gap ends the segment: the CBP2016 framework reads one unbroken edge
- * sequence per file, so the branches after a gap go to the next part file
- * (ptconv-formats(5)).  A gap before any branch of the part changes
- * nothing. */
+/* A loss ends the segment: the CBP2016 framework reads one unbroken edge
+ * sequence per file, so the branches after a lost stretch go to the next
+ * part file (ptconv-formats(5)).  A stream start is no loss (tracing
+ * resumed where user mode did, e.g. after an interrupt) and a gap before
+ * any branch of the part changes nothing. */
 static int bt9_gap(void *st, const struct ptc_gap *g)
 {
 	struct bt9 *w = st;
 	int err;
 
-	(void)g;
+	if (g->cause == PTC_GAP_START)
+		return 0;
 	w->gaps++;
 	if (!w->branches)
 		return 0;

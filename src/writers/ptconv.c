@@ -32,6 +32,7 @@ struct edge {
 	uint64_t dest;
 	uint32_t succ;
 	uint32_t next;		/* next edge of the same node */
+	uint32_t node, slot;	/* whose edge it is, and which */
 };
 
 struct buf {
@@ -56,6 +57,7 @@ struct ptcw {
 	uint32_t hash_mask;
 	struct edge *edges;
 	uint32_t n_edges, cap_edges;
+	struct ptc_map edge_of;	/* (node, destination) -> indirect edge */
 	struct buf code, strings, gaps, chunks;
 	uint64_t n_gaps;
 
@@ -135,6 +137,13 @@ static uint64_t node_hash(uint64_t start, uint64_t ip, uint64_t target, uint32_t
 		   ((uint64_t)kind << 8) + length);
 }
 
+static uint64_t edge_key(uint32_t node, uint64_t dest)
+{
+	uint64_t k = ptc_hash64(dest ^ ((uint64_t)node * 0x9e3779b97f4a7c15ull));
+
+	return k == UINT64_MAX ? 0 : k;	/* the map's empty key */
+}
+
 static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
 {
 	struct edge *e;
@@ -152,6 +161,8 @@ static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
 	e->dest = dest;
 	e->succ = PTCF_NO_NODE;
 	e->next = PTCF_NO_NODE;
+	e->node = (uint32_t)(n - w->nodes);
+	e->slot = n->n_edges;
 	if (n->n_edges)
 		w->edges[n->last_edge].next = *id;
 	else
@@ -389,15 +400,25 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				e = n->mru_edge;
 				slot = n->mru_slot;
 			} else {
-				for (e = n->n_edges ? n->first_edge : PTCF_NO_NODE, slot = 0;
-				     e != PTCF_NO_NODE && w->edges[e].dest != b->target;
-				     e = w->edges[e].next, slot++)
-					;
-				if (e == PTCF_NO_NODE) {
-					if ((err = new_edge(w, n, b->target, &e)) < 0)
+				/* A hash of (node, destination), not the node's
+				 * edge list: a return can have thousands of
+				 * targets. */
+				uint64_t key = edge_key(id, b->target);
+				for (;;) {
+					e = ptc_map_get(&w->edge_of, key);
+					if (e == UINT32_MAX || (w->edges[e].node == id && w->edges[e].dest == b->target))
+						break;
+					key = ptc_hash64(key + 1);	/* another pair has this key */
+					if (key == UINT64_MAX)
+						key = 0;
+				}
+				if (e == UINT32_MAX) {
+					if ((err = new_edge(w, n, b->target, &e)) < 0 ||
+					    (err = ptc_map_put(&w->edge_of, key, e)) < 0)
 						return err;
 					n = &w->nodes[id];
 				}
+				slot = w->edges[e].slot;
 				n->mru_edge = e;
 				n->mru_slot = slot;
 			}
@@ -743,6 +764,7 @@ static void ptcw_free(void *st)
 	free(w->nodes);
 	free(w->hash);
 	free(w->edges);
+	ptc_map_free(&w->edge_of);
 	free(w->code.p);
 	free(w->strings.p);
 	free(w->gaps.p);
@@ -774,7 +796,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
 	w->zc = ZSTD_createCCtx();
-	if (!w->hash || !w->zc) {
+	if (!w->hash || !w->zc || ptc_map_init(&w->edge_of) < 0) {
 		ptcw_free(w);
 		return -ptc_err_nomem;
 	}
