@@ -27,7 +27,7 @@ tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh
 EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py \
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
-	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py
+	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py tests/writers/cmp_dump.py
 
 # Fuzz target for the trace readers; its seeds are replayed by make check.
 # (This fragment is included before tests/fuzz/local.mk, so the target is
