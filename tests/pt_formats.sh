@@ -113,6 +113,51 @@ for case in "walker" "libipt" "walker --noretcomp --timing=tsc,mtc,cyc" "walker 
 	echo "ok - $case: every format equals the ground truth"
 done
 
+# Losses: an overflow and a full AUX buffer (ptgen-encode --ovf-at,
+# --truncate; the encoder's --gaps file says where it lost data).  BT9
+# splits into one complete file per gap-free run (trace.TID.bt9.gz, then
+# trace.TID.part1.bt9.gz), xtrace marks the loss with an XGAP token; the
+# independent readers check that each run is a run of the truth's branches
+# (instructions), the first from the start, the last up to the end.
+truth="$T/prog.truth"
+for loss in "--ovf-at 3000:100" "--truncate 200@1500"; do
+	rm -rf "$T/out" "$T/t.data"
+	"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --gaps "$T/gaps" $loss "$truth" 2>"$T/enc.err" ||
+		fail "ptgen-encode $loss: $(tail -1 "$T/enc.err")"
+	[ $(wc -l < "$T/gaps") = 1 ] || fail "ptgen-encode $loss: want one loss, have $(cat "$T/gaps")"
+	"$PTCONV" convert "$T/t.data" -f ptconv,bt9,xtrace -o "$T/out" --buildid-dir "$T/bid" -q
+	st=$?
+	[ $st -le 1 ] || fail "ptconv exited $st ($loss)"
+	set -- "$T"/out/trace.*.ptc
+	tid=$(basename "$1" .ptc)
+	tid=${tid#trace.}
+	"$PTCONV" stats "$1" | grep -q '^gaps: 1 ' || fail "stats: not one gap ($loss)"
+	python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" --parts 1 || fail "bt9 parts ($loss)"
+	python3 "$W/read_xtrace.py" "$T/out" "$truth" "$T/prog.ips" 1000000 1 || fail "xtrace gaps ($loss)"
+	"$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin | grep -q '^# gap: cause' || fail "dump shows no xtrace gap ($loss)"
+	check_summary "$T/out"
+	echo "ok - $loss: bt9 in two parts, one xtrace XGAP, both runs of the ground truth"
+done
+
+# Per-format options in the -f list: compression levels, champsim as .gz.
+truth="$T/prog.truth"
+convert "$T/out" walker
+rm -rf "$T/opt"
+"$PTCONV" "$T/t.data" -f ptconv:3,bt9:1,champsim:gz:1,cbp2025:9 -o "$T/opt" --buildid-dir "$T/bid" -q ||
+	fail "-f with options"
+set -- "$T"/opt/trace.*.ptc
+tid=$(basename "$1" .ptc)
+tid=${tid#trace.}
+python3 "$W/read_ptc.py" "$1" "$truth" "$T/prog" "$START" || fail "ptc (ptconv:3)"
+python3 "$W/read_bt9.py" "$T/opt/trace.$tid.bt9.gz" "$truth" || fail "bt9 (bt9:1)"
+python3 "$W/read_champsim.py" "$T/opt/trace.$tid.champsim.gz" "$truth" "$T/prog.ips" || fail "champsim:gz:1"
+python3 "$W/read_cbp2025.py" "$T/opt/trace.$tid.cbp2025.gz" "$truth" "$T/prog.ips" || fail "cbp2025:9"
+check_summary "$T/opt"
+for bad in champsim:7x xtrace:3 bbv:1 ptconv:23 cbp2025:0 bt9:gz; do
+	"$PTCONV" "$T/t.data" -f $bad -o "$T/bad" -q 2>/dev/null && fail "-f $bad accepted"
+done
+echo "ok - -f options: levels, champsim .gz; bad options refused"
+
 # --time keeps a window of the trace: the per-instruction writers get a
 # start record where the window begins and must find every block of it in
 # the code (they warn when a block does not end at its branch).

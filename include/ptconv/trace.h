@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define PTC_TRACE_VERSION 1
+#define PTC_TRACE_VERSION 2
 
 /* Record kinds: 0..6 are branches (the cbp-experiments type numbers, plus
  * 6 = far transfer such as syscall), 7 is a gap. */

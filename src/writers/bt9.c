@@ -38,6 +38,8 @@ struct bedge {
 struct bt9 {
 	struct ptc_wctx *c;
 	const struct ptc_writer_config *cfg;
+	struct ptc_thread_info thread;
+	unsigned part;			/* gap-free segment being written, 0 first */
 	char path[4096], seqpath[4200];
 	struct ptc_zout *seq;
 	struct ptc_walker walk;
@@ -171,12 +173,28 @@ static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 	return 0;
 }
 
+static int seg_finish(struct bt9 *w);
+static int seg_start(struct bt9 *w);
+
+/* A loss ends the segment: the CBP2016 framework reads one unbroken edge
+ * sequence per file, so the branches after a lost stretch go to the next
+ * part file (ptconv-formats(5)).  A stream start is no loss (tracing
+ * resumed where user mode did, e.g. after an interrupt) and a gap before
+ * any branch of the part changes nothing. */
 static int bt9_gap(void *st, const struct ptc_gap *g)
 {
 	struct bt9 *w = st;
+	int err;
 
+	if (g->cause == PTC_GAP_START)
+		return 0;
 	w->gaps++;
-	return 0;
+	if (!w->branches)
+		return 0;
+	if ((err = seg_finish(w)) < 0)
+		return err;
+	w->part++;
+	return seg_start(w);
 }
 
 static const char *class_of(uint8_t kind)
@@ -192,9 +210,8 @@ static const char *class_of(uint8_t kind)
 	}
 }
 
-static int bt9_finish(void *st)
+static int seg_finish(struct bt9 *w)
 {
-	struct bt9 *w = st;
 	struct ptc_zout *z = NULL;
 	uint32_t sink = (uint32_t)w->n_nodes;
 	size_t i;
@@ -265,9 +282,9 @@ static int bt9_finish(void *st)
 		goto io;
 	}
 	if (w->conflicts || w->node_conflicts)
-		ptc_wwarn(w->c, "%s: %" PRIu64 " transitions (after %" PRIu64 " gaps) differ from their edge's"
-			  " first destination, %" PRIu64 " branches reuse an address with another kind",
-			  w->path, w->conflicts, w->gaps, w->node_conflicts);
+		ptc_wwarn(w->c, "%s: %" PRIu64 " transitions differ from their edge's first destination"
+			  " (asynchronous events), %" PRIu64 " branches reuse an address with another kind",
+			  w->path, w->conflicts, w->node_conflicts);
 	return 0;
 io:
 	ptc_zout_abort(z);
@@ -275,18 +292,65 @@ io:
 #undef P
 }
 
-static void bt9_free(void *st)
+static int bt9_finish(void *st)
 {
-	struct bt9 *w = st;
+	return seg_finish(st);
+}
 
+/* Drop the tables of the finished part. */
+static void seg_free(struct bt9 *w)
+{
 	if (w->seq) {
 		ptc_zout_abort(w->seq);
+		w->seq = NULL;
 		unlink(w->seqpath);
 	}
 	ptc_map_free(&w->node_of);
 	ptc_map_free(&w->edge_of);
 	free(w->nodes);
 	free(w->edges);
+	w->nodes = NULL;
+	w->edges = NULL;
+	w->n_nodes = w->cap_nodes = w->n_edges = w->cap_edges = 0;
+}
+
+/* Start a part file: the dummy source node and first edge, the sequence
+ * side file.  Part 0 is trace.TID.bt9.gz, part N trace.TID.partN.bt9.gz. */
+static int seg_start(struct bt9 *w)
+{
+	char suffix[64];
+	int err;
+
+	seg_free(w);
+	w->prev_edge = 0;
+	w->branches = w->insns = w->conflicts = w->node_conflicts = 0;
+	if (ptc_map_init(&w->node_of) < 0 || ptc_map_init(&w->edge_of) < 0 ||
+	    grow((void **)&w->nodes, &w->cap_nodes, 0, sizeof(*w->nodes)) < 0 ||
+	    grow((void **)&w->edges, &w->cap_edges, 0, sizeof(*w->edges)) < 0)
+		return -ptc_err_nomem;
+	memset(&w->nodes[0], 0, sizeof(w->nodes[0]));
+	w->n_nodes = 1;
+	memset(&w->edges[0], 0, sizeof(w->edges[0]));
+	w->edges[0].dst = SINK;
+	w->edges[0].count = 1;
+	w->n_edges = 1;
+	if (w->part)
+		snprintf(suffix, sizeof(suffix), "part%u.bt9.gz", w->part);
+	else
+		snprintf(suffix, sizeof(suffix), "bt9.gz");
+	if (ptc_wpath(w->path, sizeof(w->path), w->cfg, &w->thread, suffix) < 0)
+		return ptc_wfail(w->c, ptc_err_invalid, "bt9: output path too long");
+	snprintf(w->seqpath, sizeof(w->seqpath), "%s.seq.tmp", w->path);
+	if ((err = ptc_zout_open(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level)) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
+	return 0;
+}
+
+static void bt9_free(void *st)
+{
+	struct bt9 *w = st;
+
+	seg_free(w);
 	free(w);
 }
 
@@ -300,25 +364,12 @@ static int bt9_open(void **st, const struct ptc_writer_config *cfg,
 		return -ptc_err_nomem;
 	w->c = c;
 	w->cfg = cfg;
-	if (ptc_map_init(&w->node_of) < 0 || ptc_map_init(&w->edge_of) < 0 ||
-	    grow((void **)&w->nodes, &w->cap_nodes, 0, sizeof(*w->nodes)) < 0 ||
-	    grow((void **)&w->edges, &w->cap_edges, 0, sizeof(*w->edges)) < 0) {
-		bt9_free(w);
-		return -ptc_err_nomem;
-	}
-	memset(&w->nodes[0], 0, sizeof(w->nodes[0]));
-	w->n_nodes = 1;
-	memset(&w->edges[0], 0, sizeof(w->edges[0]));
-	w->edges[0].dst = SINK;
-	w->edges[0].count = 1;
-	w->n_edges = 1;
-	if (ptc_wpath(w->path, sizeof(w->path), cfg, t, "bt9.gz") < 0) {
-		bt9_free(w);
-		return ptc_wfail(c, ptc_err_invalid, "bt9: output path too long");
-	}
-	snprintf(w->seqpath, sizeof(w->seqpath), "%s.seq.tmp", w->path);
-	if ((err = ptc_zout_open(&w->seq, w->seqpath, PTC_Z_GZIP, cfg->level)) < 0) {
-		err = ptc_wfail(c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
+	if (t)
+		w->thread = *t;
+	else
+		w->thread.cpu = -1;
+	w->thread.comm = NULL;
+	if ((err = seg_start(w)) < 0) {
 		bt9_free(w);
 		return err;
 	}

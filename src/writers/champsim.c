@@ -193,7 +193,7 @@ static int cs_open(void **st, const struct ptc_writer_config *cfg,
 	if (!w)
 		return -ptc_err_nomem;
 	w->c = c;
-	ptc_walker_init(&w->walk, cfg->code, c);
+	ptc_walker_init(&w->walk, cfg, c);
 	if (ptc_wpath(w->path, sizeof(w->path), cfg, t, cfg->champsim_gz ? "champsim.gz" : "champsim.xz") < 0) {
 		ptc_walker_fini(&w->walk);
 		free(w);

@@ -12,6 +12,17 @@
 #include "common/trace_event.h"
 #include "writers/fmt.h"
 
+/* The registers an instruction reads and writes, as Zydis's largest
+ * enclosing registers (eax -> rax), without duplicates; flags appear as
+ * ZYDIS_REGISTER_RFLAGS, instruction-pointer uses are left out.  Memory
+ * operands contribute their base and index to the reads; *mem_read and
+ * *mem_write say whether it accesses memory (LEA and NOP do not). */
+struct ptc_insn_regs {
+	ZydisRegister rd[16], wr[16];
+	int nrd, nwr;
+	int mem_read, mem_write, mem_size, mem_index;
+};
+
 struct ptc_insn {
 	uint64_t ip;
 	uint8_t len;
@@ -19,6 +30,7 @@ struct ptc_insn {
 	int decoded;			/* 0 when the bytes were missing or invalid */
 	ZydisDecodedInstruction zi;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct ptc_insn_regs regs;	/* computed once per decoding (ptc_insn_regs) */
 };
 
 /* Called for each instruction; br is NULL for non-branches and the branch
@@ -34,11 +46,18 @@ struct ptc_walker {
 	uint64_t missing;		/* instructions not listed (unknown start, no bytes) */
 	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
 	struct ptc_insn *cache;		/* decoded instructions by address (NULL: none) */
+	int own_cache;			/* cache is this walker's, not cfg->insn_cache */
 };
 
-void ptc_walker_init(struct ptc_walker *w, const struct ptc_code_reader *code,
+/* A walker over cfg->code; it uses the decoding cache cfg->insn_cache
+ * when there is one (shared by the formats of one writer: each
+ * instruction is then decoded once for all of them), else its own. */
+void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 		     struct ptc_wctx *c);
 void ptc_walker_fini(struct ptc_walker *w);
+
+/* A decoding cache for ptc_writer_config.insn_cache; free() it. */
+struct ptc_insn *ptc_insn_cache_new(void);
 
 /* Decode the block ending in branch b and call fn per instruction. */
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
@@ -61,16 +80,5 @@ static inline uint64_t ptc_branch_dest(const struct ptc_branch *b)
 const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip);
 
 #endif
-
-/* The registers an instruction reads and writes, as Zydis's largest
- * enclosing registers (eax -> rax), without duplicates; flags appear as
- * ZYDIS_REGISTER_RFLAGS, instruction-pointer uses are left out.  Memory
- * operands contribute their base and index to the reads; *mem_read and
- * *mem_write say whether it accesses memory (LEA and NOP do not). */
-struct ptc_insn_regs {
-	ZydisRegister rd[16], wr[16];
-	int nrd, nwr;
-	int mem_read, mem_write, mem_size, mem_index;
-};
 
 void ptc_insn_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);

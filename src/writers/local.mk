@@ -27,7 +27,7 @@ tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh
 EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py \
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
-	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py
+	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py tests/writers/cmp_dump.py
 
 # Fuzz target for the trace readers; its seeds are replayed by make check.
 # (This fragment is included before tests/fuzz/local.mk, so the target is
@@ -41,7 +41,7 @@ EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace
 # Manual pages of the formats and of dump, stats, slice; the SimPoint flow.
 dist_man_MANS += man/ptconv-trace.5 man/ptconv-formats.5 man/ptconv-xtrace.5 \
 	man/ptconv-dump.1 man/ptconv-stats.1 man/ptconv-slice.1
-EXTRA_DIST += contrib/simpoint-flow
+EXTRA_DIST += contrib/simpoint-flow contrib/bench-formats
 
 check_PROGRAMS += tests/unit/test_writers
 tests_unit_test_writers_SOURCES = tests/unit/test_writers.c

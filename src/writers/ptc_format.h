@@ -1,10 +1,10 @@
-/* On-disk layout of ptconv's own trace format, version 1 (ptconv-trace(5)).
+/* On-disk layout of ptconv's own trace format, version 2, and what the reader still reads of version 1 (ptconv-trace(5)).
  * Shared by the writer (ptconv.c) and the reader library (trace_reader.c). */
 #ifndef PTC_WRITERS_PTC_FORMAT_H
 #define PTC_WRITERS_PTC_FORMAT_H
 
 #define PTCF_MAGIC "PTCTRACE"
-#define PTCF_VERSION 1
+#define PTCF_VERSION 2
 #define PTCF_HEADER_SIZE 64
 #define PTCF_FLAG_COMPLETE 1u
 

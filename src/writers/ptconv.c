@@ -32,6 +32,7 @@ struct edge {
 	uint64_t dest;
 	uint32_t succ;
 	uint32_t next;		/* next edge of the same node */
+	uint32_t node, slot;	/* whose edge it is, and which */
 };
 
 struct buf {
@@ -56,6 +57,7 @@ struct ptcw {
 	uint32_t hash_mask;
 	struct edge *edges;
 	uint32_t n_edges, cap_edges;
+	struct ptc_map edge_of;	/* (node, destination) -> indirect edge */
 	struct buf code, strings, gaps, chunks;
 	uint64_t n_gaps;
 
@@ -135,6 +137,13 @@ static uint64_t node_hash(uint64_t start, uint64_t ip, uint64_t target, uint32_t
 		   ((uint64_t)kind << 8) + length);
 }
 
+static uint64_t edge_key(uint32_t node, uint64_t dest)
+{
+	uint64_t k = ptc_hash64(dest ^ ((uint64_t)node * 0x9e3779b97f4a7c15ull));
+
+	return k == UINT64_MAX ? 0 : k;	/* the map's empty key */
+}
+
 static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
 {
 	struct edge *e;
@@ -152,6 +161,8 @@ static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
 	e->dest = dest;
 	e->succ = PTCF_NO_NODE;
 	e->next = PTCF_NO_NODE;
+	e->node = (uint32_t)(n - w->nodes);
+	e->slot = n->n_edges;
 	if (n->n_edges)
 		w->edges[n->last_edge].next = *id;
 	else
@@ -389,15 +400,25 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				e = n->mru_edge;
 				slot = n->mru_slot;
 			} else {
-				for (e = n->n_edges ? n->first_edge : PTCF_NO_NODE, slot = 0;
-				     e != PTCF_NO_NODE && w->edges[e].dest != b->target;
-				     e = w->edges[e].next, slot++)
-					;
-				if (e == PTCF_NO_NODE) {
-					if ((err = new_edge(w, n, b->target, &e)) < 0)
+				/* A hash of (node, destination), not the node's
+				 * edge list: a return can have thousands of
+				 * targets. */
+				uint64_t key = edge_key(id, b->target);
+				for (;;) {
+					e = ptc_map_get(&w->edge_of, key);
+					if (e == UINT32_MAX || (w->edges[e].node == id && w->edges[e].dest == b->target))
+						break;
+					key = ptc_hash64(key + 1);	/* another pair has this key */
+					if (key == UINT64_MAX)
+						key = 0;
+				}
+				if (e == UINT32_MAX) {
+					if ((err = new_edge(w, n, b->target, &e)) < 0 ||
+					    (err = ptc_map_put(&w->edge_of, key, e)) < 0)
 						return err;
 					n = &w->nodes[id];
 				}
+				slot = w->edges[e].slot;
 				n->mru_edge = e;
 				n->mru_slot = slot;
 			}
@@ -459,51 +480,198 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
 	return 0;
 }
 
+/* The lowest-numbered node starting at each address: what a reader takes
+ * as an edge's successor when the file leaves it implicit. */
+struct start_map {
+	uint32_t *slot;
+	uint64_t mask;
+};
+
+static uint64_t start_hash(uint64_t a)
+{
+	a ^= a >> 31;
+	a *= 0x9e3779b97f4a7c15ull;
+	return a ^ (a >> 29);
+}
+
+static int start_map_build(struct start_map *m, const struct node *nodes, uint32_t n)
+{
+	uint64_t size = 16, h;
+	uint32_t i;
+
+	while (size < (uint64_t)n * 2)
+		size *= 2;
+	m->slot = malloc(size * sizeof(*m->slot));
+	if (!m->slot)
+		return -ptc_err_nomem;
+	memset(m->slot, 0xff, size * sizeof(*m->slot));
+	m->mask = size - 1;
+	for (i = 0; i < n; i++) {
+		for (h = start_hash(nodes[i].start);; h++) {
+			uint32_t *s = &m->slot[h & m->mask];
+			if (*s == PTCF_NO_NODE) {
+				*s = i;
+				break;
+			}
+			if (nodes[*s].start == nodes[i].start)
+				break;
+		}
+	}
+	return 0;
+}
+
+static uint32_t start_map_find(const struct start_map *m, const struct node *nodes, uint64_t start)
+{
+	uint64_t h;
+
+	for (h = start_hash(start);; h++) {
+		uint32_t s = m->slot[h & m->mask];
+		if (s == PTCF_NO_NODE || nodes[s].start == start)
+			return s;
+	}
+}
+
+static const struct node *sort_nodes;
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct node *x = &sort_nodes[*(const uint32_t *)a], *y = &sort_nodes[*(const uint32_t *)b];
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->code_len != y->code_len)
+		return x->code_len > y->code_len ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The code bytes of the blocks as spans: blocks sorted by address, merged
+ * where they overlap or touch with the same bytes (code that changed
+ * between two blocks, e.g. after an exec, starts a new span). */
+static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint32_t *n_spans)
+{
+	uint32_t *idx = malloc(((size_t)w->n_nodes + 1) * sizeof(*idx)), n = 0, i;
+	uint64_t span_start = 0, span_end = 0, prev_end = 0;
+	size_t span_off = 0;
+	int have = 0, err = 0;
+
+	if (!idx)
+		return -ptc_err_nomem;
+	for (i = 0; i < w->n_nodes; i++)
+		if (w->nodes[i].code_len)
+			idx[n++] = i;
+	sort_nodes = w->nodes;
+	qsort(idx, n, sizeof(*idx), cmp_block);
+	*n_spans = 0;
+	for (i = 0; i <= n && !err; i++) {
+		const struct node *b = i < n ? &w->nodes[idx[i]] : NULL;
+		const uint8_t *bytes = b ? w->code.p + b->code_off : NULL;
+		if (b && have && b->start <= span_end) {
+			uint64_t end = b->start + b->code_len, common = (end < span_end ? end : span_end) - b->start;
+			if (!memcmp(code->p + span_off + (b->start - span_start), bytes, common)) {
+				if (end > span_end) {
+					err = buf_put(code, bytes + common, end - span_end);
+					span_end = end;
+				}
+				continue;
+			}
+		}
+		if (have) {
+			/* close the current span */
+			err = buf_varint(table, zigzag(span_start - prev_end));
+			if (!err)
+				err = buf_varint(table, span_end - span_start);
+			prev_end = span_end;
+			(*n_spans)++;
+			have = 0;
+		}
+		if (b && !err) {
+			span_start = b->start;
+			span_end = b->start + b->code_len;
+			span_off = code->len;
+			err = buf_put(code, bytes, b->code_len);
+			have = 1;
+		}
+	}
+	free(idx);
+	return err;
+}
+
 static int write_static(struct ptcw *w)
 {
-	struct buf s = { 0 };
+	struct buf s = { 0 }, spans = { 0 }, code = { 0 };
+	struct start_map map = { 0 };
 	uint8_t head[PTCF_S_HEAD], *z = NULL;
-	uint32_t i, e;
+	uint32_t i, e, k, n_spans = 0;
 	size_t bound, zn;
 	int err = -ptc_err_nomem;
 
+	if ((err = code_spans(w, &spans, &code, &n_spans)) < 0 ||
+	    (err = start_map_build(&map, w->nodes, w->n_nodes)) < 0)
+		goto out;
+	err = -ptc_err_nomem;
 	memset(head, 0, sizeof(head));
 	ptc_put64(head, w->n_nodes);
 	ptc_put64(head + 8, w->n_edges);
 	ptc_put64(head + 16, w->chunks.len / PTCF_CHUNK_SIZE);
 	ptc_put64(head + 24, w->n_gaps);
-	ptc_put64(head + 32, w->code.len);
+	ptc_put64(head + 32, code.len);
 	ptc_put64(head + 40, w->strings.len + strlen(w->comm));
 	ptc_put32(head + 48, (uint32_t)strlen(w->comm));
+	ptc_put32(head + 52, n_spans);
 	ptc_put64(head + 56, w->branches);
 	if (buf_put(&s, head, sizeof(head)) < 0)
 		goto out;
-	/* Nodes and edges as LEB128 numbers relative to their neighbours
-	 * (ptconv-trace(5)): addresses of a program are close together. */
+	/* Node and edge tables, one column per field (ptconv-trace(5)):
+	 * similar numbers side by side compress better. */
 	{
 		uint64_t prev_start = 0;
 		for (i = 0; i < w->n_nodes; i++) {
-			struct node *n = &w->nodes[i];
-			if (buf_varint(&s, zigzag(n->start - prev_start)) < 0 ||
-			    buf_varint(&s, zigzag(n->ip - n->start)) < 0 ||
-			    buf_varint(&s, n->target ? zigzag(n->target - n->ip) + 1 : 0) < 0 ||
-			    buf_varint(&s, n->insns) < 0 || buf_varint(&s, n->n_edges) < 0 ||
-			    buf_varint(&s, n->code_len) < 0 ||
-			    buf_put(&s, &n->kind, 1) < 0 || buf_put(&s, &n->length, 1) < 0)
+			if (buf_varint(&s, zigzag(w->nodes[i].start - prev_start)) < 0)
 				goto out;
-			prev_start = n->start;
+			prev_start = w->nodes[i].start;
 		}
 	}
+	for (i = 0; i < w->n_nodes; i++)
+		if (buf_varint(&s, zigzag(w->nodes[i].ip - w->nodes[i].start)) < 0)
+			goto out;
 	for (i = 0; i < w->n_nodes; i++) {
-		uint32_t k;
+		uint8_t b = (uint8_t)(w->nodes[i].kind | (w->nodes[i].length & 15) << 3);
+		if (buf_put(&s, &b, 1) < 0)
+			goto out;
+	}
+	for (i = 0; i < w->n_nodes; i++)
+		if (buf_varint(&s, w->nodes[i].insns) < 0)
+			goto out;
+	for (i = 0; i < w->n_nodes; i++)
+		if (!is_indirect(w->nodes[i].kind) && buf_varint(&s, zigzag(w->nodes[i].target - w->nodes[i].ip)) < 0)
+			goto out;
+	for (i = 0; i < w->n_nodes; i++)
+		if (is_indirect(w->nodes[i].kind) && buf_varint(&s, w->nodes[i].n_edges) < 0)
+			goto out;
+	for (i = 0; i < w->n_nodes; i++) {
+		struct node *n = &w->nodes[i];
+		if (!is_indirect(n->kind))
+			continue;
+		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
+			uint64_t dest = w->edges[e].dest;
+			if (buf_varint(&s, dest ? zigzag(dest - n->ip) + 1 : 0) < 0)
+				goto out;
+		}
+	}
+	/* Successors: 0 when it is the first node starting at the
+	 * destination (the usual case), 1 none, else relative. */
+	for (i = 0; i < w->n_nodes; i++) {
 		struct node *n = &w->nodes[i];
 		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
-			uint64_t dest = w->edges[e].dest, succ = w->edges[e].succ;
-			if (buf_varint(&s, dest ? zigzag(dest - n->ip) + 1 : 0) < 0 ||
-			    buf_varint(&s, succ == PTCF_NO_NODE ? 0 : zigzag(succ - (uint64_t)i) + 1) < 0)
+			uint32_t succ = w->edges[e].succ;
+			uint64_t v = succ == start_map_find(&map, w->nodes, w->edges[e].dest) ? 0 :
+				     succ == PTCF_NO_NODE ? 1 : zigzag(succ - (uint64_t)i) + 2;
+			if (buf_varint(&s, v) < 0)
 				goto out;
 		}
 	}
+	if (buf_put(&s, spans.p, spans.len) < 0)
+		goto out;
 	/* Gap detail offsets point into the strings blob after the comm. */
 	for (i = 0; i < w->n_gaps; i++) {
 		uint8_t *g = w->gaps.p + (size_t)i * PTCF_GAP_SIZE;
@@ -511,7 +679,7 @@ static int write_static(struct ptcw *w)
 	}
 	if (buf_put(&s, w->chunks.p, w->chunks.len) < 0 ||
 	    buf_put(&s, w->gaps.p, w->gaps.len) < 0 ||
-	    buf_put(&s, w->code.p, w->code.len) < 0 ||
+	    buf_put(&s, code.p, code.len) < 0 ||
 	    buf_put(&s, w->comm, strlen(w->comm)) < 0 ||
 	    buf_put(&s, w->strings.p, w->strings.len) < 0)
 		goto out;
@@ -519,7 +687,11 @@ static int write_static(struct ptcw *w)
 	z = malloc(bound + 16);
 	if (!z)
 		goto out;
-	zn = ZSTD_compressCCtx(w->zc, z + 16, bound, s.p, s.len, w->level < 12 ? 12 : w->level);
+	/* Written once per file and small beside the dynamic part of a
+	 * long trace: worth a high level (19 costs about 0.3 s per MB, so
+	 * the rare static part beyond 16 MB gets 12). */
+	zn = ZSTD_compressCCtx(w->zc, z + 16, bound, s.p, s.len,
+			       w->level > 19 ? w->level : s.len <= (16u << 20) ? 19 : 12);
 	if (ZSTD_isError(zn)) {
 		err = ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(zn));
 		goto out;
@@ -532,6 +704,9 @@ static int write_static(struct ptcw *w)
 	}
 	err = 0;
 out:
+	free(map.slot);
+	free(spans.p);
+	free(code.p);
 	free(s.p);
 	free(z);
 	return err;
@@ -589,6 +764,7 @@ static void ptcw_free(void *st)
 	free(w->nodes);
 	free(w->hash);
 	free(w->edges);
+	ptc_map_free(&w->edge_of);
 	free(w->code.p);
 	free(w->strings.p);
 	free(w->gaps.p);
@@ -620,7 +796,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
 	w->zc = ZSTD_createCCtx();
-	if (!w->hash || !w->zc) {
+	if (!w->hash || !w->zc || ptc_map_init(&w->edge_of) < 0) {
 		ptcw_free(w);
 		return -ptc_err_nomem;
 	}

@@ -6,6 +6,7 @@
  * naming the byte offset, never a crash or an unbounded allocation.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,21 +20,41 @@
 #include "common/error.h"
 #include "writers/ptc_format.h"
 
-/* A node as the hot loop wants it: the record it expands to. */
-/* 48 bytes, so that the nodes of a hot loop stay in the first-level cache. */
+/* A node as the hot loop wants it: the record it expands to.  32 bytes,
+ * aligned, so that a node is one cache line access and the nodes of a hot
+ * loop stay in the first-level cache; insns to flags are laid out as in
+ * struct ptc_trace_record, so that they are copied as one 8-byte word. */
 struct rnode {
-	struct ptc_trace_record tmpl;	/* ip, target, insns, kind, length; taken 1 */
-	uint32_t succ[2];		/* successors of slots 0 and 1 (direct kinds) */
-	uint32_t first_edge;
-	uint32_t n_edges : 30, mode : 2;	/* mode: MODE_* */
+	uint64_t ip, target;
+	struct rtail {
+		uint32_t insns;
+		uint8_t kind, taken, length, flags;	/* taken 1, flags 0 */
+	} tail;
+	uint32_t succ[2];	/* successors of slots 0 and 1 (direct kinds);
+				   first edge and edge count (indirect kinds) */
 };
 
-enum { MODE_COND, MODE_DIRECT, MODE_INDIRECT };
+#define TAIL_OFF offsetof(struct ptc_trace_record, insns)
+_Static_assert(sizeof(struct rnode) == 32, "rnode is 32 bytes");
+_Static_assert(sizeof(struct rtail) == 8 && sizeof(struct ptc_trace_record) == TAIL_OFF + 8,
+	       "the node's tail is the record's");
+
+struct ptc_trace;
+static uint32_t node_off(const struct ptc_trace *t, uint32_t node);
+
+static int is_direct(uint8_t kind)
+{
+	return kind == PTC_TRACE_JMP || kind == PTC_TRACE_CALL;
+}
 
 struct redge {
 	uint64_t dest;
 	uint32_t succ;
 };
+
+/* Successors are stored as byte offsets into the node array, the sentinel
+ * node n_nodes standing for none (see expand_run). */
+#define MAX_NODES ((UINT32_MAX / 32) - 1)
 
 struct rchunk {
 	uint64_t off, comp, first_record, first_insn;
@@ -82,6 +103,11 @@ struct ptc_trace {
 	uint64_t insns_before;	/* instructions before the next record */
 	ZSTD_DCtx *dctx;
 };
+
+static uint32_t node_off(const struct ptc_trace *t, uint32_t node)
+{
+	return (node == PTCF_NO_NODE ? (uint32_t)t->n_nodes : node) * (uint32_t)sizeof(struct rnode);
+}
 
 static int fail(struct ptc_trace *t, int code, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -147,10 +173,271 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* What loading needs of a node besides its struct rnode. */
+struct lnode {
+	uint64_t start;
+	uint32_t first_edge, n_edges;
+};
+
+/* Version 1 node and edge tables (ptconv-trace(5)): rows of LEB128
+ * numbers, each node with its code length. */
+static int parse_tables_v1(struct ptc_trace *t, const uint8_t **qp, const uint8_t *qend,
+			   struct lnode *ln, uint64_t *bad_node)
+{
+	const uint8_t *q = *qp;
+	uint64_t start = 0, code_off = 0, edge = 0, v[6], i;
+
+	for (i = 0; i < t->n_nodes; i++) {
+		struct rnode *n = &t->nodes[i];
+		int k;
+		*bad_node = i;
+		for (k = 0; k < 6; k++)
+			if (get_varint(&q, qend, &v[k]) < 0)
+				return -1;
+		if (qend - q < 2)
+			return -1;
+		start += unzigzag(v[0]);
+		ln[i].start = start;
+		n->ip = start + unzigzag(v[1]);
+		n->target = v[2] ? n->ip + unzigzag(v[2] - 1) : 0;
+		n->tail.kind = q[0];
+		n->tail.length = q[1];
+		q += 2;
+		if (v[3] > UINT32_MAX || v[4] > t->n_edges - edge || v[5] > t->code_size - code_off)
+			return -1;
+		n->tail.insns = (uint32_t)v[3];
+		ln[i].first_edge = (uint32_t)edge;
+		ln[i].n_edges = (uint32_t)v[4];
+		edge += v[4];
+		if (v[5]) {
+			t->ranges[t->n_ranges].start = start;
+			t->ranges[t->n_ranges].end = start + v[5];
+			t->ranges[t->n_ranges].off = code_off;
+			t->n_ranges++;
+		}
+		code_off += v[5];
+	}
+	*bad_node = UINT64_MAX;
+	if (edge != t->n_edges || code_off != t->code_size)
+		return -2;
+	for (i = 0; i < t->n_nodes; i++) {
+		uint32_t k;
+		*bad_node = i;
+		for (k = 0; k < ln[i].n_edges; k++) {
+			struct redge *e = &t->edges[ln[i].first_edge + k];
+			if (get_varint(&q, qend, &v[0]) < 0 || get_varint(&q, qend, &v[1]) < 0)
+				return -3;
+			e->dest = v[0] ? t->nodes[i].ip + unzigzag(v[0] - 1) : 0;
+			if (!v[1]) {
+				e->succ = PTCF_NO_NODE;
+			} else {
+				uint64_t succ = i + unzigzag(v[1] - 1);
+				if (succ >= t->n_nodes)
+					return -3;
+				e->succ = (uint32_t)succ;
+			}
+		}
+	}
+	*qp = q;
+	return 0;
+}
+
+/* The lowest-numbered node starting at each address (version 2's implicit
+ * successors): an open-addressing table of node numbers. */
+struct start_map {
+	uint32_t *slot;
+	uint64_t mask;
+};
+
+static uint64_t start_hash(uint64_t a)
+{
+	a ^= a >> 31;
+	a *= 0x9e3779b97f4a7c15ull;
+	return a ^ (a >> 29);
+}
+
+static int start_map_build(struct start_map *m, const struct lnode *ln, uint64_t n)
+{
+	uint64_t size = 16, i;
+
+	while (size < n * 2)
+		size *= 2;
+	m->slot = malloc(size * sizeof(*m->slot));
+	if (!m->slot)
+		return -1;
+	memset(m->slot, 0xff, size * sizeof(*m->slot));
+	m->mask = size - 1;
+	for (i = 0; i < n; i++) {
+		uint64_t h = start_hash(ln[i].start);
+		for (;; h++) {
+			uint32_t *s = &m->slot[h & m->mask];
+			if (*s == PTCF_NO_NODE) {
+				*s = (uint32_t)i;
+				break;
+			}
+			if (ln[*s].start == ln[i].start)
+				break;	/* a lower-numbered node has it */
+		}
+	}
+	return 0;
+}
+
+static uint32_t start_map_find(const struct start_map *m, const struct lnode *ln, uint64_t start)
+{
+	uint64_t h = start_hash(start);
+
+	for (;; h++) {
+		uint32_t s = m->slot[h & m->mask];
+		if (s == PTCF_NO_NODE || ln[s].start == start)
+			return s;
+	}
+}
+
+/* Version 2 node, edge and code span tables (ptconv-trace(5)): one column
+ * per field, fields the code or the kind implies left out, successors that
+ * are the first node at the destination left implicit. */
+static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_t *qend,
+			   struct lnode *ln, uint64_t n_spans, uint64_t *bad_node)
+{
+	const uint8_t *q = *qp;
+	uint64_t start = 0, edge = 0, v, i, code_off = 0;
+	struct start_map map = { 0 };
+	int err = -1;
+
+	*bad_node = UINT64_MAX;
+	for (i = 0; i < t->n_nodes; i++) {
+		if (get_varint(&q, qend, &v) < 0)
+			return -1;
+		start += unzigzag(v);
+		ln[i].start = start;
+	}
+	for (i = 0; i < t->n_nodes; i++) {
+		if (get_varint(&q, qend, &v) < 0)
+			return -1;
+		t->nodes[i].ip = ln[i].start + unzigzag(v);
+	}
+	if ((uint64_t)(qend - q) < t->n_nodes)
+		return -1;
+	for (i = 0; i < t->n_nodes; i++, q++) {
+		t->nodes[i].tail.kind = *q & 7;
+		t->nodes[i].tail.length = (*q >> 3) & 15;
+		if (*q & 0x80) {
+			*bad_node = i;
+			return -1;
+		}
+	}
+	for (i = 0; i < t->n_nodes; i++) {
+		if (get_varint(&q, qend, &v) < 0 || v > UINT32_MAX)
+			return -1;
+		t->nodes[i].tail.insns = (uint32_t)v;
+	}
+	/* taken targets of the direct kinds */
+	for (i = 0; i < t->n_nodes; i++) {
+		struct rnode *n = &t->nodes[i];
+		if (n->tail.kind != PTC_TRACE_COND && !is_direct(n->tail.kind))
+			continue;
+		if (get_varint(&q, qend, &v) < 0)
+			return -1;
+		n->target = n->ip + unzigzag(v);
+	}
+	/* edge counts: 2 for conditional, 1 for direct, stored for the others */
+	for (i = 0; i < t->n_nodes; i++) {
+		uint8_t kind = t->nodes[i].tail.kind;
+		if (kind == PTC_TRACE_COND)
+			v = 2;
+		else if (is_direct(kind))
+			v = 1;
+		else if (get_varint(&q, qend, &v) < 0)
+			return -1;
+		if (v > t->n_edges - edge) {
+			*bad_node = i;
+			return -1;
+		}
+		ln[i].first_edge = (uint32_t)edge;
+		ln[i].n_edges = (uint32_t)v;
+		edge += v;
+	}
+	*bad_node = UINT64_MAX;
+	if (edge != t->n_edges)
+		return -2;
+	/* edge destinations: implied, or stored for the indirect kinds */
+	for (i = 0; i < t->n_nodes; i++) {
+		const struct rnode *n = &t->nodes[i];
+		struct redge *e = &t->edges[ln[i].first_edge];
+		uint32_t k;
+		if (n->tail.kind == PTC_TRACE_COND) {
+			e[0].dest = n->ip + n->tail.length;
+			e[1].dest = n->target;
+		} else if (is_direct(n->tail.kind)) {
+			e[0].dest = n->target;
+		} else {
+			for (k = 0; k < ln[i].n_edges; k++) {
+				if (get_varint(&q, qend, &v) < 0)
+					return -3;
+				e[k].dest = v ? n->ip + unzigzag(v - 1) : 0;
+			}
+		}
+	}
+	if (start_map_build(&map, ln, t->n_nodes) < 0)
+		return -4;
+	/* successors: 0 the first node starting at the destination (none if
+	 * none), 1 none, else zigzag(successor - node) + 2 */
+	for (i = 0; i < t->n_nodes; i++) {
+		uint32_t k;
+		*bad_node = i;
+		for (k = 0; k < ln[i].n_edges; k++) {
+			struct redge *e = &t->edges[ln[i].first_edge + k];
+			if (get_varint(&q, qend, &v) < 0)
+				goto out3;
+			if (v == 0) {
+				e->succ = start_map_find(&map, ln, e->dest);
+			} else if (v == 1) {
+				e->succ = PTCF_NO_NODE;
+			} else {
+				uint64_t succ = i + unzigzag(v - 2);
+				if (succ >= t->n_nodes)
+					goto out3;
+				e->succ = (uint32_t)succ;
+			}
+		}
+	}
+	*bad_node = UINT64_MAX;
+	/* code spans: zigzag(start - previous span's end), length */
+	start = 0;
+	for (i = 0; i < n_spans; i++) {
+		struct range *r = &t->ranges[i];
+		uint64_t len;
+		if (get_varint(&q, qend, &v) < 0 || get_varint(&q, qend, &len) < 0 ||
+		    len > t->code_size - code_off) {
+			err = -5;
+			goto out;
+		}
+		r->start = start + unzigzag(v);
+		r->end = r->start + len;
+		r->off = code_off;
+		code_off += len;
+		start = r->end;
+	}
+	t->n_ranges = n_spans;
+	if (code_off != t->code_size) {
+		err = -5;
+		goto out;
+	}
+	*qp = q;
+	err = 0;
+	goto out;
+out3:
+	err = -3;
+out:
+	free(map.slot);
+	return err;
+}
+
 static int load_static(struct ptc_trace *t, uint64_t off)
 {
 	uint8_t h16[16], *s = NULL, *z = NULL, *p;
-	uint64_t zn, sn, need, i;
+	uint64_t zn, sn, need, i, n_spans = 0, bad_node = UINT64_MAX;
+	struct lnode *ln = NULL;
 	int err;
 
 	if ((err = read_at(t, off, h16, 16)) < 0)
@@ -177,87 +464,55 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	t->n_gaps = ptc_le64(s + 24);
 	t->code_size = ptc_le64(s + 32);
 	t->strings_size = ptc_le64(s + 40);
+	if (t->info.version >= 2)
+		n_spans = ptc_le32(s + 52);
 	if (t->n_nodes > sn || t->n_edges > sn || t->n_chunks > sn || t->n_gaps > sn ||
-	    t->code_size > sn || t->strings_size > sn)
+	    t->code_size > sn || t->strings_size > sn || t->n_nodes > MAX_NODES ||
+	    t->n_edges >= PTCF_NO_NODE)
 		goto bad;
-	/* The fixed-size tables and blobs after the LEB128 node and edge
-	 * tables must fit; a node or edge takes at least 2 bytes, 8 or 2. */
+	/* The fixed-size tables and blobs after the LEB128 node, edge (and
+	 * span) tables must fit; the least a node, an edge and a span take
+	 * is 8, 2 and 0 bytes (version 1), 4, 1 and 2 (version 2). */
 	need = PTCF_S_HEAD + t->n_chunks * PTCF_CHUNK_SIZE + t->n_gaps * PTCF_GAP_SIZE +
 	       t->code_size + t->strings_size;
-	if (need > sn || t->n_nodes * 8 + t->n_edges * 2 > sn - need ||
-	    ptc_le32(s + 48) > t->strings_size)
+	if (need > sn || ptc_le32(s + 48) > t->strings_size)
+		goto bad;
+	if (t->info.version == 1 ? t->n_nodes * 8 + t->n_edges * 2 > sn - need :
+	    t->n_nodes * 4 + t->n_edges + n_spans * 2 > sn - need)
 		goto bad;
 	t->info.branches = ptc_le64(s + 56);
-	t->nodes = calloc(t->n_nodes + 1, sizeof(*t->nodes));
+	/* 32-byte aligned nodes: one cache line access each */
+	t->nodes = aligned_alloc(64, ((t->n_nodes + 1) * sizeof(*t->nodes) + 63) & ~(size_t)63);
+	ln = calloc(t->n_nodes + 1, sizeof(*ln));
 	t->edges = calloc(t->n_edges + 1, sizeof(*t->edges));
 	t->chunks = calloc(t->n_chunks + 1, sizeof(*t->chunks));
-	t->ranges = calloc(t->n_nodes + 1, sizeof(*t->ranges));
+	t->ranges = calloc((t->info.version == 1 ? t->n_nodes : n_spans) + 1, sizeof(*t->ranges));
 	t->gaps = malloc(t->n_gaps * PTCF_GAP_SIZE + 1);
 	t->code = malloc(t->code_size + 1);
 	t->strings = malloc(t->strings_size + 1);
-	if (!t->nodes || !t->edges || !t->chunks || !t->ranges || !t->gaps || !t->code || !t->strings) {
+	if (!t->nodes || !ln || !t->edges || !t->chunks || !t->ranges || !t->gaps || !t->code ||
+	    !t->strings) {
 		err = fail(t, ptc_err_nomem, off, "out of memory");
 		goto out;
 	}
+	memset(t->nodes, 0, (t->n_nodes + 1) * sizeof(*t->nodes));
 	{
 		const uint8_t *q = s + PTCF_S_HEAD, *qend = s + (sn - (need - PTCF_S_HEAD));
-		uint64_t start = 0, code_off = 0, edge = 0, v[6];
-		for (i = 0; i < t->n_nodes; i++) {
-			struct rnode *n = &t->nodes[i];
-			int k;
-			for (k = 0; k < 6; k++)
-				if (get_varint(&q, qend, &v[k]) < 0)
-					goto badnode;
-			if (qend - q < 2)
-				goto badnode;
-			start += unzigzag(v[0]);
-			n->tmpl.ip = start + unzigzag(v[1]);
-			n->tmpl.target = v[2] ? n->tmpl.ip + unzigzag(v[2] - 1) : 0;
-			n->tmpl.kind = q[0];
-			n->tmpl.length = q[1];
-			n->tmpl.taken = 1;
-			q += 2;
-			if (v[3] > UINT32_MAX || v[4] > 0x3fffffff || v[4] > t->n_edges - edge ||
-			    v[5] > t->code_size - code_off || n->tmpl.kind > PTC_TRACE_FAR ||
-			    (n->tmpl.kind == PTC_TRACE_COND && v[4] != 2) ||
-			    ((n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL) && v[4] != 1))
-				goto badnode;
-			n->tmpl.insns = (uint32_t)v[3];
-			n->first_edge = (uint32_t)edge;
-			n->n_edges = (uint32_t)v[4];
-			edge += v[4];
-			if (v[5]) {
-				t->ranges[t->n_ranges].start = start;
-				t->ranges[t->n_ranges].end = start + v[5];
-				t->ranges[t->n_ranges].off = code_off;
-				t->n_ranges++;
-			}
-			code_off += v[5];
-		}
-		if (edge != t->n_edges || code_off != t->code_size) {
-			err = fail(t, ptc_err_bad_record, off, "static part: nodes account for %" PRIu64
-				   " edges and %" PRIu64 " code bytes, not %" PRIu64 " and %" PRIu64,
-				   edge, code_off, t->n_edges, t->code_size);
+		err = t->info.version == 1 ? parse_tables_v1(t, &q, qend, ln, &bad_node) :
+		      parse_tables_v2(t, &q, qend, ln, n_spans, &bad_node);
+		if (err == -4) {
+			err = fail(t, ptc_err_nomem, off, "out of memory");
 			goto out;
 		}
-		for (i = 0; i < t->n_nodes; i++) {
-			struct rnode *n = &t->nodes[i];
-			uint32_t k;
-			for (k = 0; k < n->n_edges; k++) {
-				struct redge *e = &t->edges[n->first_edge + k];
-				if (get_varint(&q, qend, &v[0]) < 0 || get_varint(&q, qend, &v[1]) < 0)
-					goto badedge;
-				e->dest = v[0] ? n->tmpl.ip + unzigzag(v[0] - 1) : 0;
-				if (!v[1]) {
-					e->succ = PTCF_NO_NODE;
-				} else {
-					uint64_t succ = i + unzigzag(v[1] - 1);
-					if (succ >= t->n_nodes)
-						goto badedge;
-					e->succ = (uint32_t)succ;
-				}
-			}
+		if (err == -1 || (err < 0 && bad_node != UINT64_MAX))
+			goto badnode;
+		if (err == -2 || err == -5) {
+			err = fail(t, ptc_err_bad_record, off, "static part: the nodes' edge%s counts do not add up",
+				   err == -5 ? " or code span" : "");
+			goto out;
 		}
+		if (err < 0)
+			goto badnode;
 		if (q != qend) {
 			err = fail(t, ptc_err_bad_record, off, "static part: node and edge tables"
 				   " do not end where the chunk index begins");
@@ -267,12 +522,27 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	}
 	for (i = 0; i < t->n_nodes; i++) {
 		struct rnode *n = &t->nodes[i];
-		n->mode = n->tmpl.kind == PTC_TRACE_COND ? MODE_COND :
-			  n->tmpl.kind == PTC_TRACE_JMP || n->tmpl.kind == PTC_TRACE_CALL ? MODE_DIRECT :
-			  MODE_INDIRECT;
-		n->succ[0] = n->n_edges > 0 ? t->edges[n->first_edge].succ : PTCF_NO_NODE;
-		n->succ[1] = n->n_edges > 1 ? t->edges[n->first_edge + 1].succ : PTCF_NO_NODE;
+		uint8_t kind = n->tail.kind;
+		if (kind > PTC_TRACE_FAR || (kind == PTC_TRACE_COND && ln[i].n_edges != 2) ||
+		    (is_direct(kind) && ln[i].n_edges != 1)) {
+			bad_node = i;
+			goto badnode;
+		}
+		n->tail.taken = 1;
+		n->tail.flags = 0;
+		if (kind == PTC_TRACE_COND || is_direct(kind)) {
+			n->succ[0] = node_off(t, t->edges[ln[i].first_edge].succ);
+			n->succ[1] = node_off(t, ln[i].n_edges > 1 ? t->edges[ln[i].first_edge + 1].succ :
+					      PTCF_NO_NODE);
+		} else {
+			n->succ[0] = ln[i].first_edge;
+			n->succ[1] = ln[i].n_edges;
+		}
 	}
+	/* the sentinel that stands for no node in the hot loop */
+	t->nodes[t->n_nodes].tail.kind = 0xff;
+	for (i = 0; i < t->n_edges; i++)
+		t->edges[i].succ = node_off(t, t->edges[i].succ);
 	for (i = 0; i < t->n_chunks; i++, p += PTCF_CHUNK_SIZE) {
 		struct rchunk *c = &t->chunks[i];
 		c->off = ptc_le64(p);
@@ -324,14 +594,16 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	err = 0;
 	goto out;
 badnode:
-	err = fail(t, ptc_err_bad_record, off, "static part: node %" PRIu64 " is inconsistent", i);
-	goto out;
-badedge:
-	err = fail(t, ptc_err_bad_record, off, "static part: an edge of node %" PRIu64 " is inconsistent", i);
+	if (bad_node == UINT64_MAX)
+		err = fail(t, ptc_err_bad_record, off, "static part: the node tables are inconsistent");
+	else
+		err = fail(t, ptc_err_bad_record, off, "static part: node %" PRIu64 " or its edges are inconsistent",
+			   bad_node);
 	goto out;
 bad:
 	err = fail(t, ptc_err_bad_size, off, "static part: counts do not match its size %" PRIu64, sn);
 out:
+	free(ln);
 	free(z);
 	free(s);
 	return err;
@@ -368,7 +640,7 @@ struct ptc_trace *ptc_trace_open_msg(const char *path, int *errp, char *msg, siz
 		goto bad;
 	}
 	t->info.version = ptc_le32(h + PTCF_H_VERSION);
-	if (t->info.version != PTCF_VERSION) {
+	if (t->info.version != PTCF_VERSION && t->info.version != 1) {
 		err = fail(t, ptc_err_unsupported, PTCF_H_VERSION, "format version %u, this reader knows %u",
 			   t->info.version, PTCF_VERSION);
 		goto bad;
@@ -588,27 +860,27 @@ bad:
  * records could otherwise alias it) and every input byte is bounds-checked. */
 static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t count)
 {
-	const struct rnode *nodes = t->nodes;
+	const char *nodes = (const char *)t->nodes;
 	const struct redge *edges = t->edges;
 	const uint8_t *bits = t->bits, *sp = t->slots, *send = t->slots_end;
 	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
 	uint64_t bitpos = t->bitpos, time = t->time, insns = t->insns_before;
-	uint32_t cur = t->cur, i, slot;
+	/* The current node as a byte offset into nodes (successors are
+	 * stored so), the sentinel node n_nodes standing for none: the chain
+	 * from one node to the next is then a single load. */
+	uint32_t cur = (t->cur == PTCF_NO_NODE ? (uint32_t)t->n_nodes : t->cur) * (uint32_t)sizeof(struct rnode);
+	uint32_t i;
 	int err = 0;
 
 	for (i = 0; i < count; i++) {
-		const struct rnode *nd;
+		const struct rnode *nd = (const struct rnode *)(nodes + cur);
 		struct ptc_trace_record *r = &out[i];
 
-		if (cur == PTCF_NO_NODE) {
-			err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-				   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
-			break;
-		}
-		nd = &nodes[cur];
-		*r = nd->tmpl;
+		r->ip = nd->ip;
+		r->target = nd->target;
 		r->time = time;
-		if (nd->mode == MODE_COND) {
+		memcpy((char *)r + TAIL_OFF, &nd->tail, sizeof(nd->tail));
+		if (nd->tail.kind == PTC_TRACE_COND) {
 			if (bitpos >= nbits) {
 				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
@@ -617,17 +889,22 @@ static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_
 			/* A branch rather than an index: the CPU then predicts
 			 * the next node instead of waiting for the bit. */
 			if ((bits[bitpos >> 3] >> (bitpos & 7)) & 1) {
-				r->taken = 1;
 				cur = nd->succ[1];
 			} else {
 				r->taken = 0;
 				cur = nd->succ[0];
 			}
 			bitpos++;
-		} else if (nd->mode == MODE_DIRECT) {
+		} else if (is_direct(nd->tail.kind)) {
 			cur = nd->succ[0];
 		} else {
+			const struct redge *e;
 			uint64_t v;
+			if (nd->tail.kind > PTC_TRACE_FAR) {
+				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
+				break;
+			}
 			if (sp < send && *sp < 0x80) {
 				v = *sp++;
 			} else if (get_varint(&sp, send, &v) < 0) {
@@ -635,21 +912,22 @@ static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_
 					   "chunk %" PRIu64 ": target slots exhausted", t->chunk);
 				break;
 			}
-			if (v >= nd->n_edges) {
+			if (v >= nd->succ[1]) {
 				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 					   "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
-					   t->chunk, t->rec + i, v, nd->n_edges);
+					   t->chunk, t->rec + i, v, nd->succ[1]);
 				break;
 			}
-			slot = (uint32_t)v;
-			r->target = edges[nd->first_edge + slot].dest;
-			cur = edges[nd->first_edge + slot].succ;
+			e = &edges[nd->succ[0] + (uint32_t)v];
+			r->target = e->dest;
+			cur = e->succ;
 		}
-		insns += nd->tmpl.insns;
+		insns += nd->tail.insns;
 	}
 	t->bitpos = bitpos;
 	t->slots = sp;
-	t->cur = cur;
+	cur /= (uint32_t)sizeof(struct rnode);
+	t->cur = cur == t->n_nodes ? PTCF_NO_NODE : cur;
 	t->insns_before = insns;
 	t->rec += i;
 	return err < 0 ? err : (int)i;

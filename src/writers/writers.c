@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "writers/fmt.h"
+#include "writers/insn.h"
 
 static const struct ptc_fmt_ops *const all_ops[] = {
 	&ptc_fmt_ptconv, &ptc_fmt_bt9, &ptc_fmt_champsim, &ptc_fmt_cbp2025,
@@ -33,9 +34,64 @@ static const struct ptc_fmt_ops *find_ops(const char *name, size_t len)
 	return NULL;
 }
 
+/* One -f entry, NAME[:OPTION]...: the format and its options applied to
+ * cfg (ptconv-formats(5)).  Options: a number, the compression level
+ * (ptconv: zstd 1-22 of the chunks; bt9, cbp2025 and champsim with gz:
+ * gzip 1-9; champsim: xz preset 0-9), and for champsim gz or xz.  NULL
+ * when the name or an option is not valid. */
+static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct ptc_writer_config *cfg)
+{
+	size_t nl = strcspn(p, ":");
+	const struct ptc_fmt_ops *o;
+	int level = -1;
+
+	if (nl > len)
+		nl = len;
+	o = find_ops(p, nl);
+	if (!o)
+		return NULL;
+	p += nl;
+	len -= nl;
+	while (len) {
+		size_t ol;
+		p++;
+		len--;
+		ol = strcspn(p, ":");
+		if (ol > len)
+			ol = len;
+		if (o == &ptc_fmt_champsim && ol == 2 && !strncmp(p, "gz", 2)) {
+			cfg->champsim_gz = 1;
+		} else if (o == &ptc_fmt_champsim && ol == 2 && !strncmp(p, "xz", 2)) {
+			cfg->champsim_gz = 0;
+		} else if (ol >= 1 && ol <= 2 && p[0] >= '0' && p[0] <= '9' &&
+			   (ol == 1 || (p[1] >= '0' && p[1] <= '9'))) {
+			level = ol == 1 ? p[0] - '0' : (p[0] - '0') * 10 + p[1] - '0';
+		} else {
+			return NULL;
+		}
+		p += ol;
+		len -= ol;
+	}
+	if (level >= 0) {
+		int lo = 1, hi = 9;
+		if (o == &ptc_fmt_ptconv)
+			hi = 22;
+		else if (o == &ptc_fmt_champsim && !cfg->champsim_gz)
+			lo = 0;
+		else if (o != &ptc_fmt_bt9 && o != &ptc_fmt_cbp2025 && o != &ptc_fmt_champsim)
+			return NULL;	/* xtrace and bbv are not compressed */
+		if (level < lo || level > hi)
+			return NULL;
+		/* xz preset 0 is a valid choice: keep it apart from "default" */
+		cfg->level = level ? level : -1;
+	}
+	return o;
+}
+
 const struct ptc_writer_format *ptc_writer_find(const char *name)
 {
-	const struct ptc_fmt_ops *o = find_ops(name, strlen(name));
+	struct ptc_writer_config cfg = { 0 };
+	const struct ptc_fmt_ops *o = parse_entry(name, strlen(name), &cfg);
 
 	return o ? &o->fmt : NULL;
 }
@@ -46,8 +102,8 @@ int ptc_writer_check_list(const char *formats, char *bad, size_t size)
 
 	while (*p) {
 		size_t len = strcspn(p, ",");
-
-		if (len && !find_ops(p, len)) {
+		struct ptc_writer_config cfg = { 0 };
+		if (len && !parse_entry(p, len, &cfg)) {
 			if (size) {
 				size_t n = len < size - 1 ? len : size - 1;
 				memcpy(bad, p, n);
@@ -117,6 +173,8 @@ int ptc_wpath(char *buf, size_t size, const struct ptc_writer_config *cfg,
 
 struct ptc_writer {
 	struct ptc_writer_config cfg;
+	struct ptc_writer_config fcfg[NOPS];	/* each format's, with its -f options */
+	struct ptc_insn *insn_cache;		/* shared by the per-instruction formats */
 	struct ptc_wctx ctx;
 	const struct ptc_fmt_ops *ops[NOPS];
 	void *st[NOPS];
@@ -138,7 +196,8 @@ int ptc_writer_new(struct ptc_writer **wp, const char *formats,
 	w->cfg = *cfg;
 	while (*p) {
 		size_t len = strcspn(p, ",");
-		const struct ptc_fmt_ops *o = len ? find_ops(p, len) : NULL;
+		struct ptc_writer_config fc = *cfg;
+		const struct ptc_fmt_ops *o = len ? parse_entry(p, len, &fc) : NULL;
 
 		if (len && !o) {
 			free(w);
@@ -147,8 +206,10 @@ int ptc_writer_new(struct ptc_writer **wp, const char *formats,
 		for (i = 0; o && i < w->n; i++)
 			if (w->ops[i] == o)
 				o = NULL;
-		if (o)
+		if (o) {
+			w->fcfg[w->n] = fc;
 			w->ops[w->n++] = o;
+		}
 		p += len;
 		if (*p)
 			p++;
@@ -157,12 +218,27 @@ int ptc_writer_new(struct ptc_writer **wp, const char *formats,
 	if (cfg->bbv_interval) {
 		for (i = 0; i < w->n && w->ops[i] != &ptc_fmt_bbv; i++)
 			;
-		if (i == w->n)
+		if (i == w->n) {
+			w->fcfg[w->n] = *cfg;
 			w->ops[w->n++] = &ptc_fmt_bbv;
+		}
 	}
 	if (!w->n) {
 		free(w);
 		return -ptc_err_invalid;
+	}
+	/* One decoding cache for all per-instruction formats: each executed
+	 * instruction is decoded once, not once per format. */
+	for (i = 0; i < w->n && !w->ops[i]->fmt.per_instruction; i++)
+		;
+	if (i < w->n) {
+		w->insn_cache = ptc_insn_cache_new();
+		if (!w->insn_cache) {
+			free(w);
+			return -ptc_err_nomem;
+		}
+		for (i = 0; i < w->n; i++)
+			w->fcfg[i].insn_cache = w->insn_cache;
 	}
 	*wp = w;
 	return 0;
@@ -178,7 +254,7 @@ static int w_begin(void *ctx, const struct ptc_thread_info *t)
 		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: begin called twice");
 	w->begun = 1;
 	for (i = 0; i < w->n; i++) {
-		err = w->ops[i]->open(&w->st[i], &w->cfg, t, &w->ctx);
+		err = w->ops[i]->open(&w->st[i], &w->fcfg[i], t, &w->ctx);
 		if (err < 0)
 			return err;
 	}
@@ -263,5 +339,6 @@ void ptc_writer_free(struct ptc_writer *w)
 		if (w->st[i])
 			w->ops[i]->free(w->st[i]);
 	free(w->ctx.warn);
+	free(w->insn_cache);
 	free(w);
 }

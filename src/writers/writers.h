@@ -26,6 +26,8 @@
 
 #include "common/trace_event.h"
 
+struct ptc_insn;
+
 struct ptc_writer_config {
 	const char *outdir;		/* existing directory for the files */
 	const char *prefix;		/* file-name prefix, NULL for the default "trace" */
@@ -33,12 +35,15 @@ struct ptc_writer_config {
 	 * per-instruction formats (champsim, cbp2025, xtrace) and by ptconv
 	 * (it embeds the executed blocks); NULL makes those fail in begin(). */
 	const struct ptc_code_reader *code;
-	int level;			/* compression level, 0 for each format's default */
+	int level;			/* compression level, 0 for each format's default,
+					   -1 for level 0 (xz preset 0) */
 	int champsim_gz;		/* champsim: write .gz instead of .xz */
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
 	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
+	struct ptc_insn *insn_cache;	/* set by ptc_writer_new: the decodings its
+					   per-instruction formats share (NULL) */
 };
 
 /* One registered format. */

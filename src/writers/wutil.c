@@ -121,7 +121,7 @@ static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, in
 	} else if (kind == PTC_Z_XZ) {
 		lzma_stream init = LZMA_STREAM_INIT;
 		z->xz = init;
-		if (lzma_easy_encoder(&z->xz, level ? (uint32_t)level : 6, LZMA_CHECK_CRC64) != LZMA_OK)
+		if (lzma_easy_encoder(&z->xz, level < 0 ? 0 : level ? (uint32_t)level : 6, LZMA_CHECK_CRC64) != LZMA_OK)
 			goto bad;
 	}
 	*zp = z;

@@ -22,7 +22,7 @@
 /* token classes and sub-tokens */
 enum { XT_INST = 1, XT_MEM = 2, XT_VAL = 3, XT_MISC = 4, XT_TIME = 7 };
 enum { XT_SUB_INST = 0, XT_SUB_PCINST = 1, XT_SUB_XINST = 2, XT_SUB_XPCINST = 3 };
-enum { XT_VAL_TARGET_B = 5 };
+enum { XT_VAL_TARGET_B = 5, XT_VAL_XGAP = 6 };
 enum { XT_MISC_ALLGPR = 1, XT_MISC_FLAGS = 3, XT_MISC_SYSCALL_VEC = 4 };
 
 struct xtw {
@@ -152,13 +152,27 @@ static int xt_branches(void *st, const struct ptc_branch *b, size_t n)
 	return 0;
 }
 
+/* DECISION (ptconv-xtrace(5)): a loss is an XGAP token, VAL sub-token 6
+ * (unused by the description) with a u64 payload: bits 0-7 the cause (the
+ * ptconv-trace(5) numbers), bits 8-63 the lost branches (all ones when
+ * unknown).  The next instruction is an XPCINST at the resume address.  A
+ * stream start (exec) is not a loss: no token. */
 static int xt_gap(void *st, const struct ptc_gap *g)
 {
 	struct xtw *w = st;
+	uint8_t t[9];
+	uint64_t lost;
 	int err;
 
 	if ((err = xt_open_files(w, g->time)) < 0)
 		return err;
+	if (g->cause != PTC_GAP_START) {
+		lost = g->lost_branches >= PTC_XT_GAP_LOST_UNKNOWN ? PTC_XT_GAP_LOST_UNKNOWN : g->lost_branches;
+		t[0] = XT_VAL | XT_VAL_XGAP << 3;
+		ptc_put64(t + 1, lost << 8 | g->cause);
+		if ((err = xt_put(w, t, 9)) < 0)
+			return err;
+	}
 	ptc_walk_gap(&w->walk, g);
 	w->force_pc = 1;
 	return 0;
@@ -209,7 +223,7 @@ static int xt_open(void **st, const struct ptc_writer_config *cfg,
 	w->thread.comm = NULL;
 	w->interval = cfg->xtrace_snapshot ? cfg->xtrace_snapshot : 1000000;
 	w->force_pc = 1;
-	ptc_walker_init(&w->walk, cfg->code, c);
+	ptc_walker_init(&w->walk, cfg, c);
 	*st = w;
 	return 0;
 }
@@ -232,6 +246,10 @@ struct ptc_xtrace_reader {
 	/* one token of lookahead */
 	int peeked;
 	uint8_t peek;
+	/* an XGAP read, for the next instruction */
+	int gap;
+	uint8_t gap_cause;
+	uint64_t gap_lost;
 };
 
 static int xr_fail(struct ptc_xtrace_reader *r, int code, uint64_t off, const char *why)
@@ -316,13 +334,18 @@ static int xr_other(struct ptc_xtrace_reader *r, uint8_t tok, uint64_t at, struc
 		}
 		return 0;
 	case XT_VAL:
-		if ((tok >> 3) > 5)
+		if ((tok >> 3) > XT_VAL_XGAP)
 			return xr_fail(r, ptc_err_bad_record, at, "unknown VAL sub-token");
 		if ((err = xr_read(r, buf, 8)) < 0)
 			return err;
 		if ((tok >> 3) == XT_VAL_TARGET_B && last) {
 			last->has_target = 1;
 			last->target = ptc_le64(buf);
+		}
+		if ((tok >> 3) == XT_VAL_XGAP) {
+			r->gap = 1;
+			r->gap_cause = buf[0];
+			r->gap_lost = ptc_le64(buf) >> 8;
 		}
 		return 0;
 	case XT_MISC:
@@ -375,6 +398,12 @@ int ptc_xtrace_next(struct ptc_xtrace_reader *r, struct ptc_xtrace_insn *in)
 			memset(in, 0, sizeof(*in));
 			in->offset = at;
 			in->el = tok >> 6;
+			if (r->gap) {
+				in->after_gap = 1;
+				in->gap_cause = r->gap_cause;
+				in->gap_lost = r->gap_lost;
+				r->gap = 0;
+			}
 			if (sub == XT_SUB_PCINST || sub == XT_SUB_XPCINST) {
 				if ((err = xr_read(r, buf, 8)) < 0)
 					return err;
@@ -445,6 +474,13 @@ int ptc_xtrace_dump(const char *path, uint64_t count, FILE *out)
 	fprintf(out, "# offset pc len bytes [target]\n");
 	while (count-- && (err = ptc_xtrace_next(r, &in)) > 0) {
 		int i;
+		if (in.after_gap) {
+			fprintf(out, "# gap: cause %u, lost branches ", in.gap_cause);
+			if (in.gap_lost == PTC_XT_GAP_LOST_UNKNOWN)
+				fprintf(out, "unknown\n");
+			else
+				fprintf(out, "%" PRIu64 "\n", in.gap_lost);
+		}
 		fprintf(out, "%" PRIu64 " 0x%" PRIx64 " %u%s ", in.offset, in.pc, in.len, in.block_start ? "*" : "");
 		for (i = 0; i < in.len; i++)
 			fprintf(out, "%02x", in.bytes[i]);

@@ -13,6 +13,7 @@
 #define PTC_XT_ISA_AARCH64 0
 #define PTC_XT_ISA_X86_64 1
 #define PTC_XT_SNAPSHOT_SIZE 384	/* with registers not captured (vector length 0) */
+#define PTC_XT_GAP_LOST_UNKNOWN 0x00ffffffffffffffull	/* XGAP: lost branches unknown */
 
 struct ptc_xtrace_insn {
 	uint64_t pc;
@@ -23,6 +24,9 @@ struct ptc_xtrace_insn {
 	uint8_t has_target;	/* a TARGET_B token followed */
 	uint64_t target;
 	uint64_t offset;	/* byte offset of its token in the file */
+	uint8_t after_gap;	/* an XGAP token came before it */
+	uint8_t gap_cause;	/* then its cause (ptconv-trace(5) numbers) */
+	uint64_t gap_lost;	/* and lost branches, PTC_XT_GAP_LOST_UNKNOWN */
 };
 
 struct ptc_xtrace_reader;

@@ -3,8 +3,13 @@
 shared format notes): header counts present, dummy first and last node,
 unique node addresses, unique edges per (source, taken target or 0), known
 classes, counts that add up.  Compares the edge sequence with the ground
-truth.  usage: read_bt9.py FILE.bt9.gz X.truth"""
+truth.  usage: read_bt9.py FILE.bt9.gz X.truth [--parts N]
+With --parts N the recording lost data N times: the trace is then FILE and
+its part files FILE.part1.bt9.gz .. partN (ptconv-formats(5)), each a
+complete BT9 trace of a gap-free run of the truth's branches, in order:
+the first from the truth's start, the last up to its end."""
 import gzip
+import os
 import sys
 
 import truth
@@ -13,8 +18,11 @@ KIND = {"JMP+DIR+UCD": 0, "JMP+IND+UCD": 1, "CALL+DIR+UCD": 2, "CALL+IND+UCD": 3
         "RET+IND+UCD": 4, "JMP+DIR+CND": 5}
 
 
-def main():
-    lines = gzip.open(sys.argv[1], "rt").read().split("\n")
+def parse(path):
+    """One BT9 file, checked against the framework's rules; returns its
+    header, branches (addr, kind, taken, target, size) and inst_cnt per
+    traversed edge."""
+    lines = gzip.open(path, "rt").read().split("\n")
     if lines[0] != "BT9_SPA_TRACE_FORMAT":
         truth.fail("first line %r" % lines[0])
     hdr, i = {}, 1
@@ -96,29 +104,70 @@ def main():
             continue
         if (tk.get(nid, 0), nt.get(nid, 0)) != (n["taken"], n["nt"]):
             truth.fail("node %d: taken/not-taken counts" % nid)
-    # the sequence as branches, compared with the ground truth
-    want, _ = truth.load(sys.argv[2])
     if edges[seq[0]]["src"] != 0:
         truth.fail("first edge does not leave the dummy node")
-    got, exp = [], []
+    got = []
     for e in seq[1:]:
         d = edges[e]
         n = nodes[d["src"]]
         got.append((n["addr"], KIND.get(n["cls"], -1), int(d["taken"]), d["tgt"] if d["taken"] else 0, n["size"]))
+    icnts = [edges[e]["icnt"] for e in seq]
+    if sum(icnts[:-1]) + len(seq) - 1 != hdr["total_instruction_count"]:
+        truth.fail("inst_cnt do not add up to total_instruction_count")
+    return hdr, got, icnts
+
+
+def expected(want):
+    exp = []
     for b in want:
         k = 1 if b.kind == 6 else b.kind   # far transfers are written as indirect jumps
         t = b.dest() if b.kind == 6 else b.target
         exp.append((b.ip, k, b.taken, t if b.taken else 0, b.length))
-    truth.compare("bt9 sequence", got, exp)
-    # instruction counts: inst_cnt of each traversal = non-branch instructions to the next branch
-    icnts = [edges[e]["icnt"] for e in seq]
-    truth.compare("bt9 inst_cnt", icnts[:-1], [b.insns - 1 for b in want])
-    total = sum(b.insns for b in want)
-    if hdr["total_instruction_count"] != total:
-        truth.fail("total_instruction_count %d, want %d" % (hdr["total_instruction_count"], total))
-    if sum(icnts[:-1]) + len(seq) - 1 != total:
-        truth.fail("inst_cnt do not add up to the total")
-    print("bt9: %d branches match the ground truth" % len(got))
+    return exp
+
+
+def main():
+    want, _ = truth.load(sys.argv[2])
+    exp = expected(want)
+    parts = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--parts" else 0
+    if not parts:
+        hdr, got, icnts = parse(sys.argv[1])
+        truth.compare("bt9 sequence", got, exp)
+        # instruction counts: inst_cnt of each traversal = non-branch instructions to the next branch
+        truth.compare("bt9 inst_cnt", icnts[:-1], [b.insns - 1 for b in want])
+        total = sum(b.insns for b in want)
+        if hdr["total_instruction_count"] != total:
+            truth.fail("total_instruction_count %d, want %d" % (hdr["total_instruction_count"], total))
+        print("bt9: %d branches match the ground truth" % len(got))
+        return
+    base = sys.argv[1][:-len(".bt9.gz")]
+    files = [sys.argv[1]] + ["%s.part%d.bt9.gz" % (base, k) for k in range(1, parts + 1)]
+    if os.path.exists("%s.part%d.bt9.gz" % (base, parts + 1)):
+        truth.fail("more than %d part files" % parts)
+    at, n = 0, 0
+    for k, f in enumerate(files):
+        if not os.path.exists(f):
+            truth.fail("missing part file %s" % f)
+        hdr, got, icnts = parse(f)
+        if not got:
+            truth.fail("%s: an empty part" % f)
+        if k == 0:
+            pos = 0
+        elif k == parts:
+            pos = len(exp) - len(got)
+        else:
+            pos = next((i for i in range(at, len(exp) - len(got) + 1) if exp[i:i + len(got)] == got), -1)
+        if pos < at or (k and pos == at):
+            truth.fail("%s: not a run of the truth after the previous part (at %d, %d)" % (f, pos, at))
+        truth.compare("bt9 part %d sequence" % k, got, exp[pos:pos + len(got)])
+        # the first count of a part after a gap starts at the resume IP
+        first = 0 if k == 0 else 1
+        truth.compare("bt9 part %d inst_cnt" % k, icnts[first:-1],
+                      [b.insns - 1 for b in want[pos + first:pos + len(got)]])
+        at, n = pos + len(got), n + len(got)
+    if at != len(exp):
+        truth.fail("the last part does not end with the truth")
+    print("bt9: %d parts, %d branches are runs of the ground truth (%d lost)" % (parts + 1, n, len(exp) - n))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 """Independent reader of ptconv's trace format (ptconv-trace(5)), written
 from the man page; checks a .ptc file against the ground truth.
 usage: read_ptc.py FILE.ptc X.truth [BINARY [START_IP]]"""
+import bisect
 import struct
 import subprocess
 import os
@@ -25,22 +26,15 @@ def varint(buf, pos):
         s += 7
 
 
-def read(path):
-    data = open(path, "rb").read()
-    if data[:8] != b"PTCTRACE":
-        truth.fail("bad magic")
-    ver, hsize, flags, pid, tid, cpu, nrec, ninsn, soff, tail = struct.unpack_from("<IIIIIiQQQQ", data, 8)
-    if ver != 1 or hsize != 64 or not flags & 1:
-        truth.fail("header: version %d size %d flags %d" % (ver, hsize, flags))
-    zn, sn = struct.unpack_from("<QQ", data, soff)
-    s = unzstd(data[soff + 16:soff + 16 + zn])
-    if len(s) != sn:
-        truth.fail("static part size")
-    nn, ne, nc, ng, codesz, strsz, commlen, _, nbr = struct.unpack_from("<QQQQQQIIQ", s, 0)
-    p = 64
-    # nodes and edges: LEB128 numbers relative to their neighbours
-    def unzz(v):
-        return (v >> 1) ^ -(v & 1)
+def unzz(v):
+    return (v >> 1) ^ -(v & 1)
+
+
+M64 = 2**64 - 1
+
+
+def tables_v1(s, p, nn, ne, codesz):
+    """Version 1: rows of LEB128 numbers, each node with its code bytes."""
     nodes, prev_start, code_off, first = [], 0, 0, 0
     for i in range(nn):
         v = []
@@ -49,10 +43,10 @@ def read(path):
             v.append(x)
         kind, length = s[p], s[p + 1]
         p += 2
-        start = (prev_start + unzz(v[0])) & (2**64 - 1)
+        start = (prev_start + unzz(v[0])) & M64
         prev_start = start
-        ip = (start + unzz(v[1])) & (2**64 - 1)
-        target = (ip + unzz(v[2] - 1)) & (2**64 - 1) if v[2] else 0
+        ip = (start + unzz(v[1])) & M64
+        target = (ip + unzz(v[2] - 1)) & M64 if v[2] else 0
         insns, nedge, code_len = v[3], v[4], v[5]
         nodes.append((start, ip, target, code_off, insns, first, nedge, code_len, kind, length))
         code_off += code_len
@@ -64,7 +58,111 @@ def read(path):
         for k in range(n[6]):
             d, p = varint(s, p)
             sc, p = varint(s, p)
-            edges.append(((n[1] + unzz(d - 1)) & (2**64 - 1) if d else 0, i + unzz(sc - 1) if sc else None))
+            edges.append(((n[1] + unzz(d - 1)) & M64 if d else 0, i + unzz(sc - 1) if sc else None))
+    return nodes, edges, p
+
+
+def tables_v2(s, p, nn, ne, nspans, codesz):
+    """Version 2: one column per field, implied fields left out, code as
+    merged spans; nodes come back in version 1's shape, each with the
+    offset of its block in the code blob (0 bytes when no span covers it)."""
+    def col(n):
+        nonlocal p
+        out = []
+        for i in range(n):
+            v, p = varint(s, p)
+            out.append(v)
+        return out
+    starts, acc = [], 0
+    for v in col(nn):
+        acc = (acc + unzz(v)) & M64
+        starts.append(acc)
+    ips = [(st + unzz(v)) & M64 for st, v in zip(starts, col(nn))]
+    kl = list(s[p:p + nn])
+    p += nn
+    if any(b & 0x80 for b in kl):
+        truth.fail("static part: kind byte with bit 7 set")
+    kinds = [b & 7 for b in kl]
+    lengths = [(b >> 3) & 15 for b in kl]
+    insns = col(nn)
+    direct = [i for i in range(nn) if kinds[i] in (0, 2, 5)]
+    targets = [0] * nn
+    for i, v in zip(direct, col(len(direct))):
+        targets[i] = (ips[i] + unzz(v)) & M64
+    indirect = [i for i in range(nn) if kinds[i] not in (0, 2, 5)]
+    nedges = [2 if k == 5 else 1 for k in kinds]
+    for i, v in zip(indirect, col(len(indirect))):
+        nedges[i] = v
+    if sum(nedges) != ne:
+        truth.fail("static part: edges do not add up")
+    dests = []
+    for i in range(nn):
+        if kinds[i] == 5:
+            dests += [(ips[i] + lengths[i]) & M64, targets[i]]
+        elif kinds[i] in (0, 2):
+            dests.append(targets[i])
+        else:
+            for v in col(nedges[i]):
+                dests.append((ips[i] + unzz(v - 1)) & M64 if v else 0)
+    first_at = {}
+    for i, st in enumerate(starts):
+        first_at.setdefault(st, i)
+    edges, e = [], 0
+    for i in range(nn):
+        for v in col(nedges[i]):
+            if v == 0:
+                succ = first_at.get(dests[e])
+            elif v == 1:
+                succ = None
+            else:
+                succ = i + unzz(v - 2)
+            edges.append((dests[e], succ))
+            e += 1
+    spans, end, off = [], 0, 0
+    for i in range(nspans):
+        d, p = varint(s, p)
+        ln, p = varint(s, p)
+        st = (end + unzz(d)) & M64
+        spans.append((st, st + ln, off))
+        end, off = st + ln, off + ln
+    if off != codesz:
+        truth.fail("static part: code spans do not add up")
+    span_starts = [a for (a, b, o) in spans]
+    nodes, first = [], 0
+    for i in range(nn):
+        code_off, code_len = 0, 0
+        blk_end = ips[i] + lengths[i]
+        k = bisect.bisect_right(span_starts, starts[i]) - 1
+        # spans are sorted by address and only overlap where the code differs
+        while k >= 0 and starts[i]:
+            a, b, o = spans[k]
+            if blk_end <= b:
+                code_off, code_len = o + starts[i] - a, blk_end - starts[i]
+                break
+            k -= 1
+        nodes.append((starts[i], ips[i], targets[i] if kinds[i] in (0, 2, 5) else 0, code_off, insns[i],
+                      first, nedges[i], code_len, kinds[i], lengths[i]))
+        first += nedges[i]
+    return nodes, edges, p
+
+
+def read(path):
+    data = open(path, "rb").read()
+    if data[:8] != b"PTCTRACE":
+        truth.fail("bad magic")
+    ver, hsize, flags, pid, tid, cpu, nrec, ninsn, soff, tail = struct.unpack_from("<IIIIIiQQQQ", data, 8)
+    if ver not in (1, 2) or hsize != 64 or not flags & 1:
+        truth.fail("header: version %d size %d flags %d" % (ver, hsize, flags))
+    zn, sn = struct.unpack_from("<QQ", data, soff)
+    s = unzstd(data[soff + 16:soff + 16 + zn])
+    if len(s) != sn:
+        truth.fail("static part size")
+    nn, ne, nc, ng, codesz, strsz, commlen, nspans, nbr = struct.unpack_from("<QQQQQQIIQ", s, 0)
+    p = 64
+    if ver == 1:
+        nodes, edges, p = tables_v1(s, p, nn, ne, codesz)
+    else:
+        nodes, edges, p = tables_v2(s, p, nn, ne, nspans, codesz)
     chunks = []
     for i in range(nc):
         chunks.append(struct.unpack_from("<QQQQII", s, p))

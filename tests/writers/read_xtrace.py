@@ -3,7 +3,12 @@
 ptconv-xtrace(5)): checks the instruction stream against the ground truth
 (every instruction, PC tokens at basic-block starts, TARGET_B after indirect
 branches) and the snapshot file (header, counts, offsets at PC tokens).
-usage: read_xtrace.py DIR X.truth X.ips INTERVAL"""
+usage: read_xtrace.py DIR X.truth X.ips INTERVAL [GAPS]
+With GAPS (> 0) the recording lost data that many times: the stream must
+hold that many XGAP tokens (VAL sub-token 6, ptconv-xtrace(5)), each
+followed by a PC token, and the instructions between them must be runs of
+the truth's instruction list: the first from its start, the last up to its
+end."""
 import glob
 import os
 import re
@@ -24,8 +29,9 @@ def main():
         truth.fail("file name %s" % ins[0])
     if int(m.group(2)) != meta["tid"]:
         truth.fail("tid in the file name")
+    ngaps = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     data = open(ins[0], "rb").read()
-    p, pc, insns, offsets = 0, None, [], {}
+    p, pc, insns, offsets, gaps = 0, None, [], {}, []
     while p < len(data):
         tok = data[p]
         cls, sub = tok & 7, (tok >> 3) & 7
@@ -55,10 +61,21 @@ def main():
             p += 8
             if tok >> 3 == 5:
                 insns[-1][2] = v
+            elif tok >> 3 == 6:
+                # XGAP: cause in bits 0-7 (0 overflow .. 6 disabled; never 7,
+                # a stream start), lost branches above
+                if (v & 0xFF) > 6:
+                    truth.fail("XGAP cause %d" % (v & 0xFF))
+                gaps.append(len(insns))
+                pc = None   # the next instruction must carry its PC
             else:
                 truth.fail("unexpected VAL token %d" % (tok >> 3))
         else:
             truth.fail("unexpected token class %d at %d" % (cls, start))
+    if ngaps or gaps:
+        check_runs(insns, gaps, ngaps, truth.load_ips(sys.argv[3]))
+        check_snapshots(ins[0], insns, offsets, interval)
+        return
     truth.compare("xtrace pcs", [i[0] for i in insns], truth.load_ips(sys.argv[3]))
     if len(insns) != sum(b.insns for b in want):
         truth.fail("%d instructions, want %d" % (len(insns), sum(b.insns for b in want)))
@@ -78,8 +95,41 @@ def main():
             truth.fail("instruction %d after the branch at 0x%x has no PC token" % (pos, b.ip))
     if not insns[0][1]:
         truth.fail("first instruction without PC")
-    # Snapshots.
-    s = open(ins[0].replace("xinsndata", "xsnapshot"), "rb").read()
+    check_snapshots(ins[0], insns, offsets, interval)
+
+
+def check_runs(insns, gaps, ngaps, ips):
+    """With losses: XGAP count, PC tokens after them, runs of the truth."""
+    if len(gaps) != ngaps:
+        truth.fail("%d XGAP tokens, want %d" % (len(gaps), ngaps))
+    bounds = [0] + gaps + [len(insns)]
+    at = 0
+    for k in range(len(bounds) - 1):
+        run = [i[0] for i in insns[bounds[k]:bounds[k + 1]]]
+        if not run:
+            truth.fail("no instruction between two gaps")
+        if not insns[bounds[k]][1]:
+            truth.fail("instruction %d after a gap has no PC token" % bounds[k])
+        if ips is None:
+            continue
+        if k == 0:
+            pos = 0
+        elif k == len(bounds) - 2:
+            pos = len(ips) - len(run)
+        else:
+            pos = next((i for i in range(at, len(ips) - len(run) + 1) if ips[i:i + len(run)] == run), -1)
+        if pos < at or (k and pos == at):
+            truth.fail("run %d is not a run of the truth after the previous one" % k)
+        truth.compare("xtrace run %d" % k, run, ips[pos:pos + len(run)])
+        at = pos + len(run)
+    if ips is not None and at != len(ips):
+        truth.fail("the last run does not end with the truth")
+    print("xtrace: %d instructions in %d runs of the ground truth, %d XGAP tokens" %
+          (len(insns), len(bounds) - 1, len(gaps)))
+
+
+def check_snapshots(path, insns, offsets, interval):
+    s = open(path.replace("xinsndata", "xsnapshot"), "rb").read()
     ident, glob_pt, ver, div, stype, ttok, isa, regs = struct.unpack_from("<IIQBBBBB", s, 0)
     if (ident, ver, div, stype, ttok, isa, regs) != (0x58435450, 1, 0, 0, 0, 1, 0):
         truth.fail("snapshot header %r" % ((ident, ver, div, stype, ttok, isa, regs),))
