@@ -25,6 +25,8 @@ static void usage(FILE *to)
 		"                          xtrace   xtrace token streams (xtrace.*.xinsndata.bin)\n"
 		"                          cbpexp   cbp-experiments trace (.cbpexp)\n"
 		"                          text     one line per branch (.txt)\n"
+		"                        an entry takes options: FORMAT:LEVEL (compression level),\n"
+		"                        champsim:gz (gzip instead of xz); see ptconv-formats(5)\n"
 		"      --bbv N           also write SimPoint basic-block vectors every N instructions\n"
 		"  -o, --output DIR      output directory (default FILE.ptconv)\n"
 		"      --per-cpu         one trace per CPU instead of per thread\n"
