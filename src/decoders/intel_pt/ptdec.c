@@ -212,32 +212,70 @@ int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset,
 void ptc_pt_thread_fini(struct ptc_pt_thread *t)
 {
 	free(t->stack);
+	free(t->stack_call);
 	t->stack = NULL;
+	t->stack_call = NULL;
 	t->depth = t->stack_cap = 0;
 }
 
-static int push_ret(struct ptc_pt_thread *t, uint64_t addr)
+static int grow_stack(struct ptc_pt_thread *t)
 {
-	if (t->depth == t->stack_cap) {
-		size_t ncap;
-		uint64_t *s;
+	size_t ncap, keep;
+	uint64_t *s;
+	uint32_t *c;
 
-		if (t->stack_cap >= STACK_MAX) {
-			/* A trace that only calls: keep the newest half. */
-			memmove(t->stack, t->stack + t->depth / 2,
-				(t->depth - t->depth / 2) * sizeof(*t->stack));
-			t->depth -= t->depth / 2;
-		} else {
-			ncap = t->stack_cap ? t->stack_cap * 2 : 64;
-			s = realloc(t->stack, ncap * sizeof(*s));
-			if (!s)
-				return -ptc_err_nomem;
-			t->stack = s;
-			t->stack_cap = ncap;
-		}
+	if (t->stack_cap >= STACK_MAX) {
+		/* A trace that only calls: keep the newest half. */
+		keep = t->depth - t->depth / 2;
+		memmove(t->stack, t->stack + t->depth / 2, keep * sizeof(*t->stack));
+		memmove(t->stack_call, t->stack_call + t->depth / 2, keep * sizeof(*t->stack_call));
+		t->depth = keep;
+		return 0;
 	}
-	t->stack[t->depth++] = addr;
+	ncap = t->stack_cap ? t->stack_cap * 2 : 64;
+	s = realloc(t->stack, ncap * sizeof(*s));
+	if (!s)
+		return -ptc_err_nomem;
+	t->stack = s;
+	c = realloc(t->stack_call, ncap * sizeof(*c));
+	if (!c)
+		return -ptc_err_nomem;
+	t->stack_call = c;
+	t->stack_cap = ncap;
 	return 0;
+}
+
+/* Push the return address of the call at table entry i of the current
+ * region (bip its run-time address). */
+static inline int push_ret(struct ptc_pt_thread *t, const struct ptc_tbranch *b, uint32_t i, uint64_t bip)
+{
+	if (t->depth == t->stack_cap && grow_stack(t) < 0)
+		return -ptc_err_nomem;
+	t->stack[t->depth] = bip + b->length;
+	t->stack_call[t->depth] = i;
+	t->depth++;
+	return 0;
+}
+
+/* Where a return to ret continues, without a search: when entry call of
+ * the region's table is a branch that ends right at ret (the call that
+ * pushed it, as a rule) and its fall-through reaches the next entry by
+ * straight-line code, the next branch is call + 1 and the instructions to
+ * it are its fall_insns.  That holds by the table's construction whatever
+ * table the hint came from, so a stale hint costs only the search. */
+static inline int ret_position(const struct ptc_pt_region *reg, uint64_t ret, uint32_t call,
+			       uint32_t *idx, uint32_t *insns)
+{
+	const struct ptc_tbranch *c;
+
+	if ((uint64_t)call + 1 >= reg->ntb || ret < reg->start || ret >= reg->end)
+		return 0;
+	c = &reg->tb[call];
+	if ((uint64_t)((int64_t)c->ip + reg->bias) + c->length != ret || !c->fall_insns)
+		return 0;
+	*idx = call + 1;
+	*insns = c->fall_insns;
+	return 1;
 }
 
 static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_branch *src)
@@ -878,7 +916,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	const struct ptc_tbranch *b;
 	struct ptc_pt_thread *t = d->thr;
 	uint64_t bip, tgt = 0, evip;
-	uint32_t insns;
+	uint32_t insns, call = PTC_NO_BRANCH;
 	int st, taken = 1, err;
 
 	if (!d->have_idx) {
@@ -940,7 +978,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		tgt = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
 		d->have_ev = 0;
 		update_time(d, &d->ev);
-		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, bip + b->length) < 0)
+		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
 		if (err < 0)
@@ -967,7 +1005,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	case PTC_BR_JMP:
 		if (note_direct(d, bip) < 0)
 			return STEP_OK;
-		if (b->kind == PTC_BR_CALL && push_ret(t, bip + b->length) < 0)
+		if (b->kind == PTC_BR_CALL && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, b->kind, 1, b->length);
 		go_direct(d, b);
@@ -983,7 +1021,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				      ptc_branch_kind_name(b->kind), bip);
 			return STEP_OK;
 		}
-		if (b->kind == PTC_BR_CALL_IND && push_ret(t, bip + b->length) < 0)
+		if (b->kind == PTC_BR_CALL_IND && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
 		d->ip = tgt;
@@ -1004,6 +1042,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				return STEP_OK;
 			}
 			tgt = t->stack[--t->depth];
+			call = t->stack_call[t->depth];
 		} else if (st == -pte_bad_query) {
 			st = pt_qry_indirect_branch(d->qry, &tgt);
 			if (st < 0)
@@ -1023,6 +1062,8 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		err = emit(d, bip, tgt, insns, PTC_BR_RET, 1, b->length);
 		d->ip = tgt;
 		d->have_idx = 0;
+		if (ret_position(&d->reg, tgt, call, &d->idx, &d->insns))
+			d->have_idx = 1;
 		break;
 	case PTC_BR_FAR:
 	default:
@@ -1145,81 +1186,223 @@ resume:
 	return close_gap(d, cur_offset(d), ip);
 }
 
-/* The inner loop: conditional and direct branches, as long as nothing
- * else (an event, an indirect branch, a region change) needs attention;
- * everything else goes through step(). */
+/* The inner loop: conditional branches, direct jumps and calls, returns
+ * and indirect branches whose target was seen before, as long as nothing
+ * else (an event, an unknown target, a region change, a failed query)
+ * needs attention; everything else goes through step(), which does the
+ * same one branch at a time with every check.
+ *
+ * The walker's position, the output slot and the direct-branch chain are
+ * kept in locals (the compiler cannot keep d's fields in registers across
+ * the calls into libipt) and written back by save() whenever the loop
+ * hands over.  Records are filled in place in the thread's batch, so it
+ * must be a thread that takes branches directly: no held (--check-partial)
+ * branches, no pending instructions or gap flag for its first record. */
+#define WALK_SAVE()							\
+	do {								\
+		d->ip = ip;						\
+		d->idx = idx;						\
+		d->insns = insns;					\
+		d->status = st;						\
+		d->nchain = nchain;					\
+		d->ndirect = ndirect;					\
+		t->nbatch = (size_t)(out - t->batch);			\
+		d->st.branches += nout;					\
+		if (t == &d->orphan)					\
+			d->st.orphan_branches += nout;			\
+		nout = 0;						\
+	} while (0)
+
+/* One record, field by field in its batch slot (a struct assembled on the
+ * stack and copied with 16-byte moves stalls on store forwarding). */
+#define WALK_EMIT(bip_, tgt_, kind_, taken_)				\
+	do {								\
+		out->ip = (bip_);					\
+		out->target = (tgt_);					\
+		out->time = time;					\
+		out->insns = insns;					\
+		out->kind = (uint8_t)(kind_);				\
+		out->taken = (uint8_t)(taken_);				\
+		out->length = b->length;				\
+		out->flags = 0;						\
+		nout++;							\
+		if (++out == end) {					\
+			WALK_SAVE();					\
+			err = ptc_pt_thread_flush(t);			\
+			if (err < 0)					\
+				return err;				\
+			out = t->batch;					\
+		}							\
+	} while (0)
+
 static int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
-	const struct ptc_tbranch *tb = d->reg.tb;
-	int64_t bias = d->reg.bias;
-	uint32_t ntb = d->reg.ntb;
+	struct ptc_pt_thread *t = d->thr;
+	struct pt_query_decoder *qry = d->qry;
+	const struct ptc_tbranch *tb = d->reg.tb, *b;
+	const int64_t bias = d->reg.bias;
+	const uint32_t ntb = d->reg.ntb;
+	const uint64_t rstart = d->reg.start, rend = d->reg.end;
+	struct ptc_branch *out, *end;
+	struct icache *e;
+	uint64_t ip, bip, tgt, time, ndirect;
+	uint32_t idx, insns;
+	unsigned nchain;
+	size_t nout = 0;
+	int st, st2, taken, err;
+
+	if (!d->have_idx || d->have_ev)
+		return step(d, until);
+	if (d->status & pts_event_pending)
+		return STEP_OK;	/* run() fetches the event first */
+	if (d->spec_mode || t->pending_insns || t->after_gap)
+		return step(d, until);
+
+	ip = d->ip;
+	idx = d->idx;
+	insns = d->insns;
+	time = d->time;
+	st = d->status;
+	nchain = d->nchain;
+	ndirect = d->ndirect;
+	out = &t->batch[t->nbatch];
+	end = &t->batch[PTC_PT_BATCH];
 
 	for (;;) {
-		const struct ptc_tbranch *b;
-		uint64_t bip;
-		int taken, st, err;
-
-		if (!d->have_idx || d->have_ev)
-			return step(d, until);
-		if (d->status & pts_event_pending)
-			return STEP_OK;	/* run() fetches the event first */
-		b = &tb[d->idx];
+		if (st & pts_event_pending) {
+			WALK_SAVE();
+			return STEP_OK;
+		}
+		b = &tb[idx];
 		bip = (uint64_t)((int64_t)b->ip + bias);
 
-		if (b->kind == PTC_BR_COND) {
+		switch (b->kind) {
+		case PTC_BR_COND:
 			/* Both successors' entries are needed next: the taken
 			 * one is far away in the table; fetch it while the
 			 * query runs. */
 			if (b->target_next != PTC_NO_BRANCH)
 				__builtin_prefetch(&tb[b->target_next]);
-			st = pt_qry_cond_branch(d->qry, &taken);
-			if (st < 0)
-				break;	/* step() reports it */
-			d->status = st;
-			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, PTC_BR_COND, taken,
-				   b->length);
-			if (err < 0)
-				return err;
+			st2 = pt_qry_cond_branch(qry, &taken);
+			if (st2 < 0)
+				goto slow;	/* step() reports it */
+			st = st2;
+			tgt = (uint64_t)((int64_t)b->target + bias);
+			WALK_EMIT(bip, tgt, PTC_BR_COND, taken);
+			nchain = 0;
+			ndirect = 0;
 			if (taken) {
-				d->ip = (uint64_t)((int64_t)b->target + bias);
+				ip = tgt;
 				if (b->target_next == PTC_NO_BRANCH)
-					d->have_idx = 0;
-				else {
-					d->idx = b->target_next;
-					d->insns = b->target_insns;
-				}
+					goto lost;
+				idx = b->target_next;
+				insns = b->target_insns;
 			} else {
-				d->ip = bip + b->length;
-				if (b->fall_insns && d->idx + 1 < ntb) {
-					d->idx++;
-					d->insns = b->fall_insns;
-				} else {
-					d->have_idx = 0;
-				}
+				ip = bip + b->length;
+				if (!b->fall_insns || idx + 1 >= ntb)
+					goto lost;
+				idx++;
+				insns = b->fall_insns;
 			}
 			continue;
-		}
-		if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
-			if (note_direct(d, bip) < 0)
-				return STEP_OK;
-			if (b->kind == PTC_BR_CALL && push_ret(d->thr, bip + b->length) < 0)
+		case PTC_BR_JMP:
+		case PTC_BR_CALL:
+			/* note_direct() without its failure: step() reports an
+			 * endless loop */
+			if (ndirect >= DIRECT_MAX)
+				goto slow;
+			if (nchain < CHAIN) {
+				d->chain_s[nchain] = ip;
+				d->chain_e[nchain] = bip;
+				nchain++;
+			}
+			ndirect++;
+			if (b->kind == PTC_BR_CALL && push_ret(t, b, idx, bip) < 0) {
+				WALK_SAVE();
 				return -ptc_err_nomem;
-			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, b->kind, 1, b->length);
-			if (err < 0)
-				return err;
-			d->ip = (uint64_t)((int64_t)b->target + bias);
-			if (b->target_next == PTC_NO_BRANCH)
-				d->have_idx = 0;
-			else {
-				d->idx = b->target_next;
-				d->insns = b->target_insns;
 			}
+			tgt = (uint64_t)((int64_t)b->target + bias);
+			WALK_EMIT(bip, tgt, b->kind, 1);
+			ip = tgt;
+			if (b->target_next == PTC_NO_BRANCH)
+				goto lost;
+			idx = b->target_next;
+			insns = b->target_insns;
 			continue;
+		case PTC_BR_RET:
+			/* A compressed return (a taken bit) goes where its call
+			 * said, and usually right back to the call's table; an
+			 * uncompressed one (a TIP: bad query here) and every
+			 * failure are step()'s. */
+			if (!t->depth)
+				goto slow;
+			st2 = pt_qry_cond_branch(qry, &taken);
+			if (st2 < 0)
+				goto slow;
+			st = st2;
+			if (!taken) {
+				WALK_SAVE();
+				decode_failed(d, PTC_GAP_DECODE, "not-taken bit for the return at 0x%" PRIx64, bip);
+				return STEP_OK;
+			}
+			ip = t->stack[--t->depth];
+			WALK_EMIT(bip, ip, PTC_BR_RET, 1);
+			nchain = 0;
+			ndirect = 0;
+			if (!ret_position(&d->reg, ip, t->stack_call[t->depth], &idx, &insns))
+				goto search;
+			continue;
+		case PTC_BR_JMP_IND:
+		case PTC_BR_CALL_IND:
+			st2 = pt_qry_indirect_branch(qry, &tgt);
+			if (st2 < 0)
+				goto slow;
+			st = st2;
+			if (st & pts_ip_suppressed) {
+				WALK_SAVE();
+				decode_failed(d, PTC_GAP_DECODE, "suppressed target at the %s at 0x%" PRIx64,
+					      ptc_branch_kind_name(b->kind), bip);
+				return STEP_OK;
+			}
+			if (b->kind == PTC_BR_CALL_IND && push_ret(t, b, idx, bip) < 0) {
+				WALK_SAVE();
+				return -ptc_err_nomem;
+			}
+			WALK_EMIT(bip, tgt, b->kind, 1);
+			nchain = 0;
+			ndirect = 0;
+			ip = tgt;
+			update_time(d, NULL);
+			time = d->time;
+			/* locate()'s cache, for a target in the same region */
+			if (tgt < rstart || tgt >= rend)
+				goto search;
+			e = &d->icache[(tgt ^ (tgt >> 12)) & (ICACHE - 1)];
+			if (e->ip != tgt || e->img != d->reg.img || e->bias != bias)
+				goto search;
+			idx = e->idx;
+			insns = e->insns;
+			continue;
+		default:
+			goto slow;
 		}
-		break;
 	}
+search:
+	/* After a return or indirect branch: run() takes pending events
+	 * before step() searches the target (as when step() took it). */
+	d->have_idx = 0;
+	WALK_SAVE();
+	return STEP_OK;
+lost:
+	/* the next position needs a search */
+	d->have_idx = 0;
+slow:
+	WALK_SAVE();
 	return step(d, until);
 }
+
+#undef WALK_EMIT
+#undef WALK_SAVE
 
 int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 {

@@ -48,6 +48,8 @@ struct ptc_pt_thread {
 	int started;			/* its stream's start (PTC_GAP_START) was sent */
 	uint64_t next_ip;		/* where the flushed stream continues, 0 unknown */
 	uint64_t *stack;		/* return addresses pushed by calls */
+	uint32_t *stack_call;		/* for each, the call's index in its branch table (a hint:
+					 * the walker checks it against the table it returns to) */
 	size_t depth, stack_cap;
 	uint64_t last_time;
 
