@@ -34,7 +34,10 @@ struct ptc_pt_region {
 	void *tag;			/* the environment's identity for it */
 };
 
-#define PTC_PT_BATCH 1024
+/* Branches handed to the sink at a time: 8 KiB of records, small enough
+ * to stay in the L1 cache next to the walker's table entries while they are
+ * filled and read back. */
+#define PTC_PT_BATCH 256
 
 /* One traced thread: its decoding state and its output. */
 struct ptc_pt_thread {
