@@ -1235,7 +1235,7 @@ resume:
 		}							\
 	} while (0)
 
-static int walk(struct ptc_pt_decoder *d, uint64_t until)
+static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
 	struct ptc_pt_thread *t = d->thr;
 	struct pt_query_decoder *qry = d->qry;
@@ -1249,7 +1249,7 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 	uint32_t idx, insns;
 	unsigned nchain;
 	size_t nout = 0;
-	int st, st2, taken, err;
+	int st, st2, taken, err, kind;
 
 	if (!d->have_idx || d->have_ev)
 		return step(d, until);
@@ -1276,8 +1276,12 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 		b = &tb[idx];
 		bip = (uint64_t)((int64_t)b->ip + bias);
 
-		switch (b->kind) {
-		case PTC_BR_COND:
+		/* half the branches are conditional: test for them first
+		 * rather than through a jump table */
+		kind = b->kind;
+		if (kind != PTC_BR_COND)
+			goto other;
+		{
 			/* Both successors' entries are needed next: the taken
 			 * one is far away in the table; fetch it while the
 			 * query runs. */
@@ -1291,20 +1295,27 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 			WALK_EMIT(bip, tgt, PTC_BR_COND, taken);
 			nchain = 0;
 			ndirect = 0;
-			if (taken) {
-				ip = tgt;
-				if (b->target_next == PTC_NO_BRANCH)
+			/* The successor by masks, not by a jump on taken: the
+			 * host predicts the traced program's conditionals
+			 * hardly better than chance (and the compiler turns
+			 * conditional expressions into jumps). */
+			{
+				uint32_t m = -(uint32_t)(taken != 0);
+				uint64_t m64 = -(uint64_t)(taken != 0);
+				uint32_t tn = b->target_next, fi = b->fall_insns;
+				uint32_t ok = ((uint32_t)(tn != PTC_NO_BRANCH) & m) |
+					      ((uint32_t)(fi && idx + 1 < ntb) & ~m);
+
+				ip = (tgt & m64) | ((bip + b->length) & ~m64);
+				insns = (b->target_insns & m) | (fi & ~m);
+				idx = (tn & m) | ((idx + 1) & ~m);
+				if (!ok)
 					goto lost;
-				idx = b->target_next;
-				insns = b->target_insns;
-			} else {
-				ip = bip + b->length;
-				if (!b->fall_insns || idx + 1 >= ntb)
-					goto lost;
-				idx++;
-				insns = b->fall_insns;
 			}
 			continue;
+		}
+other:
+		switch (kind) {
 		case PTC_BR_JMP:
 		case PTC_BR_CALL:
 			/* note_direct() without its failure: step() reports an
@@ -1322,7 +1333,7 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 				return -ptc_err_nomem;
 			}
 			tgt = (uint64_t)((int64_t)b->target + bias);
-			WALK_EMIT(bip, tgt, b->kind, 1);
+			WALK_EMIT(bip, tgt, kind, 1);
 			ip = tgt;
 			if (b->target_next == PTC_NO_BRANCH)
 				goto lost;
@@ -1368,7 +1379,7 @@ static int walk(struct ptc_pt_decoder *d, uint64_t until)
 				WALK_SAVE();
 				return -ptc_err_nomem;
 			}
-			WALK_EMIT(bip, tgt, b->kind, 1);
+			WALK_EMIT(bip, tgt, kind, 1);
 			nchain = 0;
 			ndirect = 0;
 			ip = tgt;
