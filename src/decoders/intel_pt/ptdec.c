@@ -152,16 +152,26 @@ static uint64_t branch_next_ip(const struct ptc_branch *b)
 
 int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 {
+	uint64_t lanes = 0, insns = 0, not_taken = 0;
+	unsigned k;
 	size_t i;
 	int err = 0;
 
-	/* statistics per batch rather than per branch */
+	/* Statistics per batch rather than per branch.  The kinds are counted
+	 * in 9-bit lanes of one register (a batch has at most 511 branches):
+	 * counting in memory would chain each increment to the previous one
+	 * of the same kind through a store and a load. */
+	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
 	for (i = 0; i < t->nbatch; i++) {
 		const struct ptc_branch *b = &t->batch[i];
-		t->insns += b->insns;
-		t->by_kind[b->kind]++;
-		t->not_taken += !b->taken;
+		insns += b->insns;
+		lanes += (uint64_t)1 << (9 * (b->kind < PTC_BR_KIND_NR ? b->kind : PTC_BR_FAR));
+		not_taken += !b->taken;
 	}
+	for (k = 0; k < PTC_BR_KIND_NR; k++)
+		t->by_kind[k] += (lanes >> (9 * k)) & 511;
+	t->insns += insns;
+	t->not_taken += not_taken;
 
 	if (t->nbatch)
 		t->next_ip = branch_next_ip(&t->batch[t->nbatch - 1]);
