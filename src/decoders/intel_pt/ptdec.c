@@ -1214,13 +1214,7 @@ resume:
 		d->idx = idx;						\
 		d->insns = insns;					\
 		d->status = st;						\
-		d->nchain = nchain;					\
-		d->ndirect = ndirect;					\
 		t->nbatch = (size_t)(out - t->batch);			\
-		d->st.branches += nout;					\
-		if (t == &d->orphan)					\
-			d->st.orphan_branches += nout;			\
-		nout = 0;						\
 	} while (0)
 
 /* One record, field by field in its batch slot (a struct assembled on the
@@ -1229,14 +1223,14 @@ resume:
 	do {								\
 		out->ip = (bip_);					\
 		out->target = (tgt_);					\
-		out->time = time;					\
+		out->time = d->time;					\
 		out->insns = insns;					\
 		out->kind = (uint8_t)(kind_);				\
 		out->taken = (uint8_t)(taken_);				\
 		out->length = b->length;				\
 		out->flags = 0;						\
-		nout++;							\
-		if (++out == end) {					\
+		d->st.branches++;					\
+		if (++out == t->batch + PTC_PT_BATCH) {			\
 			WALK_SAVE();					\
 			err = ptc_pt_thread_flush(t);			\
 			if (err < 0)					\
@@ -1248,35 +1242,28 @@ resume:
 static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
 	struct ptc_pt_thread *t = d->thr;
-	struct pt_query_decoder *qry = d->qry;
 	const struct ptc_tbranch *tb = d->reg.tb, *b;
 	const int64_t bias = d->reg.bias;
-	const uint32_t ntb = d->reg.ntb;
-	const uint64_t rstart = d->reg.start, rend = d->reg.end;
-	struct ptc_branch *out, *end;
+	struct ptc_branch *out;
 	struct icache *e;
-	uint64_t ip, bip, tgt, time, ndirect;
+	uint64_t ip, bip, tgt;
 	uint32_t idx, insns;
-	unsigned nchain;
-	size_t nout = 0;
 	int st, st2, taken, err, kind;
 
 	if (!d->have_idx || d->have_ev)
 		return step(d, until);
 	if (d->status & pts_event_pending)
 		return STEP_OK;	/* run() fetches the event first */
-	if (d->spec_mode || t->pending_insns || t->after_gap)
+	if (d->spec_mode || t->pending_insns || t->after_gap || t == &d->orphan)
 		return step(d, until);
 
+	/* Few values live across the calls into libipt: the rest is read
+	 * from d when needed (an L1 hit), not spilled and reloaded. */
 	ip = d->ip;
 	idx = d->idx;
 	insns = d->insns;
-	time = d->time;
 	st = d->status;
-	nchain = d->nchain;
-	ndirect = d->ndirect;
 	out = &t->batch[t->nbatch];
-	end = &t->batch[PTC_PT_BATCH];
 
 	for (;;) {
 		if (st & pts_event_pending) {
@@ -1284,7 +1271,6 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 			return STEP_OK;
 		}
 		b = &tb[idx];
-		bip = (uint64_t)((int64_t)b->ip + bias);
 
 		/* half the branches are conditional: test for them first
 		 * rather than through a jump table */
@@ -1292,53 +1278,55 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 		if (kind != PTC_BR_COND)
 			goto other;
 		{
+			uint32_t m, tn, fi, ok;
+			uint64_t m64;
+
 			/* Both successors' entries are needed next: the taken
 			 * one is far away in the table; fetch it while the
 			 * query runs. */
 			if (b->target_next != PTC_NO_BRANCH)
 				__builtin_prefetch(&tb[b->target_next]);
-			st2 = pt_qry_cond_branch(qry, &taken);
+			st2 = pt_qry_cond_branch(d->qry, &taken);
 			if (st2 < 0)
 				goto slow;	/* step() reports it */
 			st = st2;
+			bip = (uint64_t)((int64_t)b->ip + bias);
 			tgt = (uint64_t)((int64_t)b->target + bias);
 			WALK_EMIT(bip, tgt, PTC_BR_COND, taken);
-			nchain = 0;
-			ndirect = 0;
+			d->nchain = 0;
+			d->ndirect = 0;
 			/* The successor by masks, not by a jump on taken: the
 			 * host predicts the traced program's conditionals
 			 * hardly better than chance (and the compiler turns
 			 * conditional expressions into jumps). */
-			{
-				uint32_t m = -(uint32_t)(taken != 0);
-				uint64_t m64 = -(uint64_t)(taken != 0);
-				uint32_t tn = b->target_next, fi = b->fall_insns;
-				uint32_t ok = ((uint32_t)(tn != PTC_NO_BRANCH) & m) |
-					      ((uint32_t)(fi && idx + 1 < ntb) & ~m);
-
-				ip = (tgt & m64) | ((bip + b->length) & ~m64);
-				insns = (b->target_insns & m) | (fi & ~m);
-				idx = (tn & m) | ((idx + 1) & ~m);
-				if (!ok)
-					goto lost;
-			}
+			m = -(uint32_t)(taken != 0);
+			m64 = -(uint64_t)(taken != 0);
+			tn = b->target_next;
+			fi = b->fall_insns;
+			ok = ((uint32_t)(tn != PTC_NO_BRANCH) & m) | ((uint32_t)(fi && idx + 1 < d->reg.ntb) & ~m);
+			ip = (tgt & m64) | ((bip + b->length) & ~m64);
+			insns = (b->target_insns & m) | (fi & ~m);
+			idx = (tn & m) | ((idx + 1) & ~m);
+			if (!ok)
+				goto lost;
 			continue;
 		}
 other:
+		bip = (uint64_t)((int64_t)b->ip + bias);
 		switch (kind) {
 		case PTC_BR_JMP:
 		case PTC_BR_CALL:
 			/* note_direct() without its failure: step() reports an
 			 * endless loop */
-			if (ndirect >= DIRECT_MAX)
+			if (d->ndirect >= DIRECT_MAX)
 				goto slow;
-			if (nchain < CHAIN) {
-				d->chain_s[nchain] = ip;
-				d->chain_e[nchain] = bip;
-				nchain++;
+			if (d->nchain < CHAIN) {
+				d->chain_s[d->nchain] = ip;
+				d->chain_e[d->nchain] = bip;
+				d->nchain++;
 			}
-			ndirect++;
-			if (b->kind == PTC_BR_CALL && push_ret(t, b, idx, bip) < 0) {
+			d->ndirect++;
+			if (kind == PTC_BR_CALL && push_ret(t, b, idx, bip) < 0) {
 				WALK_SAVE();
 				return -ptc_err_nomem;
 			}
@@ -1357,7 +1345,7 @@ other:
 			 * failure are step()'s. */
 			if (!t->depth)
 				goto slow;
-			st2 = pt_qry_cond_branch(qry, &taken);
+			st2 = pt_qry_cond_branch(d->qry, &taken);
 			if (st2 < 0)
 				goto slow;
 			st = st2;
@@ -1368,35 +1356,34 @@ other:
 			}
 			ip = t->stack[--t->depth];
 			WALK_EMIT(bip, ip, PTC_BR_RET, 1);
-			nchain = 0;
-			ndirect = 0;
+			d->nchain = 0;
+			d->ndirect = 0;
 			if (!ret_position(&d->reg, ip, t->stack_call[t->depth], &idx, &insns))
 				goto search;
 			continue;
 		case PTC_BR_JMP_IND:
 		case PTC_BR_CALL_IND:
-			st2 = pt_qry_indirect_branch(qry, &tgt);
+			st2 = pt_qry_indirect_branch(d->qry, &tgt);
 			if (st2 < 0)
 				goto slow;
 			st = st2;
 			if (st & pts_ip_suppressed) {
 				WALK_SAVE();
 				decode_failed(d, PTC_GAP_DECODE, "suppressed target at the %s at 0x%" PRIx64,
-					      ptc_branch_kind_name(b->kind), bip);
+					      ptc_branch_kind_name(kind), bip);
 				return STEP_OK;
 			}
-			if (b->kind == PTC_BR_CALL_IND && push_ret(t, b, idx, bip) < 0) {
+			if (kind == PTC_BR_CALL_IND && push_ret(t, b, idx, bip) < 0) {
 				WALK_SAVE();
 				return -ptc_err_nomem;
 			}
 			WALK_EMIT(bip, tgt, kind, 1);
-			nchain = 0;
-			ndirect = 0;
+			d->nchain = 0;
+			d->ndirect = 0;
 			ip = tgt;
 			update_time(d, NULL);
-			time = d->time;
 			/* locate()'s cache, for a target in the same region */
-			if (tgt < rstart || tgt >= rend)
+			if (tgt < d->reg.start || tgt >= d->reg.end)
 				goto search;
 			e = &d->icache[(tgt ^ (tgt >> 12)) & (ICACHE - 1)];
 			if (e->ip != tgt || e->img != d->reg.img || e->bias != bias)
