@@ -17,6 +17,12 @@
 
 #include <intel-pt.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* Called for most branches: through the GOT directly rather than through
+ * a PLT stub (one jump less per call). */
+extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __attribute__((noplt));
+#endif
+
 #include "common/error.h"
 #include "decoders/intel_pt/ptdec.h"
 
