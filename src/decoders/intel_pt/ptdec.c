@@ -1068,9 +1068,10 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				decode_failed(d, PTC_GAP_DECODE, "suppressed target at the return at 0x%" PRIx64, bip);
 				return STEP_OK;
 			}
-			/* An uncompressed return still ends its call. */
+			/* An uncompressed return still ends its call (and
+			 * may use its hint). */
 			if (t->depth && t->stack[t->depth - 1] == tgt)
-				t->depth--;
+				call = t->stack_call[--t->depth];
 			update_time(d, NULL);
 		} else {
 			return query_failed(d, st, bip, b->kind);
