@@ -5,8 +5,10 @@
  * The walker's position is (region, index of the next branch, instructions
  * from the current IP up to and including that branch).  After a direct
  * branch or a fall-through the next position is one table entry away
- * (target_next/target_insns, i + 1/fall_insns); only after an indirect
- * branch, an event or a region change does it search.
+ * (target_next/target_insns, i + 1/fall_insns).  A return continues at
+ * its call's fall-through entry (the call stack keeps the call's index),
+ * an indirect branch at a target seen before through a small cache; only
+ * a new target, an event or a region change needs a search.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -1209,12 +1211,16 @@ resume:
  * needs attention; everything else goes through step(), which does the
  * same one branch at a time with every check.
  *
- * The walker's position, the output slot and the direct-branch chain are
- * kept in locals (the compiler cannot keep d's fields in registers across
- * the calls into libipt) and written back by save() whenever the loop
- * hands over.  Records are filled in place in the thread's batch, so it
- * must be a thread that takes branches directly: no held (--check-partial)
- * branches, no pending instructions or gap flag for its first record. */
+ * The walker's position and the output slot are kept in locals (the
+ * compiler cannot keep d's fields in registers across the calls into
+ * libipt) and written back by WALK_SAVE() whenever the loop hands over.
+ * Records are filled in place in the thread's batch, so it must be a known
+ * thread that takes branches directly: no held (--check-partial) branches,
+ * no pending instructions or gap flag for its first record.
+ *
+ * Where a packet becomes a branch event: pt_qry_cond_branch() (a TNT bit:
+ * a conditional or a compressed return) and pt_qry_indirect_branch() (a
+ * TIP) below, then WALK_EMIT(). */
 #define WALK_SAVE()							\
 	do {								\
 		d->ip = ip;						\
