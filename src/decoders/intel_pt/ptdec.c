@@ -5,8 +5,10 @@
  * The walker's position is (region, index of the next branch, instructions
  * from the current IP up to and including that branch).  After a direct
  * branch or a fall-through the next position is one table entry away
- * (target_next/target_insns, i + 1/fall_insns); only after an indirect
- * branch, an event or a region change does it search.
+ * (target_next/target_insns, i + 1/fall_insns).  A return continues at
+ * its call's fall-through entry (the call stack keeps the call's index),
+ * an indirect branch at a target seen before through a small cache; only
+ * a new target, an event or a region change needs a search.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -16,6 +18,12 @@
 #include <string.h>
 
 #include <intel-pt.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* Called for most branches: through the GOT directly rather than through
+ * a PLT stub (one jump less per call). */
+extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __attribute__((noplt));
+#endif
 
 #include "common/error.h"
 #include "decoders/intel_pt/ptdec.h"
@@ -152,16 +160,26 @@ static uint64_t branch_next_ip(const struct ptc_branch *b)
 
 int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 {
+	uint64_t lanes = 0, insns = 0, not_taken = 0;
+	unsigned k;
 	size_t i;
 	int err = 0;
 
-	/* statistics per batch rather than per branch */
+	/* Statistics per batch rather than per branch.  The kinds are counted
+	 * in 9-bit lanes of one register (a batch has at most 511 branches):
+	 * counting in memory would chain each increment to the previous one
+	 * of the same kind through a store and a load. */
+	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
 	for (i = 0; i < t->nbatch; i++) {
 		const struct ptc_branch *b = &t->batch[i];
-		t->insns += b->insns;
-		t->by_kind[b->kind]++;
-		t->not_taken += !b->taken;
+		insns += b->insns;
+		lanes += (uint64_t)1 << (9 * (b->kind < PTC_BR_KIND_NR ? b->kind : PTC_BR_FAR));
+		not_taken += !b->taken;
 	}
+	for (k = 0; k < PTC_BR_KIND_NR; k++)
+		t->by_kind[k] += (lanes >> (9 * k)) & 511;
+	t->insns += insns;
+	t->not_taken += not_taken;
 
 	if (t->nbatch)
 		t->next_ip = branch_next_ip(&t->batch[t->nbatch - 1]);
@@ -212,32 +230,70 @@ int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset,
 void ptc_pt_thread_fini(struct ptc_pt_thread *t)
 {
 	free(t->stack);
+	free(t->stack_call);
 	t->stack = NULL;
+	t->stack_call = NULL;
 	t->depth = t->stack_cap = 0;
 }
 
-static int push_ret(struct ptc_pt_thread *t, uint64_t addr)
+static int grow_stack(struct ptc_pt_thread *t)
 {
-	if (t->depth == t->stack_cap) {
-		size_t ncap;
-		uint64_t *s;
+	size_t ncap, keep;
+	uint64_t *s;
+	uint32_t *c;
 
-		if (t->stack_cap >= STACK_MAX) {
-			/* A trace that only calls: keep the newest half. */
-			memmove(t->stack, t->stack + t->depth / 2,
-				(t->depth - t->depth / 2) * sizeof(*t->stack));
-			t->depth -= t->depth / 2;
-		} else {
-			ncap = t->stack_cap ? t->stack_cap * 2 : 64;
-			s = realloc(t->stack, ncap * sizeof(*s));
-			if (!s)
-				return -ptc_err_nomem;
-			t->stack = s;
-			t->stack_cap = ncap;
-		}
+	if (t->stack_cap >= STACK_MAX) {
+		/* A trace that only calls: keep the newest half. */
+		keep = t->depth - t->depth / 2;
+		memmove(t->stack, t->stack + t->depth / 2, keep * sizeof(*t->stack));
+		memmove(t->stack_call, t->stack_call + t->depth / 2, keep * sizeof(*t->stack_call));
+		t->depth = keep;
+		return 0;
 	}
-	t->stack[t->depth++] = addr;
+	ncap = t->stack_cap ? t->stack_cap * 2 : 64;
+	s = realloc(t->stack, ncap * sizeof(*s));
+	if (!s)
+		return -ptc_err_nomem;
+	t->stack = s;
+	c = realloc(t->stack_call, ncap * sizeof(*c));
+	if (!c)
+		return -ptc_err_nomem;
+	t->stack_call = c;
+	t->stack_cap = ncap;
 	return 0;
+}
+
+/* Push the return address of the call at table entry i of the current
+ * region (bip its run-time address). */
+static inline int push_ret(struct ptc_pt_thread *t, const struct ptc_tbranch *b, uint32_t i, uint64_t bip)
+{
+	if (t->depth == t->stack_cap && grow_stack(t) < 0)
+		return -ptc_err_nomem;
+	t->stack[t->depth] = bip + b->length;
+	t->stack_call[t->depth] = i;
+	t->depth++;
+	return 0;
+}
+
+/* Where a return to ret continues, without a search: when entry call of
+ * the region's table is a branch that ends right at ret (the call that
+ * pushed it, as a rule) and its fall-through reaches the next entry by
+ * straight-line code, the next branch is call + 1 and the instructions to
+ * it are its fall_insns.  That holds by the table's construction whatever
+ * table the hint came from, so a stale hint costs only the search. */
+static inline int ret_position(const struct ptc_pt_region *reg, uint64_t ret, uint32_t call,
+			       uint32_t *idx, uint32_t *insns)
+{
+	const struct ptc_tbranch *c;
+
+	if ((uint64_t)call + 1 >= reg->ntb || ret < reg->start || ret >= reg->end)
+		return 0;
+	c = &reg->tb[call];
+	if ((uint64_t)((int64_t)c->ip + reg->bias) + c->length != ret || !c->fall_insns)
+		return 0;
+	*idx = call + 1;
+	*insns = c->fall_insns;
+	return 1;
 }
 
 static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_branch *src)
@@ -878,7 +934,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	const struct ptc_tbranch *b;
 	struct ptc_pt_thread *t = d->thr;
 	uint64_t bip, tgt = 0, evip;
-	uint32_t insns;
+	uint32_t insns, call = PTC_NO_BRANCH;
 	int st, taken = 1, err;
 
 	if (!d->have_idx) {
@@ -940,7 +996,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		tgt = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
 		d->have_ev = 0;
 		update_time(d, &d->ev);
-		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, bip + b->length) < 0)
+		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
 		if (err < 0)
@@ -967,7 +1023,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	case PTC_BR_JMP:
 		if (note_direct(d, bip) < 0)
 			return STEP_OK;
-		if (b->kind == PTC_BR_CALL && push_ret(t, bip + b->length) < 0)
+		if (b->kind == PTC_BR_CALL && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, b->kind, 1, b->length);
 		go_direct(d, b);
@@ -983,7 +1039,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				      ptc_branch_kind_name(b->kind), bip);
 			return STEP_OK;
 		}
-		if (b->kind == PTC_BR_CALL_IND && push_ret(t, bip + b->length) < 0)
+		if (b->kind == PTC_BR_CALL_IND && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
 		d->ip = tgt;
@@ -1004,6 +1060,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				return STEP_OK;
 			}
 			tgt = t->stack[--t->depth];
+			call = t->stack_call[t->depth];
 		} else if (st == -pte_bad_query) {
 			st = pt_qry_indirect_branch(d->qry, &tgt);
 			if (st < 0)
@@ -1013,9 +1070,10 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				decode_failed(d, PTC_GAP_DECODE, "suppressed target at the return at 0x%" PRIx64, bip);
 				return STEP_OK;
 			}
-			/* An uncompressed return still ends its call. */
+			/* An uncompressed return still ends its call (and
+			 * may use its hint). */
 			if (t->depth && t->stack[t->depth - 1] == tgt)
-				t->depth--;
+				call = t->stack_call[--t->depth];
 			update_time(d, NULL);
 		} else {
 			return query_failed(d, st, bip, b->kind);
@@ -1023,6 +1081,8 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		err = emit(d, bip, tgt, insns, PTC_BR_RET, 1, b->length);
 		d->ip = tgt;
 		d->have_idx = 0;
+		if (ret_position(&d->reg, tgt, call, &d->idx, &d->insns))
+			d->have_idx = 1;
 		break;
 	case PTC_BR_FAR:
 	default:
@@ -1145,81 +1205,225 @@ resume:
 	return close_gap(d, cur_offset(d), ip);
 }
 
-/* The inner loop: conditional and direct branches, as long as nothing
- * else (an event, an indirect branch, a region change) needs attention;
- * everything else goes through step(). */
-static int walk(struct ptc_pt_decoder *d, uint64_t until)
+/* The inner loop: conditional branches, direct jumps and calls, returns
+ * and indirect branches whose target was seen before, as long as nothing
+ * else (an event, an unknown target, a region change, a failed query)
+ * needs attention; everything else goes through step(), which does the
+ * same one branch at a time with every check.
+ *
+ * The walker's position and the output slot are kept in locals (the
+ * compiler cannot keep d's fields in registers across the calls into
+ * libipt) and written back by WALK_SAVE() whenever the loop hands over.
+ * Records are filled in place in the thread's batch, so it must be a known
+ * thread that takes branches directly: no held (--check-partial) branches,
+ * no pending instructions or gap flag for its first record.
+ *
+ * Where a packet becomes a branch event: pt_qry_cond_branch() (a TNT bit:
+ * a conditional or a compressed return) and pt_qry_indirect_branch() (a
+ * TIP) below, then WALK_EMIT(). */
+#define WALK_SAVE()							\
+	do {								\
+		d->ip = ip;						\
+		d->idx = idx;						\
+		d->insns = insns;					\
+		d->status = st;						\
+		t->nbatch = (size_t)(out - t->batch);			\
+	} while (0)
+
+/* One record, field by field in its batch slot (a struct assembled on the
+ * stack and copied with 16-byte moves stalls on store forwarding). */
+#define WALK_EMIT(bip_, tgt_, kind_, taken_)				\
+	do {								\
+		out->ip = (bip_);					\
+		out->target = (tgt_);					\
+		out->time = d->time;					\
+		out->insns = insns;					\
+		out->kind = (uint8_t)(kind_);				\
+		out->taken = (uint8_t)(taken_);				\
+		out->length = b->length;				\
+		out->flags = 0;						\
+		d->st.branches++;					\
+		if (++out == t->batch + PTC_PT_BATCH) {			\
+			WALK_SAVE();					\
+			err = ptc_pt_thread_flush(t);			\
+			if (err < 0)					\
+				return err;				\
+			out = t->batch;					\
+		}							\
+	} while (0)
+
+static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
-	const struct ptc_tbranch *tb = d->reg.tb;
-	int64_t bias = d->reg.bias;
-	uint32_t ntb = d->reg.ntb;
+	struct ptc_pt_thread *t = d->thr;
+	const struct ptc_tbranch *tb = d->reg.tb, *b;
+	const int64_t bias = d->reg.bias;
+	struct ptc_branch *out;
+	struct icache *e;
+	uint64_t ip, bip, tgt;
+	uint32_t idx, insns;
+	int st, st2, taken, err, kind;
+
+	if (!d->have_idx || d->have_ev)
+		return step(d, until);
+	if (d->status & pts_event_pending)
+		return STEP_OK;	/* run() fetches the event first */
+	if (d->spec_mode || t->pending_insns || t->after_gap || t == &d->orphan)
+		return step(d, until);
+
+	/* Few values live across the calls into libipt: the rest is read
+	 * from d when needed (an L1 hit), not spilled and reloaded. */
+	ip = d->ip;
+	idx = d->idx;
+	insns = d->insns;
+	st = d->status;
+	out = &t->batch[t->nbatch];
 
 	for (;;) {
-		const struct ptc_tbranch *b;
-		uint64_t bip;
-		int taken, st, err;
+		if (st & pts_event_pending) {
+			WALK_SAVE();
+			return STEP_OK;
+		}
+		b = &tb[idx];
 
-		if (!d->have_idx || d->have_ev)
-			return step(d, until);
-		if (d->status & pts_event_pending)
-			return STEP_OK;	/* run() fetches the event first */
-		b = &tb[d->idx];
-		bip = (uint64_t)((int64_t)b->ip + bias);
+		/* half the branches are conditional: test for them first
+		 * rather than through a jump table */
+		kind = b->kind;
+		if (kind != PTC_BR_COND)
+			goto other;
+		{
+			uint32_t m, tn, fi, ok;
+			uint64_t m64;
 
-		if (b->kind == PTC_BR_COND) {
 			/* Both successors' entries are needed next: the taken
 			 * one is far away in the table; fetch it while the
 			 * query runs. */
 			if (b->target_next != PTC_NO_BRANCH)
 				__builtin_prefetch(&tb[b->target_next]);
-			st = pt_qry_cond_branch(d->qry, &taken);
-			if (st < 0)
-				break;	/* step() reports it */
-			d->status = st;
-			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, PTC_BR_COND, taken,
-				   b->length);
-			if (err < 0)
-				return err;
-			if (taken) {
-				d->ip = (uint64_t)((int64_t)b->target + bias);
-				if (b->target_next == PTC_NO_BRANCH)
-					d->have_idx = 0;
-				else {
-					d->idx = b->target_next;
-					d->insns = b->target_insns;
-				}
-			} else {
-				d->ip = bip + b->length;
-				if (b->fall_insns && d->idx + 1 < ntb) {
-					d->idx++;
-					d->insns = b->fall_insns;
-				} else {
-					d->have_idx = 0;
-				}
-			}
+			st2 = pt_qry_cond_branch(d->qry, &taken);
+			if (st2 < 0)
+				goto slow;	/* step() reports it */
+			st = st2;
+			bip = (uint64_t)((int64_t)b->ip + bias);
+			tgt = (uint64_t)((int64_t)b->target + bias);
+			WALK_EMIT(bip, tgt, PTC_BR_COND, taken);
+			d->nchain = 0;
+			d->ndirect = 0;
+			/* The successor by masks, not by a jump on taken: the
+			 * host predicts the traced program's conditionals
+			 * hardly better than chance (and the compiler turns
+			 * conditional expressions into jumps). */
+			m = -(uint32_t)(taken != 0);
+			m64 = -(uint64_t)(taken != 0);
+			tn = b->target_next;
+			fi = b->fall_insns;
+			ok = ((uint32_t)(tn != PTC_NO_BRANCH) & m) | ((uint32_t)(fi && idx + 1 < d->reg.ntb) & ~m);
+			ip = (tgt & m64) | ((bip + b->length) & ~m64);
+			insns = (b->target_insns & m) | (fi & ~m);
+			idx = (tn & m) | ((idx + 1) & ~m);
+			if (!ok)
+				goto lost;
 			continue;
 		}
-		if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
-			if (note_direct(d, bip) < 0)
-				return STEP_OK;
-			if (b->kind == PTC_BR_CALL && push_ret(d->thr, bip + b->length) < 0)
+other:
+		bip = (uint64_t)((int64_t)b->ip + bias);
+		switch (kind) {
+		case PTC_BR_JMP:
+		case PTC_BR_CALL:
+			/* note_direct() without its failure: step() reports an
+			 * endless loop */
+			if (d->ndirect >= DIRECT_MAX)
+				goto slow;
+			if (d->nchain < CHAIN) {
+				d->chain_s[d->nchain] = ip;
+				d->chain_e[d->nchain] = bip;
+				d->nchain++;
+			}
+			d->ndirect++;
+			if (kind == PTC_BR_CALL && push_ret(t, b, idx, bip) < 0) {
+				WALK_SAVE();
 				return -ptc_err_nomem;
-			err = emit(d, bip, (uint64_t)((int64_t)b->target + bias), d->insns, b->kind, 1, b->length);
-			if (err < 0)
-				return err;
-			d->ip = (uint64_t)((int64_t)b->target + bias);
-			if (b->target_next == PTC_NO_BRANCH)
-				d->have_idx = 0;
-			else {
-				d->idx = b->target_next;
-				d->insns = b->target_insns;
 			}
+			tgt = (uint64_t)((int64_t)b->target + bias);
+			WALK_EMIT(bip, tgt, kind, 1);
+			ip = tgt;
+			if (b->target_next == PTC_NO_BRANCH)
+				goto lost;
+			idx = b->target_next;
+			insns = b->target_insns;
 			continue;
+		case PTC_BR_RET:
+			/* A compressed return (a taken bit) goes where its call
+			 * said, and usually right back to the call's table; an
+			 * uncompressed one (a TIP: bad query here) and every
+			 * failure are step()'s. */
+			if (!t->depth)
+				goto slow;
+			st2 = pt_qry_cond_branch(d->qry, &taken);
+			if (st2 < 0)
+				goto slow;
+			st = st2;
+			if (!taken) {
+				WALK_SAVE();
+				decode_failed(d, PTC_GAP_DECODE, "not-taken bit for the return at 0x%" PRIx64, bip);
+				return STEP_OK;
+			}
+			ip = t->stack[--t->depth];
+			WALK_EMIT(bip, ip, PTC_BR_RET, 1);
+			d->nchain = 0;
+			d->ndirect = 0;
+			if (!ret_position(&d->reg, ip, t->stack_call[t->depth], &idx, &insns))
+				goto search;
+			continue;
+		case PTC_BR_JMP_IND:
+		case PTC_BR_CALL_IND:
+			st2 = pt_qry_indirect_branch(d->qry, &tgt);
+			if (st2 < 0)
+				goto slow;
+			st = st2;
+			if (st & pts_ip_suppressed) {
+				WALK_SAVE();
+				decode_failed(d, PTC_GAP_DECODE, "suppressed target at the %s at 0x%" PRIx64,
+					      ptc_branch_kind_name(kind), bip);
+				return STEP_OK;
+			}
+			if (kind == PTC_BR_CALL_IND && push_ret(t, b, idx, bip) < 0) {
+				WALK_SAVE();
+				return -ptc_err_nomem;
+			}
+			WALK_EMIT(bip, tgt, kind, 1);
+			d->nchain = 0;
+			d->ndirect = 0;
+			ip = tgt;
+			update_time(d, NULL);
+			/* locate()'s cache, for a target in the same region */
+			if (tgt < d->reg.start || tgt >= d->reg.end)
+				goto search;
+			e = &d->icache[(tgt ^ (tgt >> 12)) & (ICACHE - 1)];
+			if (e->ip != tgt || e->img != d->reg.img || e->bias != bias)
+				goto search;
+			idx = e->idx;
+			insns = e->insns;
+			continue;
+		default:
+			goto slow;
 		}
-		break;
 	}
+search:
+	/* After a return or indirect branch: run() takes pending events
+	 * before step() searches the target (as when step() took it). */
+	d->have_idx = 0;
+	WALK_SAVE();
+	return STEP_OK;
+lost:
+	/* the next position needs a search */
+	d->have_idx = 0;
+slow:
+	WALK_SAVE();
 	return step(d, until);
 }
+
+#undef WALK_EMIT
+#undef WALK_SAVE
 
 int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 {

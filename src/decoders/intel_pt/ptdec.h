@@ -34,7 +34,10 @@ struct ptc_pt_region {
 	void *tag;			/* the environment's identity for it */
 };
 
-#define PTC_PT_BATCH 1024
+/* Branches handed to the sink at a time: 8 KiB of records, small enough
+ * to stay in the L1 cache next to the walker's table entries while they are
+ * filled and read back. */
+#define PTC_PT_BATCH 256
 
 /* One traced thread: its decoding state and its output. */
 struct ptc_pt_thread {
@@ -48,6 +51,8 @@ struct ptc_pt_thread {
 	int started;			/* its stream's start (PTC_GAP_START) was sent */
 	uint64_t next_ip;		/* where the flushed stream continues, 0 unknown */
 	uint64_t *stack;		/* return addresses pushed by calls */
+	uint32_t *stack_call;		/* for each, the call's index in its branch table (a hint:
+					 * the walker checks it against the table it returns to) */
 	size_t depth, stack_cap;
 	uint64_t last_time;
 
