@@ -398,6 +398,7 @@ static int on_fork(struct ptc_sideband *sb, const struct ptc_perf_record *rec)
 	if (!t)
 		return -ptc_err_nomem;
 	t->pid = f.pid;
+	t->ptid = f.ptid;
 	t->t_start = f.time;
 	t->t_exit = PTC_SB_TIME_MAX;
 	parent = thread_find(sb, f.ptid);	/* thread_get may have moved it */

@@ -40,6 +40,7 @@ struct ptc_sb_map {
 
 struct ptc_sb_thread {
 	uint32_t pid, tid;
+	uint32_t ptid;			/* the thread that forked it (FORK), 0 unknown */
 	const char *comm;		/* latest name, owned by the sideband */
 	uint64_t t_start;		/* FORK/COMM time, 0 when seen from the start */
 	uint64_t t_exit;		/* EXIT time, PTC_SB_TIME_MAX while alive */

@@ -19,3 +19,6 @@ TESTS += tests/pt_fuzz_seeds.sh tests/pt_raw.sh
 EXTRA_DIST += tests/pt_fuzz_seeds.sh tests/pt_raw.sh tests/fuzz/seeds/fuzz_pt_decoder
 dist_man_MANS += man/ptconv.1 man/ptconv-convert.1 man/ptconv-packets.1
 EXTRA_DIST += contrib/bench
+# A vfork child returning through its parent's frames on a shared CPU
+TESTS += tests/pt_vfork.sh
+EXTRA_DIST += tests/pt_vfork.sh

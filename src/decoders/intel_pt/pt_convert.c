@@ -359,6 +359,22 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		snprintf(t->name, sizeof(t->name), "%u-%u", pid, tid);
 	ptc_pt_thread_init(&t->pt, pid, tid, NULL);
 	t->pt.user = t;
+	if (c->sb && !c->per_thread && !c->per_cpu_out) {
+		/* A forked child returns through its parent's frames (a vfork
+		 * child, which runs while the parent waits in the system call,
+		 * even with compressed returns on the parent's CPU).  Per-CPU
+		 * queues are decoded in time order, so the parent's stack is
+		 * the one it had when the child first runs.  (Per-thread
+		 * queues may be decoded in parallel: nothing to copy there
+		 * that would not depend on the order.) */
+		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, tid);
+		for (i = s && s->ptid != tid ? c->nth - 1 : 0; i > 0; i--)
+			if (c->th[i - 1]->pt.tid == s->ptid) {
+				if (ptc_pt_thread_copy_stack(&t->pt, &c->th[i - 1]->pt) < 0)
+					return NULL;
+				break;
+			}
+	}
 	if (!t->wanted)
 		return t;
 	if (c->formats & FMT_TEXT) {

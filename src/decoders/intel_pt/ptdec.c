@@ -236,6 +236,29 @@ void ptc_pt_thread_fini(struct ptc_pt_thread *t)
 	t->depth = t->stack_cap = 0;
 }
 
+int ptc_pt_thread_copy_stack(struct ptc_pt_thread *child, const struct ptc_pt_thread *parent)
+{
+	size_t cap = parent->depth > 64 ? parent->depth : 64;
+	uint64_t *s = malloc(cap * sizeof(*s));
+	uint32_t *sc = malloc(cap * sizeof(*sc));
+
+	if (!s || !sc) {
+		free(s);
+		free(sc);
+		return -ptc_err_nomem;
+	}
+	if (parent->depth) {
+		memcpy(s, parent->stack, parent->depth * sizeof(*s));
+		memcpy(sc, parent->stack_call, parent->depth * sizeof(*sc));
+	}
+	ptc_pt_thread_fini(child);
+	child->stack = s;
+	child->stack_call = sc;
+	child->depth = parent->depth;
+	child->stack_cap = cap;
+	return 0;
+}
+
 static int grow_stack(struct ptc_pt_thread *t)
 {
 	size_t ncap, keep;

@@ -72,6 +72,10 @@ void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, str
 /* Hand the batched branches to the sink. */
 int ptc_pt_thread_flush(struct ptc_pt_thread *t);
 void ptc_pt_thread_fini(struct ptc_pt_thread *t);
+/* Give a forked thread its parent's call stack: fork and vfork children
+ * return through the frames the parent pushed (a vfork child on the
+ * parent's CPU does so with compressed returns). */
+int ptc_pt_thread_copy_stack(struct ptc_pt_thread *child, const struct ptc_pt_thread *parent);
 /* Tracing (re)starts at ip in the thread: at the start of its stream, and
  * when execution resumes elsewhere than where the branch stream says it
  * continues (e.g. the first instruction of a new program after execve),
