@@ -220,6 +220,15 @@ static void embed_code(struct ptcw *w, struct node *n)
 	w->code.len += len;
 }
 
+/* Is n the node of branch b reached from start? */
+static inline int node_is(const struct node *n, const struct ptc_branch *b, uint64_t start)
+{
+	uint64_t target = is_indirect(b->kind) ? 0 : b->target;
+
+	return n->ip == b->ip && n->start == start && n->target == target &&
+	       n->insns == b->insns && n->kind == b->kind && n->length == b->length;
+}
+
 static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start, uint32_t *id)
 {
 	uint64_t target = is_indirect(b->kind) ? 0 : b->target;
@@ -232,9 +241,7 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 		uint32_t i = w->hash[k & w->hash_mask];
 		if (i == PTCF_NO_NODE)
 			break;
-		n = &w->nodes[i];
-		if (n->ip == b->ip && n->start == start && n->target == target &&
-		    n->insns == b->insns && n->kind == b->kind && n->length == b->length) {
+		if (node_is(&w->nodes[i], b, start)) {
 			*id = i;
 			return 0;
 		}
@@ -352,8 +359,14 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 
 	if ((err = start_record(w)) < 0)
 		return err;
-	if ((err = find_node(w, b, w->next_start, &id)) < 0)
+	/* Most records are the static successor of the previous one: compare
+	 * with that node before hashing. */
+	if (w->pred_edge != PTCF_NO_NODE && (id = w->edges[w->pred_edge].succ) != PTCF_NO_NODE &&
+	    node_is(&w->nodes[id], b, w->next_start)) {
+		/* found */
+	} else if ((err = find_node(w, b, w->next_start, &id)) < 0) {
 		return err;
+	}
 	n = &w->nodes[id];
 	/* Does the static successor predict this node? */
 	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
