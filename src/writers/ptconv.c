@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,56 +494,8 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
 	return 0;
 }
 
-/* The lowest-numbered node starting at each address: what a reader takes
- * as an edge's successor when the file leaves it implicit. */
-struct start_map {
-	uint32_t *slot;
-	uint64_t mask;
-};
-
-static uint64_t start_hash(uint64_t a)
-{
-	a ^= a >> 31;
-	a *= 0x9e3779b97f4a7c15ull;
-	return a ^ (a >> 29);
-}
-
-static int start_map_build(struct start_map *m, const struct node *nodes, uint32_t n)
-{
-	uint64_t size = 16, h;
-	uint32_t i;
-
-	while (size < (uint64_t)n * 2)
-		size *= 2;
-	m->slot = malloc(size * sizeof(*m->slot));
-	if (!m->slot)
-		return -ptc_err_nomem;
-	memset(m->slot, 0xff, size * sizeof(*m->slot));
-	m->mask = size - 1;
-	for (i = 0; i < n; i++) {
-		for (h = start_hash(nodes[i].start);; h++) {
-			uint32_t *s = &m->slot[h & m->mask];
-			if (*s == PTCF_NO_NODE) {
-				*s = i;
-				break;
-			}
-			if (nodes[*s].start == nodes[i].start)
-				break;
-		}
-	}
-	return 0;
-}
-
-static uint32_t start_map_find(const struct start_map *m, const struct node *nodes, uint64_t start)
-{
-	uint64_t h;
-
-	for (h = start_hash(start);; h++) {
-		uint32_t s = m->slot[h & m->mask];
-		if (s == PTCF_NO_NODE || nodes[s].start == start)
-			return s;
-	}
-}
+/* The nodes' start addresses, as ptcf_start_map_* read them. */
+#define NODE_STARTS(w) (w)->nodes, sizeof(*(w)->nodes), offsetof(struct node, start)
 
 static const struct node *sort_nodes;
 
@@ -612,14 +565,16 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 static int write_static(struct ptcw *w)
 {
 	struct buf s = { 0 }, spans = { 0 }, code = { 0 };
-	struct start_map map = { 0 };
+	struct ptcf_start_map map = { 0 };
 	uint8_t head[PTCF_S_HEAD], *z = NULL;
 	uint32_t i, e, k, n_spans = 0;
 	size_t bound, zn;
 	int err = -ptc_err_nomem;
 
-	if ((err = code_spans(w, &spans, &code, &n_spans)) < 0 ||
-	    (err = start_map_build(&map, w->nodes, w->n_nodes)) < 0)
+	if ((err = code_spans(w, &spans, &code, &n_spans)) < 0)
+		goto out;
+	err = -ptc_err_nomem;
+	if (ptcf_start_map_build(&map, NODE_STARTS(w), w->n_nodes) < 0)
 		goto out;
 	err = -ptc_err_nomem;
 	memset(head, 0, sizeof(head));
@@ -677,7 +632,7 @@ static int write_static(struct ptcw *w)
 		struct node *n = &w->nodes[i];
 		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
 			uint32_t succ = w->edges[e].succ;
-			uint64_t v = succ == start_map_find(&map, w->nodes, w->edges[e].dest) ? 0 :
+			uint64_t v = succ == ptcf_start_map_find(&map, NODE_STARTS(w), w->edges[e].dest) ? 0 :
 				     succ == PTCF_NO_NODE ? 1 : zigzag(succ - (uint64_t)i) + 2;
 			if (buf_varint(&s, v) < 0)
 				goto out;

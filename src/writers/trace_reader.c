@@ -242,56 +242,8 @@ static int parse_tables_v1(struct ptc_trace *t, const uint8_t **qp, const uint8_
 	return 0;
 }
 
-/* The lowest-numbered node starting at each address (version 2's implicit
- * successors): an open-addressing table of node numbers. */
-struct start_map {
-	uint32_t *slot;
-	uint64_t mask;
-};
-
-static uint64_t start_hash(uint64_t a)
-{
-	a ^= a >> 31;
-	a *= 0x9e3779b97f4a7c15ull;
-	return a ^ (a >> 29);
-}
-
-static int start_map_build(struct start_map *m, const struct lnode *ln, uint64_t n)
-{
-	uint64_t size = 16, i;
-
-	while (size < n * 2)
-		size *= 2;
-	m->slot = malloc(size * sizeof(*m->slot));
-	if (!m->slot)
-		return -1;
-	memset(m->slot, 0xff, size * sizeof(*m->slot));
-	m->mask = size - 1;
-	for (i = 0; i < n; i++) {
-		uint64_t h = start_hash(ln[i].start);
-		for (;; h++) {
-			uint32_t *s = &m->slot[h & m->mask];
-			if (*s == PTCF_NO_NODE) {
-				*s = (uint32_t)i;
-				break;
-			}
-			if (ln[*s].start == ln[i].start)
-				break;	/* a lower-numbered node has it */
-		}
-	}
-	return 0;
-}
-
-static uint32_t start_map_find(const struct start_map *m, const struct lnode *ln, uint64_t start)
-{
-	uint64_t h = start_hash(start);
-
-	for (;; h++) {
-		uint32_t s = m->slot[h & m->mask];
-		if (s == PTCF_NO_NODE || ln[s].start == start)
-			return s;
-	}
-}
+/* The nodes' start addresses, as ptcf_start_map_* read them. */
+#define LNODE_STARTS(ln) (ln), sizeof(*(ln)), offsetof(struct lnode, start)
 
 /* Version 2 node, edge and code span tables (ptconv-trace(5)): one column
  * per field, fields the code or the kind implies left out, successors that
@@ -301,7 +253,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 {
 	const uint8_t *q = *qp;
 	uint64_t start = 0, edge = 0, v, i, code_off = 0;
-	struct start_map map = { 0 };
+	struct ptcf_start_map map = { 0 };
 	int err = -1;
 
 	*bad_node = UINT64_MAX;
@@ -378,7 +330,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			}
 		}
 	}
-	if (start_map_build(&map, ln, t->n_nodes) < 0)
+	if (ptcf_start_map_build(&map, LNODE_STARTS(ln), t->n_nodes) < 0)
 		return -4;
 	/* successors: 0 the first node starting at the destination (none if
 	 * none), 1 none, else zigzag(successor - node) + 2 */
@@ -390,7 +342,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			if (get_varint(&q, qend, &v) < 0)
 				goto out3;
 			if (v == 0) {
-				e->succ = start_map_find(&map, ln, e->dest);
+				e->succ = ptcf_start_map_find(&map, LNODE_STARTS(ln), e->dest);
 			} else if (v == 1) {
 				e->succ = PTCF_NO_NODE;
 			} else {
