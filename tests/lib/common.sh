@@ -12,3 +12,28 @@ need_shared() { [ -d "$PTC_SHARED/data" ] || skip "shared data not found at $PTC
 need_perf() { [ -n "${PERF:-}" ] && [ -x "$PERF" ] || PERF=$(command -v perf) || skip "Linux perf not installed"; }
 # A scratch directory removed when the test ends.
 scratch() { T=$(mktemp -d "${TMPDIR:-/tmp}/ptconv-test.XXXXXX"); trap 'rm -rf "$T"' EXIT; }
+# mutate_seeds SEEDDIR OUTDIR "CUTS" END STEP [START]: for every seed, its
+# prefixes of CUTS bytes (plus half and all but one byte) and copies with
+# one byte set to 0xff at offsets START (default 0), START+STEP... below
+# END: the hostile inputs a
+# fuzz target's replay test feeds it besides the seeds.
+mutate_seeds() {
+	for f in "$1"/*; do
+		b=$(basename "$f")
+		size=$(wc -c < "$f")
+		for cut in $3 $((size / 2)) $((size - 1)); do
+			[ "$cut" -lt "$size" ] && head -c "$cut" "$f" > "$2/$b.cut$cut"
+		done
+		off=${6:-0}
+		while [ "$off" -lt "$4" ] && [ "$off" -lt "$size" ]; do
+			{ head -c "$off" "$f"; printf '\377'; tail -c +$((off + 2)) "$f"; } > "$2/$b.ff$off"
+			off=$((off + $5))
+		done
+	done
+}
+# replay DRIVER DIR...: run a fuzz target over inputs; any crash fails.
+replay() {
+	out=$("$@" 2>&1) || fail "replay failed: $out"
+	echo "$out" | grep -q '^[1-9][0-9]* inputs replayed' || fail "no inputs replayed: $out"
+	echo "$out"
+}
