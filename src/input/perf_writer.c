@@ -577,6 +577,38 @@ static int write_pipe_build_ids(struct ptc_perf_writer *w)
 	return err;
 }
 
+/* In a pipe the tracing data (the TRACING_DATA feature's bytes) follows a
+ * HEADER_TRACING_DATA record, as perf record synthesizes it
+ * (perf_event__synthesize_tracing_data): the record is the 8-byte header
+ * and a u32, the data's size padded to 8 (header.size 12, so the stream is
+ * not 8-aligned after it; later perfs add a u32 of padding, and their
+ * readers, like 6.1's, read header.size bytes then the data), then the
+ * data and its zero padding.  perf reads the data straight from the
+ * stream, parsing it, and checks that what it parsed, padded, is that
+ * size. */
+static int write_pipe_tracing_data(struct ptc_perf_writer *w)
+{
+	struct pw_blob *b = &w->feat[PTC_FEAT_TRACING_DATA];
+	uint64_t padded = ((uint64_t)b->size + 7) & ~(uint64_t)7;
+	uint8_t hdr[12];
+	int err;
+
+	if (!b->set)
+		return 0;
+	if (padded > UINT32_MAX)
+		return pw_fail(w, ptc_err_overflow, "tracing data too large for pipe mode");
+	ptc_put32(hdr, PTC_REC_HEADER_TRACING_DATA);
+	ptc_put16(hdr + 4, 0);
+	ptc_put16(hdr + 6, sizeof(hdr));
+	ptc_put32(hdr + 8, (uint32_t)padded);
+	err = pw_out(w, hdr, sizeof(hdr));
+	if (!err)
+		err = pw_out(w, b->data, b->size);
+	if (!err)
+		err = pw_out(w, NULL, (size_t)(padded - b->size));
+	return err;
+}
+
 static int write_pipe_features(struct ptc_perf_writer *w)
 {
 	int f, err;
@@ -602,6 +634,9 @@ static int write_pipe_features(struct ptc_perf_writer *w)
 		if (err)
 			return err;
 	}
+	err = write_pipe_tracing_data(w);
+	if (err)
+		return err;
 	return write_pipe_build_ids(w);
 }
 

@@ -16,7 +16,9 @@
  * HEADER_FEATURE record per feature that perf record synthesizes in a pipe
  * (HOSTNAME, OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM,
  * EVENT_DESC, CLOCKID, ...; not BUILD_ID, CMDLINE, SAMPLE_TIME, AUXTRACE),
- * one HEADER_BUILD_ID record per build-id entry, then the data records.
+ * the TRACING_DATA feature's bytes (when set) behind a HEADER_TRACING_DATA
+ * record as perf record writes them, one HEADER_BUILD_ID record per
+ * build-id entry, then the data records.
  *
  * Order of use:
  *	ptc_perf_writer_new()

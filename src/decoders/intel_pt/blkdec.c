@@ -47,6 +47,17 @@ struct ptc_blk_decoder {
 	int have_reg;
 	struct ptc_pt_stats st;
 	ZydisDecoder zy;
+
+	/* Windows (ptc_blk_decoder_continue): libipt walks past the last
+	 * packet of a window until it needs the next one, so the last block
+	 * of a window may run past where the next window's PSB says
+	 * execution was.  Each block is therefore taken one step late
+	 * (pend); the last one of a window (tail) is taken when the next
+	 * window's PSB+ says how far it went. */
+	struct pt_block pend, tail;
+	int have_pend, have_tail;
+	int continuing;		/* the current window continues the previous one */
+	uint64_t next_ip;	/* after the last instruction taken (0 unknown) */
 };
 
 static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
@@ -166,8 +177,6 @@ static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
 
 static int put_gap(struct ptc_blk_decoder *d, struct ptc_pt_thread *t)
 {
-	d->st.gaps++;
-	d->st.gaps_by_cause[d->gap.cause]++;
 	if (t == &d->orphan) {
 		if (d->env.orphan_gap)
 			d->env.orphan_gap(d->env.ctx, &d->gap);
@@ -199,6 +208,10 @@ static int close_gap(struct ptc_blk_decoder *d, uint64_t off, uint64_t ip)
 	if (off != UINT64_MAX && off > d->gap.aux_offset)
 		d->gap.lost_bytes += off - d->gap.aux_offset;
 	d->st.lost_bytes += d->gap.lost_bytes;
+	/* one gap, even when two threads are told (the one it began in and
+	 * the one it ends in) */
+	d->st.gaps++;
+	d->st.gaps_by_cause[d->gap.cause]++;
 	err = put_gap(d, d->gap_thr);
 	if (err >= 0 && d->thr != d->gap_thr) {
 		d->thr->pending_insns = 0;
@@ -208,11 +221,10 @@ static int close_gap(struct ptc_blk_decoder *d, uint64_t off, uint64_t ip)
 	return err;
 }
 
-static int enable(struct ptc_blk_decoder *d, uint64_t ip)
+/* The thread running now: libipt reads its code. */
+static struct ptc_pt_thread *set_thread(struct ptc_blk_decoder *d)
 {
 	struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
-	uint64_t off = 0;
-	int err;
 
 	if (!t)
 		t = &d->orphan;
@@ -221,6 +233,15 @@ static int enable(struct ptc_blk_decoder *d, uint64_t ip)
 		d->thr = t;
 		d->have_reg = 0;
 	}
+	return t;
+}
+
+static int enable(struct ptc_blk_decoder *d, uint64_t ip)
+{
+	struct ptc_pt_thread *t = set_thread(d);
+	uint64_t off = 0;
+	int err;
+
 	d->enabled = 1;
 	pt_blk_get_offset(d->blk, &off);
 	err = close_gap(d, d->base + off, ip);
@@ -283,13 +304,18 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
  * inside a block, so every instruction is classified; the block's last
  * instruction, when a branch, waits for the next block to say where it
  * went. */
-static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b)
+static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, uint64_t stop,
+			 int *reached)
 {
 	uint64_t ip = b->ip, target;
 	uint16_t i;
 	int kind, len, err;
 
 	for (i = 0; i < b->ninsn; i++) {
+		if (stop && ip == stop) {
+			*reached = 1;
+			return 0;
+		}
 		d->thr->pending_insns++;
 		kind = classify(d, ip, &len, &target);
 		if (kind == -2)
@@ -304,6 +330,9 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b)
 				d->hb.insns = (uint32_t)d->thr->pending_insns;
 				d->hb.thr = d->thr;
 				d->thr->pending_insns = 0;
+				d->next_ip = 0;
+			} else {
+				d->next_ip = ip + (uint64_t)len;
 			}
 			break;
 		}
@@ -317,6 +346,8 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b)
 			ip += (uint64_t)len;
 		}
 	}
+	if (stop && d->next_ip == stop)
+		*reached = 1;
 	return 0;
 }
 
@@ -358,13 +389,121 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 	return err;
 }
 
+/* Take a block libipt gave: it says where the held branch went, then its
+ * instructions become events.  stop (0: none) ends it before that IP
+ * (*reached says whether it was met). */
+static int take_block(struct ptc_blk_decoder *d, const struct pt_block *b, uint64_t stop, int *reached)
+{
+	int err;
+
+	if (!d->enabled) {
+		/* libipt resumed without an enable event (sync point with
+		 * tracing on) */
+		err = enable(d, b->ip);
+		if (err < 0)
+			return err;
+	}
+	err = resolve(d, b->ip, 0);
+	if (err < 0)
+		return err;
+	return process_block(d, b, stop, reached);
+}
+
+/* Take the block held back, if any. */
+static int take_pending(struct ptc_blk_decoder *d)
+{
+	int reached = 0;
+
+	if (!d->have_pend)
+		return 0;
+	d->have_pend = 0;
+	return take_block(d, &d->pend, 0, &reached);
+}
+
+/* The last block of the previous window, taken whole: there is no next
+ * window (a new run, or the end), as if decoding had stopped there. */
+static int take_tail(struct ptc_blk_decoder *d)
+{
+	int reached = 0;
+
+	if (!d->have_tail)
+		return 0;
+	d->have_tail = 0;
+	return take_block(d, &d->tail, 0, &reached);
+}
+
+/* The IP of the PSB+ at the start of the window: *ip, 1 when tracing is on
+ * there, 0 when it is off, <0 when it cannot be read. */
+static int window_psb_ip(struct ptc_blk_decoder *d, uint64_t *ip)
+{
+	struct pt_query_decoder *q = pt_qry_alloc_decoder(&d->cfg);
+	int st;
+
+	*ip = 0;
+	if (!q)
+		return -pte_nomem;
+	st = pt_qry_sync_set(q, ip, 0);
+	pt_qry_free_decoder(q);
+	if (st < 0)
+		return st;
+	return !(st & pts_ip_suppressed);
+}
+
+/* The window's first PSB is at its start, where the previous window
+ * ended: execution was at the PSB+'s IP then, so the previous window's
+ * last block (walked by libipt without trace, until it needed a packet
+ * that is in this window) is taken up to that IP.  Anything that does not
+ * fit becomes a gap. */
+static int continue_walk(struct ptc_blk_decoder *d, uint64_t sync_off)
+{
+	uint64_t ip;
+	int on, reached = 0, err = 0;
+
+	d->continuing = 0;
+	on = sync_off == 0 ? window_psb_ip(d, &ip) : -pte_nosync;
+	if (on <= 0 || !d->enabled || d->gap_open) {
+		/* tracing off at the PSB (the tail had nowhere to go), or a
+		 * broken PSB: take the tail whole, as at the end of a piece */
+		err = take_tail(d);
+		if (err >= 0 && d->enabled && on < 0)
+			open_gap(d, PTC_GAP_DECODE, "libipt: no PSB at the start of the window at 0x%" PRIx64 ": %s",
+				 d->base, pt_errstr(pt_errcode(on)));
+		return err;
+	}
+	if (d->have_tail) {
+		d->have_tail = 0;
+		err = take_block(d, &d->tail, ip, &reached);
+		if (err < 0)
+			return err;
+	} else {
+		reached = d->next_ip == ip;
+	}
+	if (!reached && !d->hb.active)
+		open_gap(d, PTC_GAP_DECODE, "libipt: the walk does not reach the IP 0x%" PRIx64
+			 " of the PSB at 0x%" PRIx64, ip, d->base);
+	return 0;
+}
+
+/* A decode error at the current position: a gap, then the next PSB. */
+static void decode_error(struct ptc_blk_decoder *d, int st)
+{
+	uint64_t off = 0;
+
+	open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s",
+		 pt_errstr(pt_errcode(st)));
+	if (pt_blk_get_offset(d->blk, &off) == 0 && off > d->min_sync)
+		d->min_sync = off;
+	d->synced = 0;
+	d->status = 0;
+}
+
 int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 {
 	int err;
 
 	for (;;) {
 		struct pt_block b;
-		int st, stop = 0;
+		int st, stop = 0, reached = 0;
 
 		if (!d->blk || d->piece_done)
 			return 0;
@@ -386,6 +525,19 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			d->status = st;
 			d->st.psb++;
 			update_time(d, NULL);
+			if (d->continuing) {
+				err = continue_walk(d, off);
+				if (err < 0 && err != -pte_nomap)
+					return err;
+				if (err == -pte_nomap) {
+					decode_error(d, err);
+					continue;
+				}
+			}
+			if (!d->enabled && !(st & pts_ip_suppressed))
+				/* tracing is on at the PSB: libipt reads the code
+				 * of the thread running now before any block */
+				set_thread(d);
 		}
 		while (d->status & pts_event_pending) {
 			struct pt_event ev;
@@ -395,10 +547,20 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 				break;
 			}
 			d->status = st;
+			/* the block before the event comes first */
+			err = take_pending(d);
+			if (err == -pte_nomap) {
+				decode_error(d, err);
+				break;
+			}
+			if (err < 0)
+				return err;
 			err = handle_event(d, &ev, until, &stop);
 			if (err < 0)
 				return err;
 		}
+		if (!d->synced)
+			continue;
 		if (stop)
 			return 1;
 		if (d->status < 0) {
@@ -406,41 +568,41 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 		} else {
 			memset(&b, 0, sizeof(b));
 			st = pt_blk_next(d->blk, &b, sizeof(b));
-			if (b.ninsn) {
-				if (!d->enabled) {
-					/* libipt resumed without an enable event (sync
-					 * point with tracing on) */
-					err = enable(d, b.ip);
-					if (err < 0)
-						return err;
+			err = take_pending(d);
+			if (err >= 0 && b.ninsn) {
+				if (st >= 0 || st == -pte_eos) {
+					/* taken one step late: at the end of the window
+					 * it may have run past the next window's PSB */
+					d->pend = b;
+					d->have_pend = 1;
+				} else {
+					err = take_block(d, &b, 0, &reached);
 				}
-				err = resolve(d, b.ip, 0);
-				if (err < 0)
-					return err;
-				err = process_block(d, &b);
-				if (err < 0 && err != -pte_nomap)
-					return err;
-				if (err == -pte_nomap)
-					st = err;
 			}
+			if (err < 0 && err != -pte_nomap)
+				return err;
+			if (err == -pte_nomap)
+				st = err;
 			if (st >= 0) {
 				d->status = st;
 				continue;
 			}
 		}
 		if (st == -pte_eos) {
+			/* the window's end: its last block waits for the next
+			 * window (continue), a new run (set_buffer) or finish */
+			if (d->have_pend) {
+				d->tail = d->pend;
+				d->have_pend = 0;
+				d->have_tail = 1;
+			}
 			d->piece_done = 1;
 			return 0;
 		}
-		{
-			uint64_t off = 0;
-			open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s",
-				 pt_errstr(pt_errcode(st)));
-			if (pt_blk_get_offset(d->blk, &off) == 0 && off > d->min_sync)
-				d->min_sync = off;
-			d->synced = 0;
-			d->status = 0;
-		}
+		err = take_pending(d);
+		if (err < 0 && err != -pte_nomap)
+			return err;
+		decode_error(d, st);
 	}
 }
 
@@ -486,27 +648,10 @@ void ptc_blk_decoder_free(struct ptc_blk_decoder *d)
 	free(d);
 }
 
-int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, size_t size,
-			       uint64_t offset, uint64_t lost, int gap_cause, const char *why)
+static int new_window(struct ptc_blk_decoder *d, const uint8_t *buf, size_t size, uint64_t offset)
 {
 	struct pt_image *img;
 
-	if (d->blk) {
-		pt_blk_free_decoder(d->blk);
-		d->blk = NULL;
-	}
-	if (lost) {
-		if (d->gap_open) {
-			if (lost != UINT64_MAX)
-				d->gap.lost_bytes += lost;
-		} else {
-			open_gap(d, gap_cause, "%s", why ? why : "trace data missing");
-			d->gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
-			d->gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
-		}
-	}
-	d->hb.active = 0;
-	d->enabled = 0;
 	d->synced = 0;
 	d->min_sync = 0;
 	d->piece_done = 0;
@@ -527,9 +672,50 @@ int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, si
 	return 0;
 }
 
+int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, size_t size,
+			       uint64_t offset, uint64_t lost, int gap_cause, const char *why)
+{
+	int err;
+
+	if (d->blk) {
+		pt_blk_free_decoder(d->blk);
+		d->blk = NULL;
+	}
+	d->continuing = 0;
+	err = take_tail(d);
+	if (err < 0 && err != -pte_nomap)
+		return err;
+	if (lost) {
+		if (d->gap_open) {
+			if (lost != UINT64_MAX)
+				d->gap.lost_bytes += lost;
+		} else {
+			open_gap(d, gap_cause, "%s", why ? why : "trace data missing");
+			d->gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
+			d->gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
+		}
+	}
+	d->hb.active = 0;
+	d->enabled = 0;
+	return new_window(d, buf, size, offset);
+}
+
+int ptc_blk_decoder_continue(struct ptc_blk_decoder *d, const uint8_t *buf, size_t size, uint64_t offset)
+{
+	if (d->blk) {
+		pt_blk_free_decoder(d->blk);
+		d->blk = NULL;
+	}
+	d->continuing = 1;
+	return new_window(d, buf, size, offset);
+}
+
 int ptc_blk_decoder_finish(struct ptc_blk_decoder *d)
 {
-	int err = resolve(d, 0, 1);
+	int err = take_tail(d);
+
+	if (err >= 0 || err == -pte_nomap)
+		err = resolve(d, 0, 1);
 
 	if (d->gap_open && d->end > d->gap.aux_offset)
 		d->gap.lost_bytes += d->end - d->gap.aux_offset;

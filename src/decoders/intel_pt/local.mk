@@ -22,3 +22,9 @@ EXTRA_DIST += contrib/bench
 # A vfork child returning through its parent's frames on a shared CPU
 TESTS += tests/pt_vfork.sh
 EXTRA_DIST += tests/pt_vfork.sh
+# --engine=libipt in windows ending at a PSB, against the truth and whole runs
+TESTS += tests/pt_libipt_windows.sh
+EXTRA_DIST += tests/pt_libipt_windows.sh
+# --engine=libipt and a jcc to its own fall-through (the block decoder's limit)
+TESTS += tests/pt_libipt_jcc0.sh
+EXTRA_DIST += tests/pt_libipt_jcc0.sh

@@ -956,7 +956,7 @@ static int load_run(struct conv *c, struct queue *q, const struct run *rn)
 	return 0;
 }
 
-#define WINDOW (16u << 20)	/* walker: trace bytes in memory per queue */
+#define WINDOW (16u << 20)	/* trace bytes in memory per queue */
 
 static const uint8_t psb_pattern[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
@@ -974,10 +974,10 @@ static size_t last_psb(const uint8_t *buf, size_t from, size_t size)
 	return 0;
 }
 
-/* The walker decodes a run in windows of about WINDOW bytes that end at a
- * PSB: the next window starts at that PSB and continues the walk (the
- * PSB+ must agree with the walker's state), so memory does not grow with
- * the recording.  The libipt engine takes whole runs. */
+/* Both engines decode a run in windows of about WINDOW bytes that end at
+ * a PSB: the next window starts at that PSB and continues the walk (the
+ * PSB+ must agree with the decoder's state), so memory does not grow with
+ * the recording. */
 static int queue_next_window(struct conv *c, struct queue *q)
 {
 	const struct run *rn = &q->runs[q->cur - 1];
@@ -1005,12 +1005,18 @@ static int queue_next_window(struct conv *c, struct queue *q)
 		}
 		want *= 2;	/* no PSB in the window: a larger one */
 	}
-	err = w.start == rn->start
-		      ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, rn->lost,
-						  PTC_GAP_AUX_LOST, rn->why)
-		      : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
+	if (!q->dec)
+		err = w.start == rn->start
+			      ? ptc_blk_decoder_set_buffer(q->blk, q->buf, w.end - w.start, w.start, rn->lost,
+							   PTC_GAP_AUX_LOST, rn->why)
+			      : ptc_blk_decoder_continue(q->blk, q->buf, w.end - w.start, w.start);
+	else
+		err = w.start == rn->start
+			      ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, rn->lost,
+							  PTC_GAP_AUX_LOST, rn->why)
+			      : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
 	q->wpos = w.end;
-	if (err >= 0) {
+	if (err >= 0 && q->dec) {
 		size_t i;
 		for (i = 0; err >= 0 && i < q->nsusp; i++)
 			err = ptc_pt_decoder_add_suspect(q->dec, q->susp[i].s, q->susp[i].e);
@@ -1021,9 +1027,8 @@ static int queue_next_window(struct conv *c, struct queue *q)
 static int queue_next_run(struct conv *c, struct queue *q)
 {
 	const struct run *rn;
-	int err;
 
-	if (q->dec && q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end)
+	if (q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end)
 		return queue_next_window(c, q);
 	if (q->cur == q->nruns && q->tail.lost) {
 		/* the end of the queue's data was lost: say so */
@@ -1039,15 +1044,8 @@ static int queue_next_run(struct conv *c, struct queue *q)
 		return q->dec ? ptc_pt_decoder_finish(q->dec) : ptc_blk_decoder_finish(q->blk);
 	}
 	rn = &q->runs[q->cur++];
-	if (q->dec) {
-		q->wpos = rn->start;
-		return queue_next_window(c, q);
-	}
-	err = load_run(c, q, rn);
-	if (err < 0)
-		return err;
-	return ptc_blk_decoder_set_buffer(q->blk, q->buf, rn->end - rn->start, rn->start, rn->lost,
-					  PTC_GAP_AUX_LOST, rn->why);
+	q->wpos = rn->start;
+	return queue_next_window(c, q);
 }
 
 static uint64_t queue_time(const struct queue *q)

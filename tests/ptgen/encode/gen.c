@@ -1258,11 +1258,9 @@ struct gen *gen_new(const struct gen_options *o, int fd)
 						       PTC_PERF_WRITE_FILE), "writer");
 	if (o->zlevel)
 		check(g, ptc_perf_writer_set_compression(g->w, o->zlevel), "compression");
-	if (o->sched_switch) {
-		if (o->pipe)
-			die("--sched-switch: file mode only (pipe mode would need a HEADER_TRACING_DATA record)");
-		ss_load(g);
-	}
+	if (o->sched_switch)
+		ss_load(g);	/* pipe mode: the writer puts the tracing data into
+				 * a HEADER_TRACING_DATA record */
 	if (o->gaps) {
 		g->gaps = fopen(o->gaps, "w");
 		if (!g->gaps)
