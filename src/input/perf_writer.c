@@ -67,6 +67,8 @@ struct ptc_perf_writer {
 #define PW_Z_OUT (ZSTD_COMPRESSBOUND(PW_Z_BATCH) + 8)
 
 static int pw_fail(struct ptc_perf_writer *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int pw_fail(struct ptc_perf_writer *w, int err, const char *fmt, ...)
 {
 	va_list ap;
 
