@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ptc_pt_env env = { thread_at, region_at, NULL, NULL };
+	struct ptc_pt_env env = { .thread_at = thread_at, .region_at = region_at };
 	struct ptc_pt_params p;
 	char err[128];
 	uint8_t *copy;

@@ -685,15 +685,12 @@ int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, si
 	err = take_tail(d);
 	if (err < 0 && err != -pte_nomap)
 		return err;
-	if (lost) {
-		if (d->gap_open) {
-			if (lost != UINT64_MAX)
-				d->gap.lost_bytes += lost;
-		} else {
-			open_gap(d, gap_cause, "%s", why ? why : "trace data missing");
-			d->gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
-			d->gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
-		}
+	if (lost && !d->gap_open) {
+		/* as in the walker: the gap starts where the lost bytes do,
+		 * and closing it counts up to where decoding resumes */
+		open_gap(d, gap_cause, "%s", why ? why : "trace data missing");
+		d->gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
+		d->gap.lost_bytes = 0;
 	}
 	d->hb.active = 0;
 	d->enabled = 0;

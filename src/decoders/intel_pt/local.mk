@@ -28,3 +28,6 @@ EXTRA_DIST += tests/pt_libipt_windows.sh
 # --engine=libipt and a jcc to its own fall-through (the block decoder's limit)
 TESTS += tests/pt_libipt_jcc0.sh
 EXTRA_DIST += tests/pt_libipt_jcc0.sh
+# Windows that find no PSB: bounded, the rest up to the next PSB a gap
+TESTS += tests/pt_window_cap.sh
+EXTRA_DIST += tests/pt_window_cap.sh

@@ -65,6 +65,7 @@ struct queue {
 	uint8_t *buf;
 	uint64_t bufsize;
 	uint64_t wpos;		/* walker: next stream offset to load in the current run */
+	uint64_t skipped;	/* bytes before wpos left undecoded: no PSB near enough */
 	int started, done;
 	struct ptc_pt_decoder *dec;
 	struct ptc_blk_decoder *blk;
@@ -957,11 +958,48 @@ static int load_run(struct conv *c, struct queue *q, const struct run *rn)
 }
 
 #define WINDOW (16u << 20)	/* trace bytes in memory per queue */
+/* A window without a PSB to end at grows, but not beyond this many times
+ * its size: a stream with no PSB for that long (hardware writes one every
+ * few KiB) is decoded up to the limit, and the bytes from there to the
+ * next PSB become a gap, so that memory stays bounded whatever the data. */
+#define WINDOW_GROWTH 16
 
 static const uint8_t psb_pattern[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 };
+
+/* The stream offset of the first PSB at or after pos in run rn (rn->end
+ * when none), read in pieces of chunk bytes through a buffer of its own. */
+static int find_psb(struct conv *c, struct queue *q, const struct run *rn, uint64_t pos,
+		    uint64_t chunk, uint64_t *at)
+{
+	struct queue scan = *q;	/* the same pieces, another buffer */
+	struct run w;
+	int err = 0;
+
+	scan.buf = NULL;
+	scan.bufsize = 0;
+	for (*at = rn->end; pos < rn->end; pos = w.end - 15) {
+		size_t i, n;
+
+		w.start = pos;
+		w.end = rn->end - pos > chunk ? pos + chunk : rn->end;
+		if ((err = load_run(c, &scan, &w)) < 0)
+			break;
+		n = (size_t)(w.end - w.start);
+		for (i = 0; i + 16 <= n; i++)
+			if (scan.buf[i] == 0x02 && !memcmp(scan.buf + i, psb_pattern, 16)) {
+				*at = w.start + i;
+				goto out;
+			}
+		if (w.end == rn->end)
+			break;
+	}
+out:
+	free(scan.buf);
+	return err;
+}
 
 /* The offset of the last PSB in buf[from, size), or 0 when none. */
 static size_t last_psb(const uint8_t *buf, size_t from, size_t size)
@@ -990,6 +1028,11 @@ static int queue_next_window(struct conv *c, struct queue *q)
 	size_t cut;
 	int err;
 
+	uint64_t max = want * WINDOW_GROWTH, next = 0, lost = rn->lost;
+	int cause = PTC_GAP_AUX_LOST, fresh = q->wpos == rn->start || q->skipped;
+	const char *why = rn->why;
+	char msg[160];
+
 	for (;;) {
 		w.start = q->wpos;
 		w.end = rn->end - q->wpos > want ? q->wpos + want : rn->end;
@@ -1003,19 +1046,31 @@ static int queue_next_window(struct conv *c, struct queue *q)
 			w.end = w.start + cut;
 			break;
 		}
+		if (want >= max) {
+			/* decode up to here; skip to the next PSB */
+			err = find_psb(c, q, rn, w.end, want, &next);
+			if (err < 0)
+				return err;
+			break;
+		}
 		want *= 2;	/* no PSB in the window: a larger one */
 	}
+	if (q->skipped) {
+		/* the previous window stopped short of a PSB */
+		lost = q->skipped;
+		cause = PTC_GAP_DECODE;
+		snprintf(msg, sizeof(msg), "no PSB in %" PRIu64 " bytes of trace: %" PRIu64
+			 " bytes up to the next PSB not decoded", max, q->skipped);
+		why = msg;
+	}
 	if (!q->dec)
-		err = w.start == rn->start
-			      ? ptc_blk_decoder_set_buffer(q->blk, q->buf, w.end - w.start, w.start, rn->lost,
-							   PTC_GAP_AUX_LOST, rn->why)
-			      : ptc_blk_decoder_continue(q->blk, q->buf, w.end - w.start, w.start);
+		err = fresh ? ptc_blk_decoder_set_buffer(q->blk, q->buf, w.end - w.start, w.start, lost, cause, why)
+			    : ptc_blk_decoder_continue(q->blk, q->buf, w.end - w.start, w.start);
 	else
-		err = w.start == rn->start
-			      ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, rn->lost,
-							  PTC_GAP_AUX_LOST, rn->why)
-			      : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
-	q->wpos = w.end;
+		err = fresh ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, lost, cause, why)
+			    : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
+	q->skipped = next > w.end ? next - w.end : 0;
+	q->wpos = next > w.end ? next : w.end;
 	if (err >= 0 && q->dec) {
 		size_t i;
 		for (i = 0; err >= 0 && i < q->nsusp; i++)
@@ -1030,6 +1085,17 @@ static int queue_next_run(struct conv *c, struct queue *q)
 
 	if (q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end)
 		return queue_next_window(c, q);
+	if (q->skipped) {
+		/* the run ended without the PSB its last window looked for */
+		char msg[160];
+		uint64_t n = q->skipped;
+
+		q->skipped = 0;
+		snprintf(msg, sizeof(msg), "no PSB in the last %" PRIu64 " bytes of the trace: not decoded", n);
+		if (q->dec)
+			return ptc_pt_decoder_set_buffer(q->dec, NULL, 0, q->wpos, n, PTC_GAP_DECODE, msg);
+		return ptc_blk_decoder_set_buffer(q->blk, NULL, 0, q->wpos, n, PTC_GAP_DECODE, msg);
+	}
 	if (q->cur == q->nruns && q->tail.lost) {
 		/* the end of the queue's data was lost: say so */
 		q->cur++;
@@ -1116,7 +1182,8 @@ static int decode_parallel(struct conv *c)
 
 static int decode_all(struct conv *c)
 {
-	const struct ptc_pt_env env = { env_thread_at, env_region_at, env_orphan_gap, c };
+	const struct ptc_pt_env env = { .thread_at = env_thread_at, .region_at = env_region_at,
+					.orphan_gap = env_orphan_gap, .ctx = c };
 	size_t i;
 	uint64_t total = 0, done = 0;
 	time_t t0 = time(NULL);

@@ -1624,15 +1624,13 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
 	}
 	end_spec(d);
 	d->skipping = 0;
-	if (lost) {
-		if (d->pg.active) {
-			if (lost != UINT64_MAX)
-				d->pg.gap.lost_bytes += lost;
-		} else {
-			open_gap(d, gap_cause, offset, "%s", why ? why : "trace data missing");
-			d->pg.gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
-			d->pg.gap.lost_bytes = lost != UINT64_MAX ? lost : 0;
-		}
+	if (lost && !d->pg.active) {
+		/* The lost bytes are the stream offsets [offset - lost, offset):
+		 * the gap starts there, and closing it counts everything up to
+		 * where decoding resumes (an open gap covers them already). */
+		open_gap(d, gap_cause, offset, "%s", why ? why : "trace data missing");
+		d->pg.gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
+		d->pg.gap.lost_bytes = 0;
 	}
 	d->enabled = 0;
 	d->have_idx = 0;
