@@ -152,15 +152,17 @@ echo "ok - $p --cpus 2 --pipe: $nsw sched_switch samples, as in file mode; perf:
      "ptconv (walker, libipt): $(grep -c reproduced "$T/cmp") threads exact"
 
 # Real recordings, file and pipe mode (HEADER_TRACING_DATA record): per
-# CPU, ptconv info reads as many sched_switch samples, switching to as many
-# distinct threads, as perf script prints.
+# CPU, ptconv info keeps as many switches (perf script's samples, a switch
+# to the thread already running counted once) to as many distinct threads
+# as perf script prints.
 "$PERF" record -q -e sched:sched_switch -a -o - -- sleep 0.05 > "$T/real-pipe.data" 2> "$T/rec.err" ||
 	fail "perf record -o - failed: $(tail -1 "$T/rec.err")"
 for f in real real-pipe; do
 	if [ $f = real ]; then in="$T/$f.data"; else in=-; fi
 	"$PERF" script -i "$in" -F cpu,trace < "$T/$f.data" 2>/dev/null |
 		sed -n 's/^\[0*\([0-9][0-9]*\)\].* next_pid=\([0-9]*\) .*/\1 \2/p' |
-		awk '{ n[$1]++; if ($2 != 0 && !seen[$1 " " $2]++) t[$1]++ }
+		awk '{ if (!($1 in last) || last[$1] != $2) n[$1]++; last[$1] = $2
+		       if ($2 != 0 && !seen[$1 " " $2]++) t[$1]++ }
 		     END { for (c in n) print c, n[c], t[c] + 0 }' | sort -n > "$T/perf.cpus"
 	[ -s "$T/perf.cpus" ] || fail "$f: perf script shows no sched_switch"
 	"$PTCONV" info --json "$T/$f.data" > "$T/info.json" 2> "$T/info.err" || fail "$f: ptconv info failed"

@@ -673,6 +673,30 @@ int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
 	return 0;
 }
 
+size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t0, uint64_t t1,
+			      void (*fn)(void *arg, uint32_t pid, uint32_t tid), void *arg)
+{
+	const struct sb_cpu *c;
+	size_t lo, hi, n = 0;
+
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
+		return 0;
+	c = &sb->cpus[cpu];
+	/* first entry with time > t0 */
+	lo = 0;
+	hi = c->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->v[mid].time <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->n && c->v[lo].time <= t1; lo++, n++)
+		fn(arg, c->v[lo].pid, c->v[lo].tid);
+	return n;
+}
+
 size_t ptc_sb_cpu_switches(const struct ptc_sideband *sb, int cpu)
 {
 	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)

@@ -567,6 +567,38 @@ static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid,
 	return t ? &t->pt : NULL;
 }
 
+struct between {
+	struct conv *c;
+	struct ptc_pt_thread **out;
+	size_t max, n;
+};
+
+static void between_one(void *arg, uint32_t pid, uint32_t tid)
+{
+	struct between *b = arg;
+	struct cthread *t;
+
+	if (!tid || b->n >= b->max)
+		return;	/* idle, or enough */
+	t = get_thread(b->c, pid, tid, NULL);
+	if (t)
+		b->out[b->n++] = &t->pt;
+}
+
+static size_t env_threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
+				  struct ptc_pt_thread **out, size_t max)
+{
+	struct between b = { ctx, out, max, 0 };
+	struct conv *c = ctx;
+
+	if (!c->sb || c->per_thread || c->per_cpu_out)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	ptc_sb_threads_between(c->sb, cpu, t0, t1, between_one, &b);
+	pthread_mutex_unlock(&c->lock);
+	return b.n;
+}
+
 /* ---- images ---- */
 
 static void report_missing(struct conv *c, const char *what)
@@ -1020,19 +1052,19 @@ static int queue_next_window(struct conv *c, struct queue *q)
 {
 	const struct run *rn = &q->runs[q->cur - 1];
 	struct run w;
-	uint64_t want = WINDOW;
+	uint64_t want = WINDOW, max = (uint64_t)WINDOW * WINDOW_GROWTH, next = 0, lost = rn->lost;
+	int cause = PTC_GAP_AUX_LOST, fresh = q->wpos == rn->start || q->skipped;
+	const char *why = rn->why;
 	const char *env = getenv("PTCONV_WINDOW_BYTES");	/* for tests: many windows */
-
-	if (env && strtoull(env, NULL, 0) >= 64)
-		want = strtoull(env, NULL, 0);
+	char msg[160];
 	size_t cut;
 	int err;
 
-	uint64_t max = want * WINDOW_GROWTH, next = 0, lost = rn->lost;
-	int cause = PTC_GAP_AUX_LOST, fresh = q->wpos == rn->start || q->skipped;
-	const char *why = rn->why;
-	char msg[160];
-
+	if (env && strtoull(env, NULL, 0) >= 64)
+		want = strtoull(env, NULL, 0);
+	env = getenv("PTCONV_WINDOW_MAX_BYTES");		/* for tests: a small limit */
+	if (env && strtoull(env, NULL, 0) >= want)
+		max = strtoull(env, NULL, 0);
 	for (;;) {
 		w.start = q->wpos;
 		w.end = rn->end - q->wpos > want ? q->wpos + want : rn->end;
@@ -1183,7 +1215,8 @@ static int decode_parallel(struct conv *c)
 static int decode_all(struct conv *c)
 {
 	const struct ptc_pt_env env = { .thread_at = env_thread_at, .region_at = env_region_at,
-					.orphan_gap = env_orphan_gap, .ctx = c };
+					.orphan_gap = env_orphan_gap, .threads_between = env_threads_between,
+					.ctx = c };
 	size_t i;
 	uint64_t total = 0, done = 0;
 	time_t t0 = time(NULL);

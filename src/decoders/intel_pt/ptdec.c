@@ -92,6 +92,14 @@ struct ptc_pt_decoder {
 	int have_tsc;
 
 	struct pending_gap pg;
+	/* A closed gap whose time span is not known yet: the threads switched
+	 * in on this CPU during it get the gap once time moves on. */
+	struct bystanders {
+		int pending;
+		struct ptc_gap gap;
+		struct ptc_pt_thread *owner, *resumer;
+		char detail[160];
+	} by;
 	uint64_t min_sync;	/* resync only at a PSB at or after this piece offset */
 	int piece_done;
 	struct ptc_pt_thread orphan;	/* walks while no thread is known */
@@ -392,6 +400,8 @@ static int commit_spec(struct ptc_pt_decoder *d)
 
 /* ---- time ---- */
 
+static int gap_to_bystanders(struct ptc_pt_decoder *d, uint64_t until);
+
 static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 {
 	uint64_t tsc;
@@ -407,6 +417,8 @@ static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 	d->tsc = tsc;
 	d->have_tsc = 1;
 	d->time = ptc_time_conv_ticks(&d->p.tc, tsc);
+	if (d->by.pending && d->time > d->by.gap.time)
+		gap_to_bystanders(d, d->time);	/* a sink error stays in its thread */
 }
 
 /* ---- gaps ---- */
@@ -515,6 +527,71 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 	d->have_idx = 0;
 }
 
+/* On a CPU's trace, the threads switched in while the data was lost lost
+ * branches too, though the trace never shows them running: each gets the
+ * gap, without a resume address (its stream restarts where it next runs)
+ * and without bytes (those are the owner's).  The span ends where time is
+ * next known after the gap (UINT64_MAX: the trace ended in it). */
+static int gap_to_bystanders(struct ptc_pt_decoder *d, uint64_t until)
+{
+	struct ptc_pt_thread *th[256];
+	size_t n, i, j;
+	int err = 0;
+
+	d->by.pending = 0;
+	n = d->env.threads_between(d->env.ctx, d->cpu, d->by.gap.time, until, th, 256);
+	/* The span may reach past the resumption: only the switches before
+	 * the resuming thread's last one (time order) fall in the gap. */
+	for (i = n; d->by.resumer && i > 0; i--)
+		if (th[i - 1] == d->by.resumer) {
+			n = i - 1;
+			break;
+		}
+	for (i = 0; i < n && err >= 0; i++) {
+		struct ptc_pt_thread *t = th[i];
+		if (!t || t == d->by.owner || t == d->by.resumer || t == &d->orphan)
+			continue;
+		for (j = 0; j < i && th[j] != t; j++)
+			;
+		if (j < i)
+			continue;	/* switched in twice */
+		ptc_pt_thread_flush(t);
+		t->pending_insns = 0;
+		t->depth = 0;
+		t->after_gap = 1;
+		err = emit_gap_to(d, t, &d->by.gap);
+	}
+	return err;
+}
+
+/* Remember gap g for the threads that ran during it (needs per-CPU
+ * sideband and the gap's time). */
+static int note_bystanders(struct ptc_pt_decoder *d, const struct ptc_gap *g, struct ptc_pt_thread *owner,
+			   struct ptc_pt_thread *resumer, int ended)
+{
+	int err = 0;
+
+	if (d->by.pending)
+		err = gap_to_bystanders(d, d->time);
+	if (!d->env.threads_between || d->cpu < 0 || !g->time)
+		return err;
+	d->by.gap = *g;
+	d->by.gap.resume_ip = 0;
+	d->by.gap.resume_offset = UINT64_MAX;
+	d->by.gap.lost_bytes = 0;
+	d->by.gap.lost_branches = UINT64_MAX;
+	snprintf(d->by.detail, sizeof(d->by.detail), "ran during: %s", g->detail ? g->detail : "");
+	d->by.gap.detail = d->by.detail;
+	d->by.owner = owner;
+	d->by.resumer = resumer;
+	d->by.pending = 1;
+	if (ended)
+		return gap_to_bystanders(d, UINT64_MAX);
+	if (d->time > g->time)
+		return gap_to_bystanders(d, d->time);
+	return err;
+}
+
 static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t resume_ip)
 {
 	struct pending_gap *pg = &d->pg;
@@ -542,6 +619,9 @@ static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t res
 		d->thr->after_gap = 1;
 		err = emit_gap_to(d, d->thr, &pg->gap);
 	}
+	if (err >= 0)
+		err = note_bystanders(d, &pg->gap, pg->thr, resume_off == UINT64_MAX ? NULL : d->thr,
+				      resume_off == UINT64_MAX);
 	return err;
 }
 
@@ -864,6 +944,12 @@ static int resync(struct ptc_pt_decoder *d)
 	}
 	d->status = st;
 	update_time(d, NULL);
+	/* libipt hands out the PSB+'s time with its first event, not through
+	 * pt_qry_time right after the sync: fetch that event now (run()
+	 * applies it next anyway), so that the thread running at this point
+	 * is looked up at this time, not at the time before the gap. */
+	if ((st & pts_event_pending) && !d->have_ev && fetch_event(d) == 0)
+		update_time(d, &d->ev);
 	if (!(st & pts_ip_suppressed))
 		return enable_at(d, ip);
 	return 0;

@@ -97,6 +97,10 @@ struct ptc_pt_env {
 			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
 	/* Optional: a gap nobody's thread can own (e.g. no thread known). */
 	void (*orphan_gap)(void *ctx, const struct ptc_gap *gap);
+	/* Optional: the threads switched in on cpu at a time in (t0, t1]:
+	 * up to max of them into out; returns how many it put there. */
+	size_t (*threads_between)(void *ctx, int cpu, uint64_t t0, uint64_t t1,
+				  struct ptc_pt_thread **out, size_t max);
 	void *ctx;
 };
 
