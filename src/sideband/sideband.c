@@ -645,20 +645,11 @@ struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count)
 	return sb->maps;
 }
 
-int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
-			 uint32_t *pid, uint32_t *tid)
+/* The index of a CPU's first switch entry later than time (c->n: none). */
+static size_t first_after(const struct sb_cpu *c, uint64_t time)
 {
-	const struct sb_cpu *c;
-	size_t lo, hi;
+	size_t lo = 0, hi = c->n;
 
-	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
-		return -ptc_err_not_found;
-	c = &sb->cpus[cpu];
-	if (!c->n)
-		return -ptc_err_not_found;
-	/* last entry with time <= t */
-	lo = 0;
-	hi = c->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (c->v[mid].time <= time)
@@ -666,6 +657,21 @@ int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
+			 uint32_t *pid, uint32_t *tid)
+{
+	const struct sb_cpu *c;
+	size_t lo;
+
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
+		return -ptc_err_not_found;
+	c = &sb->cpus[cpu];
+	if (!c->n)
+		return -ptc_err_not_found;
+	lo = first_after(c, time);	/* the entry before it is the one running */
 	if (!time || lo == 0)
 		lo = 1;
 	*pid = c->v[lo - 1].pid;
@@ -677,22 +683,12 @@ size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t
 			      void (*fn)(void *arg, uint32_t pid, uint32_t tid), void *arg)
 {
 	const struct sb_cpu *c;
-	size_t lo, hi, n = 0;
+	size_t lo, n = 0;
 
 	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
 		return 0;
 	c = &sb->cpus[cpu];
-	/* first entry with time > t0 */
-	lo = 0;
-	hi = c->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->v[mid].time <= t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < c->n && c->v[lo].time <= t1; lo++, n++)
+	for (lo = first_after(c, t0); lo < c->n && c->v[lo].time <= t1; lo++, n++)
 		fn(arg, c->v[lo].pid, c->v[lo].tid);
 	return n;
 }
