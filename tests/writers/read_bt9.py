@@ -3,11 +3,12 @@
 shared format notes): header counts present, dummy first and last node,
 unique node addresses, unique edges per (source, taken target or 0), known
 classes, counts that add up.  Compares the edge sequence with the ground
-truth.  usage: read_bt9.py FILE.bt9.gz X.truth [--parts N]
+truth.  usage: read_bt9.py FILE.bt9.gz X.truth [--parts N] [--lost-end]
 With --parts N the recording lost data N times: the trace is then FILE and
-its part files FILE.part1.bt9.gz .. partN (ptconv-formats(5)), each a
-complete BT9 trace of a gap-free run of the truth's branches, in order:
-the first from the truth's start, the last up to its end."""
+its part files NAME.part1.bt9.gz .. partN of FILE NAME.bt9.gz
+(ptconv-formats(5)), each a complete BT9 trace of a gap-free run of the
+truth's branches, in order: the first from the truth's start, the last up
+to its end (with --lost-end: before it, the recording ends in a loss)."""
 import gzip
 import sys
 
@@ -128,9 +129,9 @@ def expected(want):
 def main():
     want, _ = truth.load(sys.argv[2])
     exp = expected(want)
-    parts = truth.parts_args(sys.argv, 3)
+    parts, lost_end = truth.parts_args(sys.argv, 3)
     files = truth.part_files(sys.argv[1], ".bt9.gz", parts)
-    if not parts:
+    if not parts and not lost_end:
         hdr, got, icnts = parse(sys.argv[1])
         truth.compare("bt9 sequence", got, exp)
         # instruction counts: inst_cnt of each traversal = non-branch instructions to the next branch
@@ -141,7 +142,7 @@ def main():
         print("bt9: %d branches match the ground truth" % len(got))
         return
     parsed = [parse(f) for f in files]
-    pos = truth.runs("bt9 sequence", [got for _, got, _ in parsed], exp)
+    pos = truth.runs("bt9 sequence", [got for _, got, _ in parsed], exp, lost_end)
     n = 0
     for k, (p, (hdr, got, icnts)) in enumerate(zip(pos, parsed)):
         # the first count of a part after a gap starts at the resume IP

@@ -3,12 +3,12 @@
 (unconditional branches taken, loads with an output register, at most 3
 inputs for non-stores, known classes and registers) and comparing
 instructions and branches with the ground truth.
-usage: read_cbp2025.py FILE.cbp2025.gz X.truth X.ips [--parts N]
+usage: read_cbp2025.py FILE.cbp2025.gz X.truth X.ips [--parts N] [--lost-end]
 With --parts N the recording lost data N times: FILE and its part files
 NAME.partK.cbp2025.gz of FILE NAME.cbp2025.gz (ptconv-formats(5)) must each
 be a run of the executed instructions, the first from the start, the last
 to the end, each non-final part ending with the last branch before the
-loss."""
+loss; with --lost-end the last part too (the recording ends in a loss)."""
 import gzip
 import struct
 import sys
@@ -70,11 +70,12 @@ def read(path):
 
 def main():
     want, _ = truth.load(sys.argv[2])
-    parts = truth.parts_args(sys.argv, 4)
+    parts, lost_end = truth.parts_args(sys.argv, 4)
     files = truth.part_files(sys.argv[1], ".cbp2025.gz", parts)
     truth.instruction_parts("cbp2025", [read(f) for f in files], truth.load_ips(sys.argv[3]), want,
                             lambda rs, p: [(p + i,) + r for i, r in enumerate(rs) if r[1] in BRANCH],
-                            lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.target if b.taken else None))
+                            lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.target if b.taken else None),
+                            lost_end)
 
 
 if __name__ == "__main__":

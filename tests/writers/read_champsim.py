@@ -2,11 +2,13 @@
 """Independent ChampSim input_instr reader.  Classifies every record the way
 ChampSim's front end does, from its registers alone (IP 26, SP 6, FLAGS 25),
 and compares instructions and branches with the ground truth.
-usage: read_champsim.py FILE.champsim.{xz,gz} X.truth X.ips [--parts N]
+usage: read_champsim.py FILE.champsim.{xz,gz} X.truth X.ips [--parts N] [--lost-end]
 With --parts N the recording lost data N times: FILE and its part files
-NAME.partK.champsim.xz of FILE NAME.champsim.xz (ptconv-formats(5)) must each be a run of the
-executed instructions, the first from the start, the last to the end, each
-non-final part ending with the last branch before the loss."""
+NAME.partK.champsim.xz of FILE NAME.champsim.xz (ptconv-formats(5)) must
+each be a run of the executed instructions, the first from the start, the
+last to the end, each non-final part ending with the last branch before
+the loss; with --lost-end the last part too (the recording ends in a
+loss)."""
 import gzip
 import lzma
 import struct
@@ -73,12 +75,13 @@ def branches(recs, start):
 def main():
     path = sys.argv[1]
     want, _ = truth.load(sys.argv[2])
-    parts = truth.parts_args(sys.argv, 4)
+    parts, lost_end = truth.parts_args(sys.argv, 4)
     files = truth.part_files(path, path[path.rindex(".champsim"):], parts)
     # far transfers (syscall) are non-branches here; the last record's
     # successor is not in its file
     truth.instruction_parts("champsim", [read(f) for f in files], truth.load_ips(sys.argv[3]), want, branches,
-                            lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.dest() if q + 1 < end else None))
+                            lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.dest() if q + 1 < end else None),
+                            lost_end)
 
 
 if __name__ == "__main__":

@@ -98,18 +98,19 @@ def part_files(path, ext, parts):
     return files
 
 
-def runs(name, seqs, whole):
+def runs(name, seqs, whole, lost_end=False):
     """Where each of seqs (the parts' items, in order) stands in whole: the
-    first at its start, the last ending at its end, each a non-empty run
-    strictly after the previous one (something was lost in between).
-    Returns the start positions."""
+    first at its start, the last ending at its end (lost_end: before its
+    end, the stream ended in a loss), each a non-empty run strictly after
+    the previous one (something was lost in between).  Returns the start
+    positions."""
     at, pos = 0, []
     for k, got in enumerate(seqs):
         if not got:
             fail("%s part %d is empty" % (name, k))
         if k == 0:
             p = 0
-        elif k == len(seqs) - 1:
+        elif k == len(seqs) - 1 and not lost_end:
             p = len(whole) - len(got)
         else:
             p = next((i for i in range(at + 1, len(whole) - len(got) + 1)
@@ -119,22 +120,26 @@ def runs(name, seqs, whole):
         compare("%s part %d" % (name, k), got, whole[p:p + len(got)])
         pos.append(p)
         at = p + len(got)
-    if at != len(whole):
-        fail("%s: the last part ends at %d of %d" % (name, at, len(whole)))
+    if (at == len(whole)) == lost_end:
+        fail("%s: the last part ends at %d of %d%s" % (name, at, len(whole), " (want a loss at the end)" if lost_end else ""))
     return pos
 
 
 def parts_args(argv, i):
-    """N from `--parts N` at argv[i], else 0."""
-    return int(argv[i + 1]) if len(argv) > i + 1 and argv[i] == "--parts" else 0
+    """The options from argv[i] on: `--parts N` (N losses, default 0) and
+    `--lost-end` (the stream ended in one of them, so the last part stops
+    before the truth's end and no part follows)."""
+    opts = argv[i:]
+    n = int(opts[opts.index("--parts") + 1]) if "--parts" in opts else 0
+    return n, "--lost-end" in opts
 
 
-def instruction_parts(name, recs, ips, want, got_of, want_of):
+def instruction_parts(name, recs, ips, want, got_of, want_of, lost_end=False):
     """For the per-instruction formats: recs are the records of each part
     file (address first), ips the stepper's list (None: not available, then
     there must be one file).  Each part must be a run of the executed
     instructions (runs()), and one before a loss must end with the last
-    branch before it.  got_of(records, start) lists a file's branches,
+    branch before it (the last part too with lost_end).  got_of(records, start) lists a file's branches,
     want_of(position, branch, end) the expected item for a branch of the
     truth (far transfers are left out: no format here calls them
     branches)."""
@@ -143,8 +148,8 @@ def instruction_parts(name, recs, ips, want, got_of, want_of):
     if ips is not None:
         if len(ips) != total:
             fail("oracles disagree: %d instructions listed, the truth counts %d" % (len(ips), total))
-        starts = runs(name + " instructions", seqs, ips)
-    elif len(seqs) > 1:
+        starts = runs(name + " instructions", seqs, ips, lost_end)
+    elif len(seqs) > 1 or lost_end:
         fail("part files need the instruction list")
     elif len(seqs[0]) != total:
         fail("%s: %d instructions, want %d" % (name, len(seqs[0]), total))
@@ -157,14 +162,14 @@ def instruction_parts(name, recs, ips, want, got_of, want_of):
     n = 0
     for k, (p, rs) in enumerate(zip(starts, recs)):
         end = p + len(rs)
-        if k < len(recs) - 1 and end - 1 not in at:
+        if (k < len(recs) - 1 or lost_end) and end - 1 not in at:
             fail("%s part %d does not end with a branch" % (name, k))
         got = got_of(rs, p)
         exp = [want_of(q, b, end) for q, b in sorted(at.items()) if p <= q < end and b.kind != 6]
         compare("%s part %d branches" % (name, k) if len(recs) > 1 else name + " branches", got, exp)
         n += len(got)
     have = sum(len(rs) for rs in recs)
-    if len(recs) > 1:
+    if len(recs) > 1 or lost_end:
         print("%s: %d parts, %d instructions and %d branches are runs of the ground truth (%d instructions lost)"
               % (name, len(recs), have, n, total - have))
     else:
