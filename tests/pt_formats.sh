@@ -52,6 +52,8 @@ convert() {	# OUT ENGINE ENCODER-OPTIONS... (the truth is $truth)
 	# exact conversions: no gap, no writer warning (e.g. missing code bytes)
 	grep -q "warning" "$T/conv.err" && { cat "$T/conv.err" >&2; fail "warnings ($eng, $*)"; }
 	grep -q " 0 gaps (" "$T/conv.err" || { cat "$T/conv.err" >&2; fail "gaps ($eng, $*)"; }
+	# and so one file per format and thread
+	ls "$out" | grep '\.part[0-9]' && fail "part files without a loss ($eng, $*)"
 	return 0
 }
 
@@ -113,30 +115,53 @@ for case in "walker" "libipt" "walker --noretcomp --timing=tsc,mtc,cyc" "walker 
 	echo "ok - $case: every format equals the ground truth"
 done
 
-# Losses: an overflow and a full AUX buffer (ptgen-encode --ovf-at,
-# --truncate; the encoder's --gaps file says where it lost data).  BT9
-# splits into one complete file per gap-free run (trace.TID.bt9.gz, then
-# trace.TID.part1.bt9.gz), xtrace marks the loss with an XGAP token; the
-# independent readers check that each run is a run of the truth's branches
-# (instructions), the first from the start, the last up to the end.
+# Losses: an overflow, a full AUX buffer, both, and an overflow that lasts
+# to the end (ptgen-encode --ovf-at, --truncate; the encoder's --gaps file
+# says where it lost data).  BT9, ChampSim and CBP2025 split into one
+# complete file per gap-free run (trace.TID.EXT, then trace.TID.part1.EXT),
+# xtrace marks the loss with an XGAP token; the independent readers check
+# that each run is a run of the truth's branches (instructions), the first
+# from the start, the last up to the end (or, when the stream ends in the
+# loss, up to it: no empty part then), and that a ChampSim or CBP2025 part
+# before a loss ends with the last branch before it.  champsim:gz once, to
+# check both names.  Each case: the part files wanted (end: one file, the
+# loss at the end), then the encoder options.
 truth="$T/prog.truth"
-for loss in "--ovf-at 3000:100" "--truncate 200@1500"; do
+for case in "1 --ovf-at 3000:100" "1 --truncate 200@1500" "2 --ovf-at 3000:100 --truncate 200@1500" \
+	    "end --ovf-at 3000:100000"; do
+	set -- $case
+	n=$1
+	shift
+	loss=$*
+	case $n in
+	end) parts=--lost-end nloss=1 what="one file ending at the loss" ;;
+	*) parts="--parts $n" nloss=$n what="$((n + 1)) files" ;;
+	esac
+	case $loss in --ovf*) cs=champsim.xz cso=champsim ;; *) cs=champsim.gz cso=champsim:gz ;; esac
 	rm -rf "$T/out" "$T/t.data"
 	"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --gaps "$T/gaps" $loss "$truth" 2>"$T/enc.err" ||
 		fail "ptgen-encode $loss: $(tail -1 "$T/enc.err")"
-	[ $(wc -l < "$T/gaps") = 1 ] || fail "ptgen-encode $loss: want one loss, have $(cat "$T/gaps")"
-	"$PTCONV" convert "$T/t.data" -f ptconv,bt9,xtrace -o "$T/out" --buildid-dir "$T/bid" -q
+	# (a loss without resumption ends the file without a newline)
+	[ $(grep -c '' "$T/gaps") = $nloss ] || fail "ptgen-encode $loss: want $nloss losses, have $(cat "$T/gaps")"
+	"$PTCONV" convert "$T/t.data" -f ptconv,bt9,$cso,cbp2025,xtrace -o "$T/out" --buildid-dir "$T/bid" -q
 	st=$?
 	[ $st -le 1 ] || fail "ptconv exited $st ($loss)"
 	set -- "$T"/out/trace.*.ptc
 	tid=$(basename "$1" .ptc)
 	tid=${tid#trace.}
-	"$PTCONV" stats "$1" | grep -q '^gaps: 1 ' || fail "stats: not one gap ($loss)"
-	python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" --parts 1 || fail "bt9 parts ($loss)"
-	python3 "$W/read_xtrace.py" "$T/out" "$truth" "$T/prog.ips" 1000000 1 || fail "xtrace gaps ($loss)"
-	"$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin | grep -q '^# gap: cause' || fail "dump shows no xtrace gap ($loss)"
+	"$PTCONV" stats "$1" | grep -q "^gaps: $nloss " || fail "stats: not $nloss gaps ($loss)"
+	python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" $parts || fail "bt9 parts ($loss)"
+	python3 "$W/read_champsim.py" "$T/out/trace.$tid.$cs" "$truth" "$T/prog.ips" $parts ||
+		fail "champsim parts ($loss)"
+	python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$truth" "$T/prog.ips" $parts ||
+		fail "cbp2025 parts ($loss)"
+	if [ $n != end ]; then
+		python3 "$W/read_xtrace.py" "$T/out" "$truth" "$T/prog.ips" 1000000 $nloss || fail "xtrace gaps ($loss)"
+		"$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin | grep -q '^# gap: cause' ||
+			fail "dump shows no xtrace gap ($loss)"
+	fi
 	check_summary "$T/out"
-	echo "ok - $loss: bt9 in two parts, one xtrace XGAP, both runs of the ground truth"
+	echo "ok - $loss: bt9, $cs and cbp2025 in $what, all runs of the ground truth"
 done
 
 # Per-format options in the -f list: compression levels, champsim as .gz.

@@ -38,9 +38,8 @@ struct bedge {
 struct bt9 {
 	struct ptc_wctx *c;
 	const struct ptc_writer_config *cfg;
-	struct ptc_thread_info thread;
-	unsigned part;			/* gap-free segment being written, 0 first */
-	char path[4096], seqpath[4200];
+	struct ptc_wparts parts;	/* one file per gap-free run */
+	char seqpath[4200];
 	struct ptc_zout *seq;
 	struct ptc_walker walk;
 	struct bnode *nodes;		/* [0] is the dummy source */
@@ -49,7 +48,7 @@ struct bt9 {
 	size_t n_edges, cap_edges;
 	struct ptc_map node_of, edge_of;
 	uint32_t prev_edge;		/* edge of the previous branch, awaiting its dst */
-	uint64_t branches, insns, conflicts, node_conflicts, gaps;
+	uint64_t branches, insns, conflicts, node_conflicts;
 	char line[32];
 };
 
@@ -164,37 +163,27 @@ static int bt9_branch(struct bt9 *w, const struct ptc_branch *b)
 
 static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 {
+	struct bt9 *w = st;
 	size_t i;
 	int err;
 
+	if (n && (err = ptc_wparts_want(&w->parts)) < 0)
+		return err;
 	for (i = 0; i < n; i++)
 		if ((err = bt9_branch(st, &b[i])) < 0)
 			return err;
 	return 0;
 }
 
-static int seg_finish(struct bt9 *w);
-static int seg_start(struct bt9 *w);
-
-/* A loss ends the segment: the CBP2016 framework reads one unbroken edge
+/* A loss ends the part: the CBP2016 framework reads one unbroken edge
  * sequence per file, so the branches after a lost stretch go to the next
  * part file (ptconv-formats(5)).  A stream start is no loss (tracing
- * resumed where user mode did, e.g. after an interrupt) and a gap before
- * any branch of the part changes nothing. */
+ * resumed where user mode did, e.g. after an interrupt). */
 static int bt9_gap(void *st, const struct ptc_gap *g)
 {
 	struct bt9 *w = st;
-	int err;
 
-	if (g->cause == PTC_GAP_START)
-		return 0;
-	w->gaps++;
-	if (!w->branches)
-		return 0;
-	if ((err = seg_finish(w)) < 0)
-		return err;
-	w->part++;
-	return seg_start(w);
+	return ptc_wparts_gap(&w->parts, g);
 }
 
 static const char *class_of(uint8_t kind)
@@ -210,8 +199,10 @@ static const char *class_of(uint8_t kind)
 	}
 }
 
-static int seg_finish(struct bt9 *w)
+static int seg_finish(void *st)
 {
+	struct bt9 *w = st;
+	const char *path = w->parts.path;
 	struct ptc_zout *z = NULL;
 	uint32_t sink = (uint32_t)w->n_nodes;
 	size_t i;
@@ -227,8 +218,8 @@ static int seg_finish(struct bt9 *w)
 	w->seq = NULL;
 	if (w->edges[w->prev_edge].count == 1 && w->edges[w->prev_edge].dst == SINK)
 		w->edges[w->prev_edge].inst_cnt = 0;
-	if (ptc_zout_open(&z, w->path, PTC_Z_GZIP, w->cfg->level) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+	if (ptc_zout_open(&z, path, PTC_Z_GZIP, w->cfg->level) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
 #define P(...) do { if ((err = ptc_zout_printf(z, __VA_ARGS__)) < 0) goto io; } while (0)
 	P("BT9_SPA_TRACE_FORMAT\nbt9_minor_version: 0\nhas_physical_address: 0\n");
 	P("total_instruction_count: %" PRIu64 "\n", w->insns);
@@ -260,10 +251,10 @@ static int seg_finish(struct bt9 *w)
 	if (!in)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
 	{
-		FILE *out = fopen(w->path, "ab");
+		FILE *out = fopen(path, "ab");
 		if (!out) {
 			fclose(in);
-			return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+			return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
 		}
 		while ((k = fread(buf, 1, sizeof(buf), in)) > 0)
 			if (fwrite(buf, 1, k, out) != k)
@@ -271,11 +262,11 @@ static int seg_finish(struct bt9 *w)
 		err = ferror(in) || ferror(out);
 		fclose(in);
 		if (fclose(out) || err)
-			return ptc_wfail(w->c, ptc_err_io, "%s: append: %s", w->path, strerror(errno));
+			return ptc_wfail(w->c, ptc_err_io, "%s: append: %s", path, strerror(errno));
 	}
 	unlink(w->seqpath);
-	if (ptc_zout_append(&z, w->path, PTC_Z_GZIP, w->cfg->level) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+	if (ptc_zout_append(&z, path, PTC_Z_GZIP, w->cfg->level) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
 	P("EOF\n");
 	if ((err = ptc_zout_close(z)) < 0) {
 		z = NULL;
@@ -284,17 +275,19 @@ static int seg_finish(struct bt9 *w)
 	if (w->conflicts || w->node_conflicts)
 		ptc_wwarn(w->c, "%s: %" PRIu64 " transitions differ from their edge's first destination"
 			  " (asynchronous events), %" PRIu64 " branches reuse an address with another kind",
-			  w->path, w->conflicts, w->node_conflicts);
+			  path, w->conflicts, w->node_conflicts);
 	return 0;
 io:
 	ptc_zout_abort(z);
-	return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
+	return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", path, strerror(errno));
 #undef P
 }
 
 static int bt9_finish(void *st)
 {
-	return seg_finish(st);
+	struct bt9 *w = st;
+
+	return ptc_wparts_close(&w->parts);
 }
 
 /* Drop the tables of the finished part. */
@@ -315,10 +308,10 @@ static void seg_free(struct bt9 *w)
 }
 
 /* Start a part file: the dummy source node and first edge, the sequence
- * side file.  Part 0 is trace.TID.bt9.gz, part N trace.TID.partN.bt9.gz. */
-static int seg_start(struct bt9 *w)
+ * side file. */
+static int seg_start(void *st)
 {
-	char suffix[64];
+	struct bt9 *w = st;
 	int err;
 
 	seg_free(w);
@@ -334,13 +327,7 @@ static int seg_start(struct bt9 *w)
 	w->edges[0].dst = SINK;
 	w->edges[0].count = 1;
 	w->n_edges = 1;
-	if (w->part)
-		snprintf(suffix, sizeof(suffix), "part%u.bt9.gz", w->part);
-	else
-		snprintf(suffix, sizeof(suffix), "bt9.gz");
-	if (ptc_wpath(w->path, sizeof(w->path), w->cfg, &w->thread, suffix) < 0)
-		return ptc_wfail(w->c, ptc_err_invalid, "bt9: output path too long");
-	snprintf(w->seqpath, sizeof(w->seqpath), "%s.seq.tmp", w->path);
+	snprintf(w->seqpath, sizeof(w->seqpath), "%s.seq.tmp", w->parts.path);
 	if ((err = ptc_zout_open(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level)) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
 	return 0;
@@ -364,12 +351,11 @@ static int bt9_open(void **st, const struct ptc_writer_config *cfg,
 		return -ptc_err_nomem;
 	w->c = c;
 	w->cfg = cfg;
-	if (t)
-		w->thread = *t;
-	else
-		w->thread.cpu = -1;
-	w->thread.comm = NULL;
-	if ((err = seg_start(w)) < 0) {
+	ptc_wparts_init(&w->parts, cfg, t, c, "bt9.gz");
+	w->parts.open = seg_start;
+	w->parts.close = seg_finish;
+	w->parts.st = w;
+	if ((err = ptc_wparts_open(&w->parts)) < 0) {
 		bt9_free(w);
 		return err;
 	}

@@ -5,7 +5,6 @@
  * what Intel PT does not record (effective addresses, register values) is
  * written as 0.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +26,7 @@ enum { R_SP = 31, R_SIMD = 32, R_FLAGS = 64, R_NONE = 255 };
 
 struct cbp {
 	struct ptc_wctx *c;
-	char path[4096];
-	struct ptc_zout *z;
+	struct ptc_wparts parts;	/* one file per gap-free run */
 	struct ptc_walker walk;
 };
 
@@ -151,8 +149,9 @@ static int cbp_insn(void *ctx, const struct ptc_insn *in, const struct ptc_branc
 		memset(rec + n, 0, v);	/* values: not traced */
 		n += v;
 	}
-	if (ptc_zout_write(w->z, rec, n) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(ptc_zout_errno(w->z)));
+	if (ptc_zout_write(w->parts.z, rec, n) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->parts.path,
+				 strerror(ptc_zout_errno(w->parts.z)));
 	return 0;
 }
 
@@ -162,34 +161,37 @@ static int cbp_branches(void *st, const struct ptc_branch *b, size_t n)
 	size_t i;
 	int err;
 
+	if (n && (err = ptc_wparts_want(&w->parts)) < 0)
+		return err;
 	for (i = 0; i < n; i++)
 		if ((err = ptc_walk_branch(&w->walk, &b[i], cbp_insn, w)) < 0)
 			return err;
 	return 0;
 }
 
+/* The simulator takes a record's successor from the next record, so a
+ * loss ends the file: the records from where decoding resumed go to the
+ * next part (ptconv-formats(5)). */
 static int cbp_gap(void *st, const struct ptc_gap *g)
 {
 	struct cbp *w = st;
 
 	ptc_walk_gap(&w->walk, g);
-	return 0;
+	return ptc_wparts_gap(&w->parts, g);
 }
 
 static int cbp_finish(void *st)
 {
 	struct cbp *w = st;
-	int err = ptc_zout_close(w->z);
 
-	w->z = NULL;
-	return err < 0 ? ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->path) : 0;
+	return ptc_wparts_close(&w->parts);
 }
 
 static void cbp_free(void *st)
 {
 	struct cbp *w = st;
 
-	ptc_zout_abort(w->z);
+	ptc_wparts_free(&w->parts);
 	ptc_walker_fini(&w->walk);
 	free(w);
 }
@@ -198,6 +200,7 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 		    const struct ptc_thread_info *t, struct ptc_wctx *c)
 {
 	struct cbp *w;
+	int err;
 
 	if (!cfg->code)
 		return ptc_wfail(c, ptc_err_invalid, "cbp2025: needs the code bytes");
@@ -206,13 +209,10 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 		return -ptc_err_nomem;
 	w->c = c;
 	ptc_walker_init(&w->walk, cfg, c);
-	if (ptc_wpath(w->path, sizeof(w->path), cfg, t, "cbp2025.gz") < 0) {
-		ptc_walker_fini(&w->walk);
-		free(w);
-		return ptc_wfail(c, ptc_err_invalid, "cbp2025: output path too long");
-	}
-	if (ptc_zout_open(&w->z, w->path, PTC_Z_GZIP, cfg->level) < 0) {
-		int err = ptc_wfail(c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+	ptc_wparts_init(&w->parts, cfg, t, c, "cbp2025.gz");
+	w->parts.zkind = PTC_Z_GZIP;
+	w->parts.level = cfg->level;
+	if ((err = ptc_wparts_open(&w->parts)) < 0) {
 		ptc_walker_fini(&w->walk);
 		free(w);
 		return err;

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/trace_event.h"
 #include "writers/writers.h"
+#include "writers/wutil.h"
 
 /* Shared state a format reports errors and warnings into. */
 struct ptc_wctx {
@@ -25,6 +26,57 @@ void ptc_wwarn(struct ptc_wctx *c, const char *fmt, ...)
 /* Build "outdir/prefix.TID.suffix" into buf. */
 int ptc_wpath(char *buf, size_t size, const struct ptc_writer_config *cfg,
 	      const struct ptc_thread_info *t, const char *suffix);
+
+/* A thread's output split at losses (ptconv-formats(5)): one complete file
+ * per gap-free run, PREFIX.TID.EXT first, then PREFIX.TID.partN.EXT for
+ * the records after the N-th loss.  Formats whose files cannot say "data
+ * was lost here" (BT9, ChampSim, CBP2025) use it, so that no record is
+ * followed by one that did not run after it.  A stream (re)start is no
+ * loss; a loss before any record of a part starts no new part, and the
+ * part after a loss is created by its first record (a loss at the end
+ * leaves no empty file). */
+struct ptc_wparts {
+	struct ptc_wctx *c;
+	const struct ptc_writer_config *cfg;
+	struct ptc_thread_info thread;
+	const char *ext;		/* "bt9.gz", "champsim.xz", ... */
+	/* How a part is written: by the format (open and close on st, the
+	 * file being path), or when open is NULL as one compressed stream z
+	 * of zkind at level. */
+	int (*open)(void *st);
+	int (*close)(void *st);
+	void *st;
+	enum ptc_zkind zkind;
+	int level;
+	struct ptc_zout *z;
+	char path[4096];		/* the part being written, or the last one */
+	unsigned part;			/* its number, 0 for the first */
+	int is_open, has_records;
+	uint64_t losses;		/* loss gaps seen (not stream starts) */
+};
+
+/* Set up p (the caller then sets open/close/st or zkind/level) without
+ * creating a file. */
+void ptc_wparts_init(struct ptc_wparts *p, const struct ptc_writer_config *cfg,
+		     const struct ptc_thread_info *t, struct ptc_wctx *c, const char *ext);
+/* Create the file of part p->part. */
+int ptc_wparts_open(struct ptc_wparts *p);
+/* Before writing records: opens the part that follows a loss. */
+static inline int ptc_wparts_want(struct ptc_wparts *p)
+{
+	int err;
+
+	if (!p->is_open && (err = ptc_wparts_open(p)) < 0)
+		return err;
+	p->has_records = 1;
+	return 0;
+}
+/* A gap: a loss after records of the part ends the part. */
+int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g);
+/* Finish the part being written, if any. */
+int ptc_wparts_close(struct ptc_wparts *p);
+/* Error paths: drop the stream without finishing it. */
+void ptc_wparts_free(struct ptc_wparts *p);
 
 struct ptc_fmt_ops {
 	struct ptc_writer_format fmt;

@@ -171,6 +171,77 @@ int ptc_wpath(char *buf, size_t size, const struct ptc_writer_config *cfg,
 	return n < 0 || (size_t)n >= size ? -ptc_err_invalid : 0;
 }
 
+void ptc_wparts_init(struct ptc_wparts *p, const struct ptc_writer_config *cfg,
+		     const struct ptc_thread_info *t, struct ptc_wctx *c, const char *ext)
+{
+	memset(p, 0, sizeof(*p));
+	p->c = c;
+	p->cfg = cfg;
+	if (t)
+		p->thread = *t;
+	else
+		p->thread.cpu = -1;
+	p->thread.comm = NULL;	/* not needed, and only valid during begin() */
+	p->ext = ext;
+}
+
+int ptc_wparts_open(struct ptc_wparts *p)
+{
+	char suffix[64];
+	int err;
+
+	if (p->part)
+		snprintf(suffix, sizeof(suffix), "part%u.%s", p->part, p->ext);
+	else
+		snprintf(suffix, sizeof(suffix), "%s", p->ext);
+	if (ptc_wpath(p->path, sizeof(p->path), p->cfg, &p->thread, suffix) < 0)
+		return ptc_wfail(p->c, ptc_err_invalid, "%s: output path too long", p->ext);
+	if (p->open) {
+		if ((err = p->open(p->st)) < 0)
+			return err;
+	} else if (ptc_zout_open(&p->z, p->path, p->zkind, p->level) < 0) {
+		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->path, strerror(errno));
+	}
+	p->is_open = 1;
+	p->has_records = 0;
+	return 0;
+}
+
+int ptc_wparts_close(struct ptc_wparts *p)
+{
+	int err;
+
+	if (!p->is_open)
+		return 0;
+	p->is_open = 0;
+	if (p->open)
+		return p->close(p->st);
+	err = ptc_zout_close(p->z);
+	p->z = NULL;
+	return err < 0 ? ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path) : 0;
+}
+
+int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g)
+{
+	int err;
+
+	if (g->cause == PTC_GAP_START)
+		return 0;
+	p->losses++;
+	if (!p->is_open || !p->has_records)
+		return 0;
+	err = ptc_wparts_close(p);
+	p->part++;
+	return err;
+}
+
+void ptc_wparts_free(struct ptc_wparts *p)
+{
+	ptc_zout_abort(p->z);
+	p->z = NULL;
+	p->is_open = 0;
+}
+
 struct ptc_writer {
 	struct ptc_writer_config cfg;
 	struct ptc_writer_config fcfg[NOPS];	/* each format's, with its -f options */

@@ -98,6 +98,25 @@ python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/p
 fmt cbp2025
 python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/prog.ips" || fail cbp2025
 
+# Losses as a decoder reports them (truth2fmt -g AT:COUNT: branches AT..
+# AT+COUNT-1 lost, then an overflow gap resuming where the last of them
+# went): one before anything (it loses nothing and splits nothing), two
+# back to back after branch 3100 (they start one part, not two), one at
+# 9000, and one 400 branches before the end that lasts to it (no empty part
+# after it).  bt9, champsim and cbp2025 must each be three files, runs of the
+# truth.
+n=$(grep -c '^B ' "$T/prog.truth")
+[ $n -gt 10000 ] || fail "want more than 10000 branches in the truth, have $n"
+fmt bt9,champsim,cbp2025 -g 0:0 -g 3000:100 -g 3100:0 -g 3100:7 -g 9000:20 -g $((n - 400)):1000
+set -- "$T"/out/trace.*.part2.bt9.gz
+tid=$(basename "$1" .part2.bt9.gz)
+python3 "$W/read_bt9.py" "$T/out/$tid.bt9.gz" "$T/prog.truth" --parts 2 --lost-end || fail "bt9 parts"
+python3 "$W/read_champsim.py" "$T/out/$tid.champsim.xz" "$T/prog.truth" "$T/prog.ips" --parts 2 --lost-end ||
+	fail "champsim parts"
+python3 "$W/read_cbp2025.py" "$T/out/$tid.cbp2025.gz" "$T/prog.truth" "$T/prog.ips" --parts 2 --lost-end ||
+	fail "cbp2025 parts"
+[ $(ls "$T/out" | wc -l) = 9 ] || fail "files after losses: $(ls "$T/out")"
+
 fmt xtrace -x 10000
 python3 "$W/read_xtrace.py" "$T/out" "$T/prog.truth" "$T/prog.ips" 10000 || fail xtrace
 "$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin > "$T/xdump" || fail "dump xtrace"

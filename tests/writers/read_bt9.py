@@ -3,13 +3,13 @@
 shared format notes): header counts present, dummy first and last node,
 unique node addresses, unique edges per (source, taken target or 0), known
 classes, counts that add up.  Compares the edge sequence with the ground
-truth.  usage: read_bt9.py FILE.bt9.gz X.truth [--parts N]
+truth.  usage: read_bt9.py FILE.bt9.gz X.truth [--parts N] [--lost-end]
 With --parts N the recording lost data N times: the trace is then FILE and
-its part files FILE.part1.bt9.gz .. partN (ptconv-formats(5)), each a
-complete BT9 trace of a gap-free run of the truth's branches, in order:
-the first from the truth's start, the last up to its end."""
+its part files NAME.part1.bt9.gz .. partN of FILE NAME.bt9.gz
+(ptconv-formats(5)), each a complete BT9 trace of a gap-free run of the
+truth's branches, in order: the first from the truth's start, the last up
+to its end (with --lost-end: before it, the recording ends in a loss)."""
 import gzip
-import os
 import sys
 
 import truth
@@ -129,8 +129,9 @@ def expected(want):
 def main():
     want, _ = truth.load(sys.argv[2])
     exp = expected(want)
-    parts = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--parts" else 0
-    if not parts:
+    parts, lost_end = truth.parts_args(sys.argv, 3)
+    files = truth.part_files(sys.argv[1], ".bt9.gz", parts)
+    if not parts and not lost_end:
         hdr, got, icnts = parse(sys.argv[1])
         truth.compare("bt9 sequence", got, exp)
         # instruction counts: inst_cnt of each traversal = non-branch instructions to the next branch
@@ -140,33 +141,15 @@ def main():
             truth.fail("total_instruction_count %d, want %d" % (hdr["total_instruction_count"], total))
         print("bt9: %d branches match the ground truth" % len(got))
         return
-    base = sys.argv[1][:-len(".bt9.gz")]
-    files = [sys.argv[1]] + ["%s.part%d.bt9.gz" % (base, k) for k in range(1, parts + 1)]
-    if os.path.exists("%s.part%d.bt9.gz" % (base, parts + 1)):
-        truth.fail("more than %d part files" % parts)
-    at, n = 0, 0
-    for k, f in enumerate(files):
-        if not os.path.exists(f):
-            truth.fail("missing part file %s" % f)
-        hdr, got, icnts = parse(f)
-        if not got:
-            truth.fail("%s: an empty part" % f)
-        if k == 0:
-            pos = 0
-        elif k == parts:
-            pos = len(exp) - len(got)
-        else:
-            pos = next((i for i in range(at, len(exp) - len(got) + 1) if exp[i:i + len(got)] == got), -1)
-        if pos < at or (k and pos == at):
-            truth.fail("%s: not a run of the truth after the previous part (at %d, %d)" % (f, pos, at))
-        truth.compare("bt9 part %d sequence" % k, got, exp[pos:pos + len(got)])
+    parsed = [parse(f) for f in files]
+    pos = truth.runs("bt9 sequence", [got for _, got, _ in parsed], exp, lost_end)
+    n = 0
+    for k, (p, (hdr, got, icnts)) in enumerate(zip(pos, parsed)):
         # the first count of a part after a gap starts at the resume IP
         first = 0 if k == 0 else 1
         truth.compare("bt9 part %d inst_cnt" % k, icnts[first:-1],
-                      [b.insns - 1 for b in want[pos + first:pos + len(got)]])
-        at, n = pos + len(got), n + len(got)
-    if at != len(exp):
-        truth.fail("the last part does not end with the truth")
+                      [b.insns - 1 for b in want[p + first:p + len(got)]])
+        n += len(got)
     print("bt9: %d parts, %d branches are runs of the ground truth (%d lost)" % (parts + 1, n, len(exp) - n))
 
 

@@ -3,7 +3,12 @@
 (unconditional branches taken, loads with an output register, at most 3
 inputs for non-stores, known classes and registers) and comparing
 instructions and branches with the ground truth.
-usage: read_cbp2025.py FILE.cbp2025.gz X.truth X.ips"""
+usage: read_cbp2025.py FILE.cbp2025.gz X.truth X.ips [--parts N] [--lost-end]
+With --parts N the recording lost data N times: FILE and its part files
+NAME.partK.cbp2025.gz of FILE NAME.cbp2025.gz (ptconv-formats(5)) must each
+be a run of the executed instructions, the first from the start, the last
+to the end, each non-final part ending with the last branch before the
+loss; with --lost-end the last part too (the recording ends in a loss)."""
 import gzip
 import struct
 import sys
@@ -15,8 +20,8 @@ BRANCH = {COND, UDIR, UIND, CDIR, CIND, RET}
 KIND = {0: UDIR, 1: UIND, 2: CDIR, 3: CIND, 4: RET, 5: COND}
 
 
-def main():
-    d = gzip.open(sys.argv[1], "rb").read()
+def read(path):
+    d = gzip.open(path, "rb").read()
     p, recs = 0, []
     while p < len(d):
         pc, cls = struct.unpack_from("<QB", d, p)
@@ -56,18 +61,21 @@ def main():
         if p > len(d):
             truth.fail("truncated record at 0x%x" % pc)
         recs.append((pc, cls, taken, target))
-    truth.compare("cbp2025 pcs", [r[0] for r in recs], truth.load_ips(sys.argv[3]))
-    got = [r for r in recs if r[1] in BRANCH]
-    want, _ = truth.load(sys.argv[2])
-    if len(recs) != sum(b.insns for b in want):
-        truth.fail("%d instructions, want %d" % (len(recs), sum(b.insns for b in want)))
-    exp = [(b.ip, KIND[b.kind], b.taken, b.target if b.taken else None) for b in want if b.kind != 6]
-    truth.compare("cbp2025 branches", got, exp)
     # A branch's successor is the next record (the x86 caveat: not pc + 4).
     for i, r in enumerate(recs[:-1]):
         if r[1] in BRANCH and r[2] and recs[i + 1][0] != r[3]:
             truth.fail("taken branch at 0x%x: next record at 0x%x" % (r[0], recs[i + 1][0]))
-    print("cbp2025: %d instructions, %d branches match the ground truth" % (len(recs), len(got)))
+    return recs
+
+
+def main():
+    want, _ = truth.load(sys.argv[2])
+    parts, lost_end = truth.parts_args(sys.argv, 4)
+    files = truth.part_files(sys.argv[1], ".cbp2025.gz", parts)
+    truth.instruction_parts("cbp2025", [read(f) for f in files], truth.load_ips(sys.argv[3]), want,
+                            lambda rs, p: [(p + i,) + r for i, r in enumerate(rs) if r[1] in BRANCH],
+                            lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.target if b.taken else None),
+                            lost_end)
 
 
 if __name__ == "__main__":

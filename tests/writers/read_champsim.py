@@ -2,7 +2,13 @@
 """Independent ChampSim input_instr reader.  Classifies every record the way
 ChampSim's front end does, from its registers alone (IP 26, SP 6, FLAGS 25),
 and compares instructions and branches with the ground truth.
-usage: read_champsim.py FILE.champsim.{xz,gz} X.truth X.ips"""
+usage: read_champsim.py FILE.champsim.{xz,gz} X.truth X.ips [--parts N] [--lost-end]
+With --parts N the recording lost data N times: FILE and its part files
+NAME.partK.champsim.xz of FILE NAME.champsim.xz (ptconv-formats(5)) must
+each be a run of the executed instructions, the first from the start, the
+last to the end, each non-final part ending with the last branch before
+the loss; with --lost-end the last part too (the recording ends in a
+loss)."""
 import gzip
 import lzma
 import struct
@@ -38,15 +44,17 @@ def classify(dst, src):
     return OTHER
 
 
-def main():
-    path = sys.argv[1]
+def read(path):
     op = lzma.open if path.endswith(".xz") else gzip.open
     data = op(path, "rb").read()
     if len(data) % 64:
-        truth.fail("size %d is not a multiple of 64" % len(data))
-    recs = [struct.unpack_from("<QBB2B4B2Q4Q", data, i) for i in range(0, len(data), 64)]
-    ips = truth.load_ips(sys.argv[3])
-    truth.compare("champsim ips", [r[0] for r in recs], ips)
+        truth.fail("%s: size %d is not a multiple of 64" % (path, len(data)))
+    return [struct.unpack_from("<QBB2B4B2Q4Q", data, i) for i in range(0, len(data), 64)]
+
+
+def branches(recs, start):
+    """The branches ChampSim sees in one file: (position, ip, type, taken,
+    next record's ip or None at the file's end)."""
     got = []
     for i, r in enumerate(recs):
         ip, is_br, taken = r[0], r[1], r[2]
@@ -60,18 +68,20 @@ def main():
             truth.fail("record %d at 0x%x: branch of no known type" % (i, ip))
         if t != NOT_BRANCH:
             nxt = recs[i + 1][0] if i + 1 < len(recs) else None
-            got.append((ip, t, taken, nxt))
+            got.append((start + i, ip, t, taken, nxt))
+    return got
+
+
+def main():
+    path = sys.argv[1]
     want, _ = truth.load(sys.argv[2])
-    if len(recs) != sum(b.insns for b in want):
-        truth.fail("%d instructions, want %d" % (len(recs), sum(b.insns for b in want)))
-    exp = []
-    for j, b in enumerate(want):
-        if b.kind == 6:
-            continue      # far transfers (syscall) are non-branches here
-        nxt = b.dest() if j + 1 < len(want) or True else None
-        exp.append((b.ip, KIND[b.kind], b.taken, nxt))
-    truth.compare("champsim branches", got, exp)
-    print("champsim: %d instructions, %d branches match the ground truth" % (len(recs), len(got)))
+    parts, lost_end = truth.parts_args(sys.argv, 4)
+    files = truth.part_files(path, path[path.rindex(".champsim"):], parts)
+    # far transfers (syscall) are non-branches here; the last record's
+    # successor is not in its file
+    truth.instruction_parts("champsim", [read(f) for f in files], truth.load_ips(sys.argv[3]), want, branches,
+                            lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.dest() if q + 1 < end else None),
+                            lost_end)
 
 
 if __name__ == "__main__":

@@ -81,3 +81,96 @@ def compare(name, got, want):
             fail("%s: item %d differs: got %r, want %r" % (name, i, got[i], want[i]))
     if len(got) != len(want):
         fail("%s: %d items, want %d" % (name, len(got), len(want)))
+
+
+def part_files(path, ext, parts):
+    """The files of a trace split at `parts` losses (ptconv-formats(5)):
+    path (NAME.EXT), then NAME.part1.EXT .. NAME.partN.EXT; fails when one
+    is missing or there is one more."""
+    import os
+    base = path[:-len(ext)]
+    files = [path] + ["%s.part%d%s" % (base, k, ext) for k in range(1, parts + 1)]
+    for f in files:
+        if not os.path.exists(f):
+            fail("missing part file %s" % f)
+    if os.path.exists("%s.part%d%s" % (base, parts + 1, ext)):
+        fail("more than %d part files" % parts)
+    return files
+
+
+def runs(name, seqs, whole, lost_end=False):
+    """Where each of seqs (the parts' items, in order) stands in whole: the
+    first at its start, the last ending at its end (lost_end: before its
+    end, the stream ended in a loss), each a non-empty run strictly after
+    the previous one (something was lost in between).  Returns the start
+    positions."""
+    at, pos = 0, []
+    for k, got in enumerate(seqs):
+        if not got:
+            fail("%s part %d is empty" % (name, k))
+        if k == 0:
+            p = 0
+        elif k == len(seqs) - 1 and not lost_end:
+            p = len(whole) - len(got)
+        else:
+            p = next((i for i in range(at + 1, len(whole) - len(got) + 1)
+                      if whole[i] == got[0] and whole[i:i + len(got)] == got), -1)
+        if p < at or (k and p == at):
+            fail("%s part %d: not a run of the truth after the previous part (at %d, %d)" % (name, k, p, at))
+        compare("%s part %d" % (name, k), got, whole[p:p + len(got)])
+        pos.append(p)
+        at = p + len(got)
+    if (at == len(whole)) == lost_end:
+        fail("%s: the last part ends at %d of %d%s" % (name, at, len(whole), " (want a loss at the end)" if lost_end else ""))
+    return pos
+
+
+def parts_args(argv, i):
+    """The options from argv[i] on: `--parts N` (N losses, default 0) and
+    `--lost-end` (the stream ended in one of them, so the last part stops
+    before the truth's end and no part follows)."""
+    opts = argv[i:]
+    n = int(opts[opts.index("--parts") + 1]) if "--parts" in opts else 0
+    return n, "--lost-end" in opts
+
+
+def instruction_parts(name, recs, ips, want, got_of, want_of, lost_end=False):
+    """For the per-instruction formats: recs are the records of each part
+    file (address first), ips the stepper's list (None: not available, then
+    there must be one file).  Each part must be a run of the executed
+    instructions (runs()), and one before a loss must end with the last
+    branch before it (the last part too with lost_end).  got_of(records, start) lists a file's branches,
+    want_of(position, branch, end) the expected item for a branch of the
+    truth (far transfers are left out: no format here calls them
+    branches)."""
+    total = sum(b.insns for b in want)
+    seqs = [[r[0] for r in rs] for rs in recs]
+    if ips is not None:
+        if len(ips) != total:
+            fail("oracles disagree: %d instructions listed, the truth counts %d" % (len(ips), total))
+        starts = runs(name + " instructions", seqs, ips, lost_end)
+    elif len(seqs) > 1 or lost_end:
+        fail("part files need the instruction list")
+    elif len(seqs[0]) != total:
+        fail("%s: %d instructions, want %d" % (name, len(seqs[0]), total))
+    else:
+        starts = [0]
+    at, n = {}, 0
+    for b in want:
+        n += b.insns
+        at[n - 1] = b
+    n = 0
+    for k, (p, rs) in enumerate(zip(starts, recs)):
+        end = p + len(rs)
+        if (k < len(recs) - 1 or lost_end) and end - 1 not in at:
+            fail("%s part %d does not end with a branch" % (name, k))
+        got = got_of(rs, p)
+        exp = [want_of(q, b, end) for q, b in sorted(at.items()) if p <= q < end and b.kind != 6]
+        compare("%s part %d branches" % (name, k) if len(recs) > 1 else name + " branches", got, exp)
+        n += len(got)
+    have = sum(len(rs) for rs in recs)
+    if len(recs) > 1 or lost_end:
+        print("%s: %d parts, %d instructions and %d branches are runs of the ground truth (%d instructions lost)"
+              % (name, len(recs), have, n, total - have))
+    else:
+        print("%s: %d instructions, %d branches match the ground truth" % (name, have, n))

@@ -5,7 +5,11 @@
  * -r: feed the branches REPEAT times, -q: round times down to multiples of NS
  * (benchmarks: real timing packets come every few microseconds)
  * -s: the thread's first instruction (a decoder knows it from the trace), sent
- * as a PTC_GAP_START gap; -z: champsim as .gz. */
+ * as a PTC_GAP_START gap; -z: champsim as .gz.
+ * -g AT:COUNT (repeatable): a loss in the first thread, as a decoder reports
+ * an overflow: branches AT .. AT+COUNT-1 (0-based) are not passed on, and a
+ * PTC_GAP_OVERFLOW gap resuming at the destination of the last of them
+ * comes before the next branch (COUNT 0: a gap that loses nothing). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,8 +82,15 @@ struct thread {
 	struct ptc_branch batch[BATCH];
 	size_t nb;
 	uint64_t pending_async;
+	uint64_t nbranch;		/* B lines seen, passed on or lost */
+	uint64_t skip_to;		/* branches before this index are lost */
+	uint64_t resume;		/* where the last branch went */
+	int in_loss;
 	int far_pending, started, ended;
 };
+
+static struct { uint64_t at, count; } losses[8];
+static int nlosses;
 
 static struct thread threads[MAX_THREADS];
 static int nthreads;
@@ -104,6 +115,20 @@ static int flush(struct thread *th)
 	return err;
 }
 
+/* The gap a decoder reports where it resumes after lost data (resume_ip
+ * 0: it never did). */
+static int loss_gap(struct thread *th, uint64_t t, uint64_t resume_ip)
+{
+	struct ptc_gap g = { .cause = PTC_GAP_OVERFLOW, .time = t, .resume_ip = resume_ip,
+			     .resume_offset = resume_ip ? 0 : UINT64_MAX, .lost_branches = UINT64_MAX };
+	int err;
+
+	th->in_loss = 0;
+	if ((err = flush(th)) < 0)
+		return err;
+	return th->s.gap(th->s.ctx, &g);
+}
+
 static int finish(struct thread *th)
 {
 	int err;
@@ -111,6 +136,8 @@ static int finish(struct thread *th)
 	if (th->ended)
 		return 0;
 	th->ended = 1;
+	if (th->in_loss && (err = loss_gap(th, 0, 0)) < 0)
+		return err;
 	if ((err = flush(th)) < 0)
 		return err;
 	return th->s.end(th->s.ctx);
@@ -129,8 +156,14 @@ int main(int argc, char **argv)
 	uint64_t quantum = 1, tbase = 0, tlast = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:l:g:")) != -1) {
 		switch (opt) {
+		case 'g':
+			if (nlosses == 8 || sscanf(optarg, "%" SCNu64 ":%" SCNu64, &losses[nlosses].at,
+						   &losses[nlosses].count) != 2)
+				return 2;
+			nlosses++;
+			break;
 		case 's': start_ip = strtoull(optarg, NULL, 0); break;
 		case 'z': cfg.champsim_gz = 1; break;
 		case 'l': cfg.level = atoi(optarg); break;
@@ -194,6 +227,7 @@ int main(int argc, char **argv)
 				CALL(flush(th));
 				CALL(th->s.gap(th->s.ctx, &g));
 				th->started = 1;
+				th->resume = ip;
 			} else if (th->far_pending && th->nb &&
 				   th->batch[th->nb - 1].ip + th->batch[th->nb - 1].length != ip) {
 				/* User mode resumed elsewhere (a signal handler): a
@@ -221,6 +255,31 @@ int main(int argc, char **argv)
 				   &t, &tid, &ip, &target, &kind, &taken, &blen, &insns) != 8 ||
 			    !(th = thread_of(tid)))
 				goto bad;
+			if (th == &threads[0] && nlosses) {
+				uint64_t k = th->nbranch++, dest = ip + blen;
+				int lost;
+				for (i = 0; i < nlosses; i++) {
+					if (losses[i].at != k)
+						continue;
+					if (th->in_loss && k >= th->skip_to)
+						CALL(loss_gap(th, t, th->resume));	/* the previous loss ends */
+					if (losses[i].at + losses[i].count > th->skip_to)
+						th->skip_to = losses[i].at + losses[i].count;
+					th->in_loss = 1;
+				}
+				lost = k < th->skip_to;
+				if (!lost && th->in_loss)
+					CALL(loss_gap(th, t, th->resume));
+				/* the next block starts where this branch went */
+				if (kind == PTC_BR_FAR ? target != 0 : taken)
+					dest = target;
+				th->resume = dest;
+				if (lost) {
+					th->pending_async = 0;
+					th->far_pending = 0;
+					continue;
+				}
+			}
 			if (th->nb == BATCH)
 				CALL(flush(th));
 			b = &th->batch[th->nb];
