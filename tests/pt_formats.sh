@@ -33,10 +33,7 @@ export TRUTH_NO_TIMES=1
 # A second, independent single-stepper lists every executed instruction; it
 # must agree with ptgen-trace branch for branch.
 "$B/stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
-grep '^B ' "$T/prog.truth" | cut -d' ' -f4- > "$T/b1"
-grep '^B ' "$T/step.truth" | cut -d' ' -f4- > "$T/b2"
-[ -s "$T/b1" ] || fail "no branches in the ground truth"
-cmp -s "$T/b1" "$T/b2" || fail "ptgen-trace and the stepper disagree"
+agree_with_stepper "$TRACE" "$T/prog" "$T/prog.truth" "$T/step.truth"
 START=$(head -n 1 "$T/prog.ips")
 
 convert() {	# OUT ENGINE ENCODER-OPTIONS... (the truth is $truth)
