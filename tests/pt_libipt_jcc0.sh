@@ -12,13 +12,8 @@
 # and ptg_loop (taken, then not taken).
 . "${top_srcdir:-.}/tests/lib/common.sh"
 . "$top_srcdir/tests/ptgen/trace-lib.sh"
-ENC="$top_builddir/tests/ptgen/ptgen-encode"
-CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
-[ -x "$ENC" ] || skip "ptgen-encode not built"
-command -v python3 >/dev/null || skip "python3 not installed"
 command -v nm >/dev/null || skip "nm not installed"
-scratch
-need_ptrace
+need_encoder
 "$PTGEN_TRACE" -o "$T/n.truth" -- "$CORPUS/c_nolibc" > /dev/null 2> "$T/err" ||
 	fail "ptgen-trace c_nolibc: $(cat "$T/err")"
 "$ENC" --buildid-dir "$T/bid" -o "$T/n.data" "$T/n.truth" || fail "ptgen-encode"

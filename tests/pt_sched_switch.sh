@@ -20,14 +20,8 @@
 # a per-CPU trace without timing packets is reported per shared CPU.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 . "$top_srcdir/tests/ptgen/trace-lib.sh"
-ENC="$top_builddir/tests/ptgen/ptgen-encode"
-CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
-PCMP="python3 $top_srcdir/tests/ptgen/encode/compare.py"
-[ -x "$ENC" ] || skip "ptgen-encode not built"
-command -v python3 >/dev/null || skip "python3 not installed"
 need_perf
-scratch
-need_ptrace
+need_encoder
 "$PERF" record -q -e sched:sched_switch -a -o "$T/real.data" -- true > "$T/rec.err" 2>&1 ||
 	skip "perf cannot record sched:sched_switch here: $(tail -1 "$T/rec.err")"
 

@@ -12,13 +12,8 @@
 #   - count no more lost bytes than the recording has.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 . "$top_srcdir/tests/ptgen/trace-lib.sh"
-ENC="$top_builddir/tests/ptgen/ptgen-encode"
-CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
-[ -x "$ENC" ] || skip "ptgen-encode not built"
-command -v python3 >/dev/null || skip "python3 not installed"
 need_perf
-scratch
-need_ptrace
+need_encoder
 
 p=c_static
 "$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"

@@ -3,6 +3,19 @@ PTGEN_TRACE="$top_builddir/tests/ptgen/ptgen-trace"
 TRUTH_CHECK="$top_builddir/tests/ptgen/truth-check"
 CORPUS="$top_builddir/tests/corpus"
 
+# The encoder tests' set-up: ENC (ptgen-encode), CMP (ptconv's output
+# against a truth), PCMP (perf script's against a truth), a scratch
+# directory, and skips when python3 or ptrace are missing.
+need_encoder() {
+	ENC="$top_builddir/tests/ptgen/ptgen-encode"
+	CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
+	PCMP="python3 $top_srcdir/tests/ptgen/encode/compare.py"
+	[ -x "$ENC" ] || skip "ptgen-encode not built"
+	command -v python3 >/dev/null || skip "python3 not installed"
+	scratch
+	need_ptrace
+}
+
 # Skips the test when this machine does not let a process trace its child.
 need_ptrace() {
 	[ -x "$PTGEN_TRACE" ] || fail "$PTGEN_TRACE not built"
