@@ -38,6 +38,22 @@ cpu_wide_switches() {
 json_get() {
 	python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1"
 }
+# convert_exact DATA LABEL ENGINE [COMPARE-OPTIONS...]: ptconv's per-thread
+# traces of DATA equal the truth $T/$p.truth with no gap, every CPU was
+# attributed by sched_switch, from as many samples as perf printed ($nsw).
+convert_exact() {
+	data=$1 label=$2 eng=$3
+	shift 3
+	rm -rf "$T/out"
+	"$PTCONV" "$data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --engine=$eng ||
+		fail "$label: ptconv exited $? ($eng)"
+	$CMP "$T/$p.truth" "$T/out" --expect-gaps 0 "$@" > "$T/cmp" ||
+		{ cat "$T/cmp" >&2; fail "$label $eng: ptconv disagrees with the truth"; }
+	src=$(json_get "$T/out/summary.json" "' '.join(sorted(set(c['source'] for c in s['attribution']['cpus'])))")
+	[ "$src" = sched_switch ] || fail "$label: attributed by '$src', want sched_switch"
+	n=$(json_get "$T/out/summary.json" "s['attribution']['sched_switch_samples']")
+	[ "$n" -eq "$nsw" ] || fail "$label: ptconv read $n sched_switch samples, perf $nsw"
+}
 
 for p in c_threads c_forkexec c_spawn; do
 	"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
@@ -77,15 +93,8 @@ for p in c_threads c_forkexec c_spawn; do
 		for eng in walker libipt; do
 			any=""
 			[ $eng = walker ] || any=--jcc0-any
-			rm -rf "$T/out"
-			"$PTCONV" "$T/s.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --engine=$eng ||
-				fail "$p: ptconv exited $? ($eng)"
-			$CMP "$T/$p.truth" "$T/out" --expect-gaps 0 $any > "$T/cmp" ||
-				{ cat "$T/cmp" >&2; fail "$p --cpus $cpus $eng: ptconv disagrees with the truth"; }
-			src=$(json_get "$T/out/summary.json" "' '.join(sorted(set(c['source'] for c in s['attribution']['cpus'])))")
-			[ "$src" = sched_switch ] || fail "$p: attributed by '$src', want sched_switch"
-			n=$(json_get "$T/out/summary.json" "s['attribution']['sched_switch_samples']")
-			[ "$n" -eq "$nsw" ] || fail "$p: ptconv read $n sched_switch samples, perf $nsw"
+			# shellcheck disable=SC2086
+			convert_exact "$T/s.data" "$p --cpus $cpus" $eng $any
 		done
 		echo "ok - $p --cpus $cpus $opts: $nsw sched_switch samples; perf: $(tr '\n' ' ' < "$T/s.pcmp");" \
 		     "ptconv: $(grep -c reproduced "$T/cmp") of $threads threads exact"
@@ -132,15 +141,7 @@ cat "$T/sp.data" | "$PERF" --buildid-dir "$T/bid" script -i - --itrace=be -F hw:
 $PCMP "$T/$p.truth" "$T/sp.perf" > "$T/sp.pcmp" ||
 	{ cat "$T/sp.pcmp" >&2; fail "pipe: perf's decoding by sched_switch disagrees with the truth"; }
 for eng in walker libipt; do
-	rm -rf "$T/out"
-	"$PTCONV" "$T/sp.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --engine=$eng ||
-		fail "pipe: ptconv exited $? ($eng)"
-	$CMP "$T/$p.truth" "$T/out" --expect-gaps 0 > "$T/cmp" ||
-		{ cat "$T/cmp" >&2; fail "pipe $eng: ptconv disagrees with the truth"; }
-	src=$(json_get "$T/out/summary.json" "' '.join(sorted(set(c['source'] for c in s['attribution']['cpus'])))")
-	[ "$src" = sched_switch ] || fail "pipe: attributed by '$src', want sched_switch"
-	n=$(json_get "$T/out/summary.json" "s['attribution']['sched_switch_samples']")
-	[ "$n" -eq "$nsw" ] || fail "pipe: ptconv read $n sched_switch samples, perf $nsw"
+	convert_exact "$T/sp.data" pipe $eng
 done
 echo "ok - $p --cpus 2 --pipe: $nsw sched_switch samples, as in file mode; perf: $(tr '\n' ' ' < "$T/sp.pcmp");" \
      "ptconv (walker, libipt): $(grep -c reproduced "$T/cmp") threads exact"
