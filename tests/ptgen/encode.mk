@@ -34,3 +34,8 @@ check_PROGRAMS += tests/ptgen/encode/test_ptenc
 tests_ptgen_encode_test_ptenc_SOURCES = tests/ptgen/encode/test_ptenc.c \
 	tests/ptgen/encode/ptenc.c tests/ptgen/encode/ptenc.h
 TESTS += tests/ptgen/encode/test_ptenc
+
+# libipt's query decoder alone over a raw stream: the ceiling contrib/bench
+# prints beside the walker.
+noinst_PROGRAMS += tests/ptgen/ptqry-rate
+tests_ptgen_ptqry_rate_SOURCES = tests/ptgen/ptqry-rate.c
