@@ -5,7 +5,7 @@ Written from tests/ptgen/ground-truth.md and the text format of
 ptconv-convert(1) only; shares nothing with ptconv.
 
 usage: pt_truth_compare.py TRUTH OUTDIR [--gaps GAPSFILE] [--expect-gaps N]
-                           [--jcc0-any]
+                           [--jcc0-any] [--bystanders]
 
 Per thread: the truth's B lines, with the instructions of A lines (executed
 before an asynchronous exit) added to the thread's next branch, are the
@@ -19,6 +19,12 @@ runs must cover the whole truth.  Exit 0 when everything holds.
 fall-through (the truth's B line says so: target == ip + len) is not
 compared: both directions lead to the same instruction and libipt's block
 decoder (--engine=libipt) cannot tell them apart.  Every other field is.
+
+--bystanders: a gap given to a thread for having run during another's loss
+(its text says "ran during") must be one the truth confirms: the thread
+ran then, so the truth has branches of it between the runs around the gap
+(or after the last run, for a gap at the end).  Prints how many were
+checked.
 """
 import os
 import sys
@@ -60,6 +66,7 @@ def read_ptconv(outdir):
             continue
         segs = [[]]
         gaps = []
+        by = [False]   # for each segment: a "ran during" gap precedes it
         tid = None
         for line in open(os.path.join(outdir, name)):
             if line.startswith("#"):
@@ -68,13 +75,19 @@ def read_ptconv(outdir):
             f = line.split()
             if f[1] == "gap":
                 gaps.append(line.strip())
-                if segs[-1]:
+                if segs[-1] and segs[-1] != ["after-gap-marker"]:
                     segs.append([])
-                segs[-1].append("after-gap-marker")
+                    by.append(False)
+                if not segs[-1]:
+                    segs[-1].append("after-gap-marker")
+                by[-1] = by[-1] or "ran during" in line
                 continue
             after = len(f) > 6 and f[6] == "after-gap"
             segs[-1].append((int(f[1], 16), int(f[2], 16), f[3], int(f[4]), int(f[5]), after))
-        threads[tid] = ([s for s in segs if s and s != ["after-gap-marker"]], gaps)
+        keep = [k for k, s in enumerate(segs) if s and s != ["after-gap-marker"]]
+        # a "ran during" gap with no run after it (the trace ends): None
+        tail = by[-1] and (not segs[-1] or segs[-1] == ["after-gap-marker"])
+        threads[tid] = ([segs[k] for k in keep], gaps, [by[k] for k in keep], tail)
     return threads
 
 
@@ -120,6 +133,10 @@ def main():
     jcc0_any = "--jcc0-any" in args
     if jcc0_any:
         args.remove("--jcc0-any")
+    check_by = "--bystanders" in args
+    if check_by:
+        args.remove("--bystanders")
+    by_checked = 0
     truth_path, outdir = args
     truth, _ = read_truth(truth_path)
     got = read_ptconv(outdir)
@@ -128,7 +145,7 @@ def main():
         for tid in truth:
             truth[tid] = [(b[0], b[1], b[2], 1, b[4]) if b[2] == "cond" and b[0] in JCC0 else b
                           for b in truth[tid]]
-        for tid, (segs, gaps) in got.items():
+        for tid, (segs, gaps, _, _) in got.items():
             for seg in segs:
                 for k, b in enumerate(seg):
                     if b != "after-gap-marker" and b[2] == "cond" and b[0] in JCC0:
@@ -142,7 +159,7 @@ def main():
             print("thread %d: no trace written (%d branches in the truth)" % (tid, len(branches)))
             errors += 1
             continue
-        segs, gaps = got[tid]
+        segs, gaps, by, by_tail = got[tid]
         total_gaps += len(gaps)
         pos = 0
         covered = 0
@@ -173,12 +190,23 @@ def main():
             if n == 0 and m[0] != 0 and seg[0] != "after-gap-marker":
                 print("thread %d: trace starts at truth branch %d without a gap" % (tid, m[0]))
                 errors += 1
+            if check_by and by[n]:
+                by_checked += 1
+                if m[0] == pos:
+                    print("thread %d: a 'ran during' gap before segment %d hides no branch of the truth"
+                          % (tid, n))
+                    errors += 1
             pos = m[1]
             covered += len(body)
+        if check_by and by_tail:
+            by_checked += 1
+            if pos >= len(branches):
+                print("thread %d: a 'ran during' gap at the end, after the truth's last branch" % tid)
+                errors += 1
         print("thread %d: %d of %d truth branches reproduced, %d gaps" % (tid, covered, len(branches), len(gaps)))
     extra = [t for t in got if t not in truth or not truth[t]]
     for t in extra:
-        segs, gaps = got[t]
+        segs, gaps, _, _ = got[t]
         n = sum(len(s) for s in segs)
         if n:
             print("thread %s: %d branches but no such thread in the truth" % (t, n))
@@ -196,7 +224,7 @@ def main():
             errors += 1
         # every injected loss must be covered by a reported gap
         reported = []
-        for tid, (segs, gaps) in got.items():
+        for tid, (segs, gaps, _, _) in got.items():
             for g in gaps:
                 f = dict(x.split("=", 1) for x in g.split(" : ")[0].split()[3:] if "=" in x)
                 reported.append((g.split()[2], f))
@@ -218,6 +246,8 @@ def main():
                 if not ok:
                     print("no aux-lost gap covers the drop at offset %d" % k)
                     errors += 1
+    if check_by:
+        print("bystanders: %d 'ran during' gaps confirmed by the truth" % by_checked)
     print("FAIL" if errors else "OK")
     return 1 if errors else 0
 

@@ -76,6 +76,10 @@ void ptc_pt_thread_fini(struct ptc_pt_thread *t);
  * return through the frames the parent pushed (a vfork child on the
  * parent's CPU does so with compressed returns). */
 int ptc_pt_thread_copy_stack(struct ptc_pt_thread *child, const struct ptc_pt_thread *parent);
+/* Give the thread gap g (a loss: counted in its statistics; the sink is
+ * told after the batched branches).  A gap that names its resume IP says
+ * where the stream continues.  Returns 0 or the sink's error. */
+int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g);
 /* Tracing (re)starts at ip in the thread: at the start of its stream, and
  * when execution resumes elsewhere than where the branch stream says it
  * continues (e.g. the first instruction of a new program after execve),
