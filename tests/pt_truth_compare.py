@@ -9,7 +9,11 @@ usage: pt_truth_compare.py TRUTH OUTDIR [--gaps GAPSFILE] [--expect-gaps N]
 
 Per thread: the truth's B lines, with the instructions of A lines (executed
 before an asynchronous exit) added to the thread's next branch, are the
-expected branches.  ptconv's branches between two gaps must be one
+expected branches; a far branch after which user mode resumed elsewhere than
+at its next instruction (the R line: execve's new entry, a signal handler,
+sigreturn) has that IP as its target, as ptconv-trace(5) documents (and
+when a gap follows the far branch, where user mode resumed was lost: ptconv
+gives it target 0 then).  ptconv's branches between two gaps must be one
 contiguous run of them, in order, identical (ip, target, kind, taken,
 instructions); the first branch after a gap counts instructions from an IP
 the truth does not name, so its count is not compared.  Without gaps the
@@ -38,6 +42,7 @@ JCC0 = set()   # IPs of conditional branches whose target is their fall-through
 def read_truth(path):
     threads = {}   # tid -> list of (ip, target, kind, taken, insns)
     carry = {}
+    far = {}       # tid -> index of its last far branch, until its R line
     for line in open(path):
         f = line.split()
         if not f or f[0].startswith("#"):
@@ -51,6 +56,19 @@ def read_truth(path):
             if kind == 5 and tgt == ip + ln:
                 JCC0.add(ip)
             threads.setdefault(tid, []).append((ip, tgt, KINDS[kind], taken, insns))
+            far.pop(tid, None)
+            if kind == 6:
+                far[tid] = (len(threads[tid]) - 1, ip + ln)
+        elif t == "R":
+            # user mode resumed after a far branch elsewhere than at the
+            # next instruction (execve's entry, a signal handler,
+            # sigreturn): ptconv gives the far branch that target
+            tid, rip = int(f[2]), int(f[3], 16)
+            if tid in far:
+                k, nxt = far.pop(tid)
+                if rip != nxt:
+                    b = threads[tid][k]
+                    threads[tid][k] = (b[0], rip, b[2], b[3], b[4])
         elif t == "A":
             tid = int(f[2])
             carry[tid] = carry.get(tid, 0) + int(f[4])
@@ -85,15 +103,25 @@ def read_ptconv(outdir):
             after = len(f) > 6 and f[6] == "after-gap"
             segs[-1].append((int(f[1], 16), int(f[2], 16), f[3], int(f[4]), int(f[5]), after))
         keep = [k for k, s in enumerate(segs) if s and s != ["after-gap-marker"]]
-        # a "ran during" gap with no run after it (the trace ends): None
-        tail = by[-1] and (not segs[-1] or segs[-1] == ["after-gap-marker"])
-        threads[tid] = ([segs[k] for k in keep], gaps, [by[k] for k in keep], tail)
+        # a gap with no run after it (the trace ends in a loss)
+        ends_in_gap = bool(gaps) and (not segs[-1] or segs[-1] == ["after-gap-marker"])
+        threads[tid] = ([segs[k] for k in keep], gaps, [by[k] for k in keep], by[-1] and ends_in_gap,
+                        ends_in_gap)
     return threads
 
 
-def match_segment(truth, seg, start):
+def same(got, want, open_end):
+    """got (ptconv's branch, 5 fields) is want (the truth's).  open_end: got
+    is the last branch before a gap: a far branch there has target 0, as
+    where user mode resumed after it was lost (ptconv-trace(5))."""
+    if open_end and got[2] == "far" and got[1] == 0 and want[2] == "far":
+        want = (want[0], 0) + tuple(want[2:])
+    return got == want
+
+
+def match_segment(truth, seg, start, open_end=False):
     """Find seg as a contiguous run of truth at or after start; return
-    (first index, end index) or None."""
+    (first index, end index) or None.  open_end: a gap follows seg."""
     body = [b for b in seg if b != "after-gap-marker"]
     resumed = seg[0] == "after-gap-marker" or body[0][5]
     if not body:
@@ -101,14 +129,14 @@ def match_segment(truth, seg, start):
     first = body[0]
     for i in range(start, len(truth) - len(body) + 1):
         t = truth[i]
-        if t[:4] != first[:4]:
+        if not same(first[:4] + (0,), t[:4] + (0,), open_end and len(body) == 1):
             continue
         if not resumed and t[4] != first[4]:
             continue
         ok = True
         for k in range(1, len(body)):
             b, tt = body[k], truth[i + k]
-            if b[:5] != tt:
+            if not same(b[:5], tt, open_end and k == len(body) - 1):
                 ok = False
                 break
         if ok:
@@ -145,7 +173,7 @@ def main():
         for tid in truth:
             truth[tid] = [(b[0], b[1], b[2], 1, b[4]) if b[2] == "cond" and b[0] in JCC0 else b
                           for b in truth[tid]]
-        for tid, (segs, gaps, _, _) in got.items():
+        for tid, (segs, gaps, _, _, _) in got.items():
             for seg in segs:
                 for k, b in enumerate(seg):
                     if b != "after-gap-marker" and b[2] == "cond" and b[0] in JCC0:
@@ -159,7 +187,7 @@ def main():
             print("thread %d: no trace written (%d branches in the truth)" % (tid, len(branches)))
             errors += 1
             continue
-        segs, gaps, by, by_tail = got[tid]
+        segs, gaps, by, by_tail, ends_in_gap = got[tid]
         total_gaps += len(gaps)
         pos = 0
         covered = 0
@@ -181,7 +209,7 @@ def main():
                 covered = len(body)
                 pos = len(body)
                 continue
-            m = match_segment(branches, seg, pos)
+            m = match_segment(branches, seg, pos, n < len(segs) - 1 or ends_in_gap)
             if m is None:
                 print("thread %d: segment %d (%d branches, first %s) is not a run of the truth after index %d"
                       % (tid, n, len(body), body[0][:5] if body else None, pos))
@@ -206,7 +234,7 @@ def main():
         print("thread %d: %d of %d truth branches reproduced, %d gaps" % (tid, covered, len(branches), len(gaps)))
     extra = [t for t in got if t not in truth or not truth[t]]
     for t in extra:
-        segs, gaps, _, _ = got[t]
+        segs, gaps, _, _, _ = got[t]
         n = sum(len(s) for s in segs)
         if n:
             print("thread %s: %d branches but no such thread in the truth" % (t, n))
@@ -224,7 +252,7 @@ def main():
             errors += 1
         # every injected loss must be covered by a reported gap
         reported = []
-        for tid, (segs, gaps, _, _) in got.items():
+        for tid, (segs, gaps, _, _, _) in got.items():
             for g in gaps:
                 f = dict(x.split("=", 1) for x in g.split(" : ")[0].split()[3:] if "=" in x)
                 reported.append((g.split()[2], f))

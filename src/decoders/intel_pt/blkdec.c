@@ -123,7 +123,7 @@ static int emit(struct ptc_blk_decoder *d, struct ptc_pt_thread *t, uint64_t ip,
 	b->flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
 	t->after_gap = 0;
 	if (t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
+		return ptc_pt_thread_flush_settled(t);
 	return 0;
 }
 
@@ -229,7 +229,7 @@ static struct ptc_pt_thread *set_thread(struct ptc_blk_decoder *d)
 	if (!t)
 		t = &d->orphan;
 	if (t != d->thr) {
-		ptc_pt_thread_flush(d->thr);
+		ptc_pt_thread_flush_settled(d->thr);
 		d->thr = t;
 		d->have_reg = 0;
 	}

@@ -162,7 +162,16 @@ static uint64_t branch_next_ip(const struct ptc_branch *b)
 	return b->taken ? b->target : b->ip + b->length;
 }
 
-int ptc_pt_thread_flush(struct ptc_pt_thread *t)
+/* Is b a far transfer (into the kernel) whose user-mode destination is not
+ * known yet?  Tracing stopped at it; where the thread resumes says. */
+static int far_open(const struct ptc_branch *b)
+{
+	return b->kind == PTC_BR_FAR && !b->target;
+}
+
+/* Hand the first n batched branches to the sink; the rest (at most one)
+ * move to the front of the batch. */
+static int flush_first(struct ptc_pt_thread *t, size_t n)
 {
 	uint64_t lanes = 0, insns = 0, not_taken = 0;
 	unsigned k;
@@ -174,7 +183,7 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	 * counting in memory would chain each increment to the previous one
 	 * of the same kind through a store and a load. */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
-	for (i = 0; i < t->nbatch; i++) {
+	for (i = 0; i < n; i++) {
 		const struct ptc_branch *b = &t->batch[i];
 		insns += b->insns;
 		lanes += (uint64_t)1 << (9 * (b->kind < PTC_BR_KIND_NR ? b->kind : PTC_BR_FAR));
@@ -185,15 +194,31 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	t->insns += insns;
 	t->not_taken += not_taken;
 
-	if (t->nbatch)
-		t->next_ip = branch_next_ip(&t->batch[t->nbatch - 1]);
-	if (t->nbatch && t->sink && !t->sink_error) {
-		err = t->sink->branches(t->sink->ctx, t->batch, t->nbatch);
+	if (n)
+		t->next_ip = branch_next_ip(&t->batch[n - 1]);
+	if (n && t->sink && !t->sink_error) {
+		err = t->sink->branches(t->sink->ctx, t->batch, n);
 		if (err < 0)
 			t->sink_error = err;
 	}
-	t->nbatch = 0;
+	for (i = n; i < t->nbatch; i++)
+		t->batch[i - n] = t->batch[i];
+	t->nbatch -= n;
 	return t->sink_error;
+}
+
+int ptc_pt_thread_flush(struct ptc_pt_thread *t)
+{
+	return flush_first(t, t->nbatch);
+}
+
+int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t)
+{
+	size_t n = t->nbatch;
+
+	if (n && far_open(&t->batch[n - 1]))
+		n--;
+	return flush_first(t, n);
 }
 
 int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g)
@@ -231,6 +256,17 @@ int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset,
 	if (t->started) {
 		/* where the stream says execution continues */
 		uint64_t next = t->next_ip;
+		if (t->nbatch && far_open(&t->batch[t->nbatch - 1])) {
+			/* User mode resumes after a far transfer (kept back
+			 * by ptc_pt_thread_flush_settled): a system call
+			 * returns behind itself (target 0), execve enters
+			 * the new program, a signal its handler, sigreturn
+			 * the interrupted code: that is where it went. */
+			struct ptc_branch *b = &t->batch[t->nbatch - 1];
+			if (ip != b->ip + b->length)
+				b->target = ip;
+			return 0;
+		}
 		if (t->nbatch)
 			next = branch_next_ip(&t->batch[t->nbatch - 1]);
 		if (next == ip)
@@ -353,7 +389,7 @@ static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, cons
 	if (t == &d->orphan)
 		d->st.orphan_branches++;
 	if (t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
+		return ptc_pt_thread_flush_settled(t);
 	return 0;
 }
 
@@ -401,7 +437,7 @@ static inline int emit(struct ptc_pt_decoder *d, uint64_t ip, uint64_t target,
 	if (t == &d->orphan)
 		d->st.orphan_branches++;
 	if (++t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
+		return ptc_pt_thread_flush_settled(t);
 	return 0;
 }
 
@@ -684,7 +720,7 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 		t = &d->orphan;
 	if (t != d->thr) {
 		/* keep per-CPU streams in order */
-		ptc_pt_thread_flush(d->thr);
+		ptc_pt_thread_flush_settled(d->thr);
 		set_thread(d, t);
 	}
 	/* Tracing was off: the process may have mapped, unmapped or exec'd
@@ -1291,10 +1327,10 @@ resume:
 		d->st.branches++;					\
 		if (++out == t->batch + PTC_PT_BATCH) {			\
 			WALK_SAVE();					\
-			err = ptc_pt_thread_flush(t);			\
+			err = ptc_pt_thread_flush_settled(t);		\
 			if (err < 0)					\
 				return err;				\
-			out = t->batch;					\
+			out = t->batch + t->nbatch;			\
 		}							\
 	} while (0)
 
