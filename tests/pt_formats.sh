@@ -232,14 +232,14 @@ done
 # A dynamically linked program: shared libraries, a clock_gettime in the
 # vDSO (its code comes from the build-id directory ptgen-encode fills, like
 # perf's cache), two threads, then fork + exec of /bin/true: the child's
-# stream restarts in the new program (a PTC_GAP_START at its entry tells
-# the per-instruction writers where its first block begins).
+# stream goes on in the new program, execve's far branch with the new
+# entry as its target (where user mode resumed: ptconv-trace(5)), and the
+# child is named after the new program.
 "$CC_" -O1 -pthread -o "$T/pt_threads" "$top_srcdir/tests/ptprog/pt_threads.c" 2>"$T/cc.err" ||
 	skip "cannot build the dynamic test program: $(cat "$T/cc.err")"
 "$TRACE" -o "$T/dyn.truth" -- "$T/pt_threads" /bin/true >/dev/null 2>"$T/trace.err" ||
 	skip "ptgen-trace cannot trace pt_threads here: $(tail -1 "$T/trace.err")"
 truth="$T/dyn.truth"
-main=$(awk '$1 == "T" { print $3; exit }' "$truth")
 for eng in walker libipt; do
 	convert "$T/out" $eng --per-thread
 	check_summary "$T/out"
@@ -247,15 +247,10 @@ for eng in walker libipt; do
 	n=0
 	for tid in $(awk '$1 == "T" { print $4 }' "$truth"); do
 		export TRUTH_TID=$tid
-		pid=$(awk -v t=$tid '$1 == "T" && $4 == t { print $3; exit }' "$truth")
-		if [ "$pid" = "$main" ]; then
-			# (the exec'd child is left out of these two: its truth
-			# names the far branch of execve by the new program's
-			# entry and its comm before exec, ptconv by a start gap
-			# and the comm after exec)
-			python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$truth" || fail "ptc thread $tid ($eng)"
-			python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" || fail "bt9 thread $tid ($eng)"
-		fi
+		# (the exec'd child too: execve's far branch goes to the new
+		# program's entry, and the thread is named after the new program)
+		python3 "$W/read_ptc.py" "$T/out/trace.$tid.ptc" "$truth" || fail "ptc thread $tid ($eng)"
+		python3 "$W/read_bt9.py" "$T/out/trace.$tid.bt9.gz" "$truth" || fail "bt9 thread $tid ($eng)"
 		python3 "$W/read_bbv.py" "$T/out/trace.$tid.bb" "$truth" $BBV || fail "bbv thread $tid ($eng)"
 		python3 "$W/read_champsim.py" "$T/out/trace.$tid.champsim.xz" "$truth" - ||
 			fail "champsim thread $tid ($eng)"

@@ -68,4 +68,42 @@ echo "ok - --time"
 rm -rf "$T/out"
 "$PTCONV" "$T/t.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --check-partial || fail "--check-partial"
 grep -q " gap aux-lost " "$T"/out/*.txt || fail "--check-partial reported no gap for the hole"
+
+# Far branches after which user mode resumes elsewhere than at the next
+# instruction (ptconv-trace(5)): c_signal's handlers entered on the way
+# back from a system call and its sigreturns; the truth's R line after the
+# far B line names the target (pt_truth_compare.py).  Both engines, per
+# thread and on one CPU shared with nobody (one thread).
+p=c_signal
+"$TRACE" -o "$T/$p.truth" -- "$top_builddir/tests/corpus/$p" >/dev/null 2>"$T/$p.err"
+grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+# the truth's count of them: far B lines whose thread's next R is elsewhere
+want=$(python3 - "$T/$p.truth" <<'PY'
+import sys
+far, n = {}, 0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f and f[0] == "B":
+        far.pop(f[2], None)
+        if f[5] == "6":
+            far[f[2]] = int(f[3], 16) + int(f[7])
+    elif f and f[0] == "R" and f[2] in far:
+        n += far.pop(f[2]) != int(f[3], 16)
+print(n)
+PY
+)
+[ "$want" -gt 0 ] || fail "$p: the truth has no far branch resuming elsewhere"
+for v in --per-thread "--cpus 1"; do
+	for eng in walker libipt; do
+		rm -rf "$T/out"
+		# shellcheck disable=SC2086
+		"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" $v "$T/$p.truth" || fail "ptgen-encode $v"
+		"$PTCONV" "$T/t.data" -f text -o "$T/out" --buildid-dir "$T/bid" -q --engine=$eng ||
+			fail "$p $v $eng: ptconv failed"
+		$CMP "$T/$p.truth" "$T/out" --expect-gaps 0 >"$T/cmp" || { cat "$T/cmp"; fail "$p $v $eng"; }
+		n=$(awk '$4 == "far" && $3 != "0x0"' "$T"/out/*.txt | wc -l)
+		[ "$n" -eq "$want" ] || fail "$p $v $eng: $n far branches with a target, the truth has $want"
+		echo "ok - $p $v $eng: exact, $n far branches go where user mode resumed elsewhere"
+	done
+done
 exit 0

@@ -5,11 +5,15 @@ Written from tests/ptgen/ground-truth.md and the text format of
 ptconv-convert(1) only; shares nothing with ptconv.
 
 usage: pt_truth_compare.py TRUTH OUTDIR [--gaps GAPSFILE] [--expect-gaps N]
-                           [--jcc0-any]
+                           [--jcc0-any] [--bystanders]
 
 Per thread: the truth's B lines, with the instructions of A lines (executed
 before an asynchronous exit) added to the thread's next branch, are the
-expected branches.  ptconv's branches between two gaps must be one
+expected branches; a far branch after which user mode resumed elsewhere than
+at its next instruction (the R line: execve's new entry, a signal handler,
+sigreturn) has that IP as its target, as ptconv-trace(5) documents (and
+when a gap follows the far branch, where user mode resumed was lost: ptconv
+gives it target 0 then).  ptconv's branches between two gaps must be one
 contiguous run of them, in order, identical (ip, target, kind, taken,
 instructions); the first branch after a gap counts instructions from an IP
 the truth does not name, so its count is not compared.  Without gaps the
@@ -19,6 +23,12 @@ runs must cover the whole truth.  Exit 0 when everything holds.
 fall-through (the truth's B line says so: target == ip + len) is not
 compared: both directions lead to the same instruction and libipt's block
 decoder (--engine=libipt) cannot tell them apart.  Every other field is.
+
+--bystanders: a gap given to a thread for having run during another's loss
+(its text says "ran during") must be one the truth confirms: the thread
+ran then, so the truth has branches of it between the runs around the gap
+(or after the last run, for a gap at the end).  Prints how many were
+checked.
 """
 import os
 import sys
@@ -32,6 +42,7 @@ JCC0 = set()   # IPs of conditional branches whose target is their fall-through
 def read_truth(path):
     threads = {}   # tid -> list of (ip, target, kind, taken, insns)
     carry = {}
+    far = {}       # tid -> index of its last far branch, until its R line
     for line in open(path):
         f = line.split()
         if not f or f[0].startswith("#"):
@@ -45,6 +56,19 @@ def read_truth(path):
             if kind == 5 and tgt == ip + ln:
                 JCC0.add(ip)
             threads.setdefault(tid, []).append((ip, tgt, KINDS[kind], taken, insns))
+            far.pop(tid, None)
+            if kind == 6:
+                far[tid] = (len(threads[tid]) - 1, ip + ln)
+        elif t == "R":
+            # user mode resumed after a far branch elsewhere than at the
+            # next instruction (execve's entry, a signal handler,
+            # sigreturn): ptconv gives the far branch that target
+            tid, rip = int(f[2]), int(f[3], 16)
+            if tid in far:
+                k, nxt = far.pop(tid)
+                if rip != nxt:
+                    b = threads[tid][k]
+                    threads[tid][k] = (b[0], rip, b[2], b[3], b[4])
         elif t == "A":
             tid = int(f[2])
             carry[tid] = carry.get(tid, 0) + int(f[4])
@@ -60,6 +84,7 @@ def read_ptconv(outdir):
             continue
         segs = [[]]
         gaps = []
+        by = [False]   # for each segment: a "ran during" gap precedes it
         tid = None
         for line in open(os.path.join(outdir, name)):
             if line.startswith("#"):
@@ -68,19 +93,35 @@ def read_ptconv(outdir):
             f = line.split()
             if f[1] == "gap":
                 gaps.append(line.strip())
-                if segs[-1]:
+                if segs[-1] and segs[-1] != ["after-gap-marker"]:
                     segs.append([])
-                segs[-1].append("after-gap-marker")
+                    by.append(False)
+                if not segs[-1]:
+                    segs[-1].append("after-gap-marker")
+                by[-1] = by[-1] or "ran during" in line
                 continue
             after = len(f) > 6 and f[6] == "after-gap"
             segs[-1].append((int(f[1], 16), int(f[2], 16), f[3], int(f[4]), int(f[5]), after))
-        threads[tid] = ([s for s in segs if s and s != ["after-gap-marker"]], gaps)
+        keep = [k for k, s in enumerate(segs) if s and s != ["after-gap-marker"]]
+        # a gap with no run after it (the trace ends in a loss)
+        ends_in_gap = bool(gaps) and (not segs[-1] or segs[-1] == ["after-gap-marker"])
+        threads[tid] = ([segs[k] for k in keep], gaps, [by[k] for k in keep], by[-1] and ends_in_gap,
+                        ends_in_gap)
     return threads
 
 
-def match_segment(truth, seg, start):
+def same(got, want, open_end):
+    """got (ptconv's branch, 5 fields) is want (the truth's).  open_end: got
+    is the last branch before a gap: a far branch there has target 0, as
+    where user mode resumed after it was lost (ptconv-trace(5))."""
+    if open_end and got[2] == "far" and got[1] == 0 and want[2] == "far":
+        want = (want[0], 0) + tuple(want[2:])
+    return got == want
+
+
+def match_segment(truth, seg, start, open_end=False):
     """Find seg as a contiguous run of truth at or after start; return
-    (first index, end index) or None."""
+    (first index, end index) or None.  open_end: a gap follows seg."""
     body = [b for b in seg if b != "after-gap-marker"]
     resumed = seg[0] == "after-gap-marker" or body[0][5]
     if not body:
@@ -88,14 +129,14 @@ def match_segment(truth, seg, start):
     first = body[0]
     for i in range(start, len(truth) - len(body) + 1):
         t = truth[i]
-        if t[:4] != first[:4]:
+        if not same(first[:4] + (0,), t[:4] + (0,), open_end and len(body) == 1):
             continue
         if not resumed and t[4] != first[4]:
             continue
         ok = True
         for k in range(1, len(body)):
             b, tt = body[k], truth[i + k]
-            if b[:5] != tt:
+            if not same(b[:5], tt, open_end and k == len(body) - 1):
                 ok = False
                 break
         if ok:
@@ -120,6 +161,10 @@ def main():
     jcc0_any = "--jcc0-any" in args
     if jcc0_any:
         args.remove("--jcc0-any")
+    check_by = "--bystanders" in args
+    if check_by:
+        args.remove("--bystanders")
+    by_checked = 0
     truth_path, outdir = args
     truth, _ = read_truth(truth_path)
     got = read_ptconv(outdir)
@@ -128,7 +173,7 @@ def main():
         for tid in truth:
             truth[tid] = [(b[0], b[1], b[2], 1, b[4]) if b[2] == "cond" and b[0] in JCC0 else b
                           for b in truth[tid]]
-        for tid, (segs, gaps) in got.items():
+        for tid, (segs, gaps, _, _, _) in got.items():
             for seg in segs:
                 for k, b in enumerate(seg):
                     if b != "after-gap-marker" and b[2] == "cond" and b[0] in JCC0:
@@ -142,7 +187,7 @@ def main():
             print("thread %d: no trace written (%d branches in the truth)" % (tid, len(branches)))
             errors += 1
             continue
-        segs, gaps = got[tid]
+        segs, gaps, by, by_tail, ends_in_gap = got[tid]
         total_gaps += len(gaps)
         pos = 0
         covered = 0
@@ -164,7 +209,7 @@ def main():
                 covered = len(body)
                 pos = len(body)
                 continue
-            m = match_segment(branches, seg, pos)
+            m = match_segment(branches, seg, pos, n < len(segs) - 1 or ends_in_gap)
             if m is None:
                 print("thread %d: segment %d (%d branches, first %s) is not a run of the truth after index %d"
                       % (tid, n, len(body), body[0][:5] if body else None, pos))
@@ -173,12 +218,23 @@ def main():
             if n == 0 and m[0] != 0 and seg[0] != "after-gap-marker":
                 print("thread %d: trace starts at truth branch %d without a gap" % (tid, m[0]))
                 errors += 1
+            if check_by and by[n]:
+                by_checked += 1
+                if m[0] == pos:
+                    print("thread %d: a 'ran during' gap before segment %d hides no branch of the truth"
+                          % (tid, n))
+                    errors += 1
             pos = m[1]
             covered += len(body)
+        if check_by and by_tail:
+            by_checked += 1
+            if pos >= len(branches):
+                print("thread %d: a 'ran during' gap at the end, after the truth's last branch" % tid)
+                errors += 1
         print("thread %d: %d of %d truth branches reproduced, %d gaps" % (tid, covered, len(branches), len(gaps)))
     extra = [t for t in got if t not in truth or not truth[t]]
     for t in extra:
-        segs, gaps = got[t]
+        segs, gaps, _, _, _ = got[t]
         n = sum(len(s) for s in segs)
         if n:
             print("thread %s: %d branches but no such thread in the truth" % (t, n))
@@ -196,7 +252,7 @@ def main():
             errors += 1
         # every injected loss must be covered by a reported gap
         reported = []
-        for tid, (segs, gaps) in got.items():
+        for tid, (segs, gaps, _, _, _) in got.items():
             for g in gaps:
                 f = dict(x.split("=", 1) for x in g.split(" : ")[0].split()[3:] if "=" in x)
                 reported.append((g.split()[2], f))
@@ -218,6 +274,8 @@ def main():
                 if not ok:
                     print("no aux-lost gap covers the drop at offset %d" % k)
                     errors += 1
+    if check_by:
+        print("bystanders: %d 'ran during' gaps confirmed by the truth" % by_checked)
     print("FAIL" if errors else "OK")
     return 1 if errors else 0
 

@@ -25,7 +25,8 @@ enum ptc_branch_kind {
 
 struct ptc_branch {
 	uint64_t ip;		/* address of the branch instruction */
-	uint64_t target;	/* taken target (also for a not-taken conditional); 0 when unknown (far) */
+	uint64_t target;	/* taken target (also for a not-taken conditional); far: where user
+				 * mode resumed, 0 when at the next instruction or unknown */
 	uint64_t time;		/* perf time (ns) of the last timing packet, 0 when none */
 	uint32_t insns;		/* instructions since the previous branch event's target, this branch included */
 	uint8_t kind;		/* enum ptc_branch_kind */

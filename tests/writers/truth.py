@@ -20,7 +20,11 @@ class Branch:
 
 def load(path, tid=None):
     """Branches of thread tid (default: the first), asynchronous instructions
-    folded into the next branch like an exact branch trace shows them."""
+    folded into the next branch like an exact branch trace shows them; a
+    far branch after which user mode resumed elsewhere than at the next
+    instruction (execve's new entry, a signal handler, sigreturn) has that
+    resume IP as its target, as the formats write it (ptconv-trace(5)).
+    meta: the thread's pid, tid and last comm, and its first resume IP."""
     import os
     if tid is None and os.environ.get("TRUTH_TID"):
         tid = int(os.environ["TRUTH_TID"])
@@ -40,6 +44,10 @@ def load(path, tid=None):
                 meta["start"] = int(p[3], 16)
             if p[0] == "T" and "tid" not in meta:
                 meta["pid"], meta["tid"], meta["comm"] = int(p[2]), int(p[3]), p[4] if len(p) > 4 else ""
+            elif p[0] == "C" and int(p[3]) == tid and len(p) > 5:
+                # a thread is named by its last name (ptconv-trace(5)):
+                # after an exec, the new program's
+                meta["comm"] = p[5]
             elif p[0] == "A":
                 pending += int(p[4])
             elif p[0] == "R" and out and out[-1].kind == 6 and not far_done:

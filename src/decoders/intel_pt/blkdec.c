@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "decoders/intel_pt/blkdec.h"
+#include "decoders/intel_pt/bystanders.h"
 
 struct held_branch {
 	int active;
@@ -43,6 +44,9 @@ struct ptc_blk_decoder {
 	struct ptc_gap gap;
 	struct ptc_pt_thread *gap_thr;
 	char detail[200];
+	/* A closed gap whose time span is not known yet: the threads switched
+	 * in on this CPU during it get the gap once time moves on. */
+	struct ptc_pt_bystanders by;
 	struct ptc_pt_region reg;
 	int have_reg;
 	struct ptc_pt_stats st;
@@ -71,6 +75,8 @@ static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
 		return;
 	d->tsc = tsc;
 	d->time = ptc_time_conv_ticks(&d->p.tc, tsc);
+	/* (a sink error stays in its thread) */
+	ptc_pt_bystanders_time(&d->by, d->time);
 }
 
 static int region(struct ptc_blk_decoder *d, uint64_t ip)
@@ -117,7 +123,7 @@ static int emit(struct ptc_blk_decoder *d, struct ptc_pt_thread *t, uint64_t ip,
 	b->flags = t->after_gap ? PTC_BRF_AFTER_GAP : 0;
 	t->after_gap = 0;
 	if (t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
+		return ptc_pt_thread_flush_settled(t);
 	return 0;
 }
 
@@ -182,18 +188,7 @@ static int put_gap(struct ptc_blk_decoder *d, struct ptc_pt_thread *t)
 			d->env.orphan_gap(d->env.ctx, &d->gap);
 		return 0;
 	}
-	t->gaps++;
-	t->gaps_by_cause[d->gap.cause]++;
-	t->lost_bytes += d->gap.lost_bytes;
-	if (ptc_pt_thread_flush(t) < 0)
-		return t->sink_error;
-	if (d->gap.resume_ip) {
-		t->started = 1;	/* the gap says where the stream resumes */
-		t->next_ip = d->gap.resume_ip;
-	}
-	if (t->sink && t->sink->gap)
-		return t->sink->gap(t->sink->ctx, &d->gap);
-	return 0;
+	return ptc_pt_thread_gap(t, &d->gap);
 }
 
 static int close_gap(struct ptc_blk_decoder *d, uint64_t off, uint64_t ip)
@@ -218,6 +213,11 @@ static int close_gap(struct ptc_blk_decoder *d, uint64_t off, uint64_t ip)
 		d->thr->after_gap = 1;
 		err = put_gap(d, d->thr);
 	}
+	if (err >= 0)
+		/* and so have those switched in on this CPU meanwhile (not
+		 * counted again: one loss) */
+		err = ptc_pt_bystanders_note(&d->by, &d->gap, d->gap_thr, off == UINT64_MAX ? NULL : d->thr,
+					     d->time);
 	return err;
 }
 
@@ -229,7 +229,7 @@ static struct ptc_pt_thread *set_thread(struct ptc_blk_decoder *d)
 	if (!t)
 		t = &d->orphan;
 	if (t != d->thr) {
-		ptc_pt_thread_flush(d->thr);
+		ptc_pt_thread_flush_settled(d->thr);
 		d->thr = t;
 		d->have_reg = 0;
 	}
@@ -620,6 +620,7 @@ int ptc_blk_decoder_new(struct ptc_blk_decoder **out, const struct ptc_pt_params
 	d->qtid = queue_tid;
 	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
 	d->thr = &d->orphan;
+	ptc_pt_bystanders_init(&d->by, &d->env, cpu, NULL);
 	pt_config_init(&d->cfg);
 	if (p->cpu_family) {
 		d->cfg.cpu.vendor = pcv_intel;

@@ -26,6 +26,7 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 #endif
 
 #include "common/error.h"
+#include "decoders/intel_pt/bystanders.h"
 #include "decoders/intel_pt/ptdec.h"
 
 #define RCACHE 8
@@ -94,12 +95,7 @@ struct ptc_pt_decoder {
 	struct pending_gap pg;
 	/* A closed gap whose time span is not known yet: the threads switched
 	 * in on this CPU during it get the gap once time moves on. */
-	struct bystanders {
-		int pending;
-		struct ptc_gap gap;
-		struct ptc_pt_thread *owner, *resumer;
-		char detail[160];
-	} by;
+	struct ptc_pt_bystanders by;
 	uint64_t min_sync;	/* resync only at a PSB at or after this piece offset */
 	int piece_done;
 	struct ptc_pt_thread orphan;	/* walks while no thread is known */
@@ -166,7 +162,16 @@ static uint64_t branch_next_ip(const struct ptc_branch *b)
 	return b->taken ? b->target : b->ip + b->length;
 }
 
-int ptc_pt_thread_flush(struct ptc_pt_thread *t)
+/* Is b a far transfer (into the kernel) whose user-mode destination is not
+ * known yet?  Tracing stopped at it; where the thread resumes says. */
+static int far_open(const struct ptc_branch *b)
+{
+	return b->kind == PTC_BR_FAR && !b->target;
+}
+
+/* Hand the first n batched branches to the sink; the rest (at most one)
+ * move to the front of the batch. */
+static int flush_first(struct ptc_pt_thread *t, size_t n)
 {
 	uint64_t lanes = 0, insns = 0, not_taken = 0;
 	unsigned k;
@@ -178,7 +183,7 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	 * counting in memory would chain each increment to the previous one
 	 * of the same kind through a store and a load. */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
-	for (i = 0; i < t->nbatch; i++) {
+	for (i = 0; i < n; i++) {
 		const struct ptc_branch *b = &t->batch[i];
 		insns += b->insns;
 		lanes += (uint64_t)1 << (9 * (b->kind < PTC_BR_KIND_NR ? b->kind : PTC_BR_FAR));
@@ -189,15 +194,54 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	t->insns += insns;
 	t->not_taken += not_taken;
 
-	if (t->nbatch)
-		t->next_ip = branch_next_ip(&t->batch[t->nbatch - 1]);
-	if (t->nbatch && t->sink && !t->sink_error) {
-		err = t->sink->branches(t->sink->ctx, t->batch, t->nbatch);
+	if (n)
+		t->next_ip = branch_next_ip(&t->batch[n - 1]);
+	if (n && t->sink && !t->sink_error) {
+		err = t->sink->branches(t->sink->ctx, t->batch, n);
 		if (err < 0)
 			t->sink_error = err;
 	}
-	t->nbatch = 0;
+	for (i = n; i < t->nbatch; i++)
+		t->batch[i - n] = t->batch[i];
+	t->nbatch -= n;
 	return t->sink_error;
+}
+
+int ptc_pt_thread_flush(struct ptc_pt_thread *t)
+{
+	return flush_first(t, t->nbatch);
+}
+
+int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t)
+{
+	size_t n = t->nbatch;
+
+	if (n && far_open(&t->batch[n - 1]))
+		n--;
+	return flush_first(t, n);
+}
+
+int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g)
+{
+	int err;
+
+	t->gaps++;
+	t->gaps_by_cause[g->cause]++;
+	t->lost_bytes += g->lost_bytes;
+	if (ptc_pt_thread_flush(t) < 0)
+		return t->sink_error;
+	if (g->resume_ip) {
+		t->started = 1;	/* the gap says where the stream resumes */
+		t->next_ip = g->resume_ip;
+	}
+	if (t->sink && t->sink->gap) {
+		err = t->sink->gap(t->sink->ctx, g);
+		if (err < 0) {
+			t->sink_error = err;
+			return err;
+		}
+	}
+	return 0;
 }
 
 int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset, uint64_t ip)
@@ -212,6 +256,17 @@ int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset,
 	if (t->started) {
 		/* where the stream says execution continues */
 		uint64_t next = t->next_ip;
+		if (t->nbatch && far_open(&t->batch[t->nbatch - 1])) {
+			/* User mode resumes after a far transfer (kept back
+			 * by ptc_pt_thread_flush_settled): a system call
+			 * returns behind itself (target 0), execve enters
+			 * the new program, a signal its handler, sigreturn
+			 * the interrupted code: that is where it went. */
+			struct ptc_branch *b = &t->batch[t->nbatch - 1];
+			if (ip != b->ip + b->length)
+				b->target = ip;
+			return 0;
+		}
 		if (t->nbatch)
 			next = branch_next_ip(&t->batch[t->nbatch - 1]);
 		if (next == ip)
@@ -334,7 +389,7 @@ static inline int commit(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, cons
 	if (t == &d->orphan)
 		d->st.orphan_branches++;
 	if (t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
+		return ptc_pt_thread_flush_settled(t);
 	return 0;
 }
 
@@ -382,7 +437,7 @@ static inline int emit(struct ptc_pt_decoder *d, uint64_t ip, uint64_t target,
 	if (t == &d->orphan)
 		d->st.orphan_branches++;
 	if (++t->nbatch == PTC_PT_BATCH)
-		return ptc_pt_thread_flush(t);
+		return ptc_pt_thread_flush_settled(t);
 	return 0;
 }
 
@@ -400,8 +455,6 @@ static int commit_spec(struct ptc_pt_decoder *d)
 
 /* ---- time ---- */
 
-static int gap_to_bystanders(struct ptc_pt_decoder *d, uint64_t until);
-
 static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 {
 	uint64_t tsc;
@@ -417,8 +470,8 @@ static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 	d->tsc = tsc;
 	d->have_tsc = 1;
 	d->time = ptc_time_conv_ticks(&d->p.tc, tsc);
-	if (d->by.pending && d->time > d->by.gap.time)
-		gap_to_bystanders(d, d->time);	/* a sink error stays in its thread */
+	/* (a sink error stays in its thread) */
+	ptc_pt_bystanders_time(&d->by, d->time);
 }
 
 /* ---- gaps ---- */
@@ -441,23 +494,7 @@ static int emit_gap_to(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const 
 			d->env.orphan_gap(d->env.ctx, g);
 		return 0;
 	}
-	t->gaps++;
-	t->gaps_by_cause[g->cause]++;
-	t->lost_bytes += g->lost_bytes;
-	if (ptc_pt_thread_flush(t) < 0)
-		return t->sink_error;
-	if (g->resume_ip) {
-		t->started = 1;	/* the gap says where the stream resumes */
-		t->next_ip = g->resume_ip;
-	}
-	if (t->sink && t->sink->gap) {
-		int err = t->sink->gap(t->sink->ctx, g);
-		if (err < 0) {
-			t->sink_error = err;
-			return err;
-		}
-	}
-	return 0;
+	return ptc_pt_thread_gap(t, g);
 }
 
 /* The trace stops being exact here: the current thread loses its pending
@@ -527,71 +564,6 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 	d->have_idx = 0;
 }
 
-/* On a CPU's trace, the threads switched in while the data was lost lost
- * branches too, though the trace never shows them running: each gets the
- * gap, without a resume address (its stream restarts where it next runs)
- * and without bytes (those are the owner's).  The span ends where time is
- * next known after the gap (UINT64_MAX: the trace ended in it). */
-static int gap_to_bystanders(struct ptc_pt_decoder *d, uint64_t until)
-{
-	struct ptc_pt_thread *th[256];
-	size_t n, i, j;
-	int err = 0;
-
-	d->by.pending = 0;
-	n = d->env.threads_between(d->env.ctx, d->cpu, d->by.gap.time, until, th, 256);
-	/* The span may reach past the resumption: only the switches before
-	 * the resuming thread's last one (time order) fall in the gap. */
-	for (i = n; d->by.resumer && i > 0; i--)
-		if (th[i - 1] == d->by.resumer) {
-			n = i - 1;
-			break;
-		}
-	for (i = 0; i < n && err >= 0; i++) {
-		struct ptc_pt_thread *t = th[i];
-		if (!t || t == d->by.owner || t == d->by.resumer || t == &d->orphan)
-			continue;
-		for (j = 0; j < i && th[j] != t; j++)
-			;
-		if (j < i)
-			continue;	/* switched in twice */
-		ptc_pt_thread_flush(t);
-		t->pending_insns = 0;
-		t->depth = 0;
-		t->after_gap = 1;
-		err = emit_gap_to(d, t, &d->by.gap);
-	}
-	return err;
-}
-
-/* Remember gap g for the threads that ran during it (needs per-CPU
- * sideband and the gap's time). */
-static int note_bystanders(struct ptc_pt_decoder *d, const struct ptc_gap *g, struct ptc_pt_thread *owner,
-			   struct ptc_pt_thread *resumer, int ended)
-{
-	int err = 0;
-
-	if (d->by.pending)
-		err = gap_to_bystanders(d, d->time);
-	if (!d->env.threads_between || d->cpu < 0 || !g->time)
-		return err;
-	d->by.gap = *g;
-	d->by.gap.resume_ip = 0;
-	d->by.gap.resume_offset = UINT64_MAX;
-	d->by.gap.lost_bytes = 0;
-	d->by.gap.lost_branches = UINT64_MAX;
-	snprintf(d->by.detail, sizeof(d->by.detail), "ran during: %s", g->detail ? g->detail : "");
-	d->by.gap.detail = d->by.detail;
-	d->by.owner = owner;
-	d->by.resumer = resumer;
-	d->by.pending = 1;
-	if (ended)
-		return gap_to_bystanders(d, UINT64_MAX);
-	if (d->time > g->time)
-		return gap_to_bystanders(d, d->time);
-	return err;
-}
-
 static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t resume_ip)
 {
 	struct pending_gap *pg = &d->pg;
@@ -620,8 +592,9 @@ static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t res
 		err = emit_gap_to(d, d->thr, &pg->gap);
 	}
 	if (err >= 0)
-		err = note_bystanders(d, &pg->gap, pg->thr, resume_off == UINT64_MAX ? NULL : d->thr,
-				      resume_off == UINT64_MAX);
+		/* and so have those switched in on this CPU meanwhile */
+		err = ptc_pt_bystanders_note(&d->by, &pg->gap, pg->thr,
+					     resume_off == UINT64_MAX ? NULL : d->thr, d->time);
 	return err;
 }
 
@@ -747,7 +720,7 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 		t = &d->orphan;
 	if (t != d->thr) {
 		/* keep per-CPU streams in order */
-		ptc_pt_thread_flush(d->thr);
+		ptc_pt_thread_flush_settled(d->thr);
 		set_thread(d, t);
 	}
 	/* Tracing was off: the process may have mapped, unmapped or exec'd
@@ -1354,10 +1327,10 @@ resume:
 		d->st.branches++;					\
 		if (++out == t->batch + PTC_PT_BATCH) {			\
 			WALK_SAVE();					\
-			err = ptc_pt_thread_flush(t);			\
+			err = ptc_pt_thread_flush_settled(t);		\
 			if (err < 0)					\
 				return err;				\
-			out = t->batch;					\
+			out = t->batch + t->nbatch;			\
 		}							\
 	} while (0)
 
@@ -1635,6 +1608,7 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
 	d->thr = &d->orphan;
 	d->rc_pid = UINT32_MAX;
+	ptc_pt_bystanders_init(&d->by, &d->env, cpu, &d->st);
 
 	pt_config_init(&d->cfg);
 	if (p->cpu_family) {

@@ -69,20 +69,31 @@ struct ptc_pt_thread {
 };
 
 void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, struct ptc_sink *sink);
-/* Hand the batched branches to the sink. */
+/* Hand the batched branches to the sink (before a gap, at the end). */
 int ptc_pt_thread_flush(struct ptc_pt_thread *t);
+/* The same, when the batch is full or another thread runs, except a far
+ * transfer at the end whose target is still 0 (tracing stopped at it,
+ * user-only): it stays in the batch until the thread resumes, where
+ * ptc_pt_thread_start() makes the resume IP its target when that is not
+ * the next instruction (execve's new entry, a signal handler). */
+int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t);
 void ptc_pt_thread_fini(struct ptc_pt_thread *t);
 /* Give a forked thread its parent's call stack: fork and vfork children
  * return through the frames the parent pushed (a vfork child on the
  * parent's CPU does so with compressed returns). */
 int ptc_pt_thread_copy_stack(struct ptc_pt_thread *child, const struct ptc_pt_thread *parent);
-/* Tracing (re)starts at ip in the thread: at the start of its stream, and
- * when execution resumes elsewhere than where the branch stream says it
- * continues (e.g. the first instruction of a new program after execve),
- * flush and send the sink a PTC_GAP_START gap, so that writers listing
- * every instruction know where the block begins.  It is not a loss and is
- * not counted.  Nothing is sent when resuming mid-block (pending
- * instructions after an asynchronous disable). */
+/* Give the thread gap g (a loss: counted in its statistics; the sink is
+ * told after the batched branches).  A gap that names its resume IP says
+ * where the stream continues.  Returns 0 or the sink's error. */
+int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g);
+/* Tracing (re)starts at ip in the thread.  Right after a far transfer
+ * (kept back by ptc_pt_thread_flush_settled()), ip is where it went: its
+ * target, or 0 when that is the next instruction.  Otherwise, at the start
+ * of its stream and when execution resumes elsewhere than where the branch
+ * stream says it continues, flush and send the sink a PTC_GAP_START gap, so
+ * that writers listing every instruction know where the block begins.  It
+ * is not a loss and is not counted.  Nothing is sent when resuming
+ * mid-block (pending instructions after an asynchronous disable). */
 int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset, uint64_t ip);
 
 /* What the decoder asks the recording. */
