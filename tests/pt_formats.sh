@@ -152,13 +152,13 @@ for case in "1 --ovf-at 3000:100" "1 --truncate 200@1500" "2 --ovf-at 3000:100 -
 		fail "champsim parts ($loss)"
 	python3 "$W/read_cbp2025.py" "$T/out/trace.$tid.cbp2025.gz" "$truth" "$T/prog.ips" $parts ||
 		fail "cbp2025 parts ($loss)"
-	if [ $n != end ]; then
-		python3 "$W/read_xtrace.py" "$T/out" "$truth" "$T/prog.ips" 1000000 $nloss || fail "xtrace gaps ($loss)"
-		"$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin | grep -q '^# gap: cause' ||
-			fail "dump shows no xtrace gap ($loss)"
-	fi
+	xend=
+	[ $n = end ] && xend="--lost-end"
+	python3 "$W/read_xtrace.py" "$T/out" "$truth" "$T/prog.ips" 1000000 $nloss $xend || fail "xtrace gaps ($loss)"
+	[ "$("$PTCONV" dump "$T"/out/xtrace.*.xinsndata.bin | grep -c '^# gap: cause')" = $nloss ] ||
+		fail "dump does not show $nloss xtrace gaps ($loss)"
 	check_summary "$T/out"
-	echo "ok - $loss: bt9, $cs and cbp2025 in $what, all runs of the ground truth"
+	echo "ok - $loss: bt9, $cs and cbp2025 in $what, xtrace with $nloss XGAP, all runs of the ground truth"
 done
 
 # Per-format options in the -f list: compression levels, champsim as .gz.

@@ -437,6 +437,15 @@ int ptc_xtrace_next(struct ptc_xtrace_reader *r, struct ptc_xtrace_insn *in)
 	}
 }
 
+static void print_gap(FILE *out, unsigned cause, uint64_t lost, const char *note)
+{
+	fprintf(out, "# gap: cause %u, lost branches ", cause);
+	if (lost == PTC_XT_GAP_LOST_UNKNOWN)
+		fprintf(out, "unknown%s\n", note);
+	else
+		fprintf(out, "%" PRIu64 "%s\n", lost, note);
+}
+
 int ptc_xtrace_dump(const char *path, uint64_t count, FILE *out)
 {
 	struct ptc_xtrace_reader *r;
@@ -474,13 +483,8 @@ int ptc_xtrace_dump(const char *path, uint64_t count, FILE *out)
 	fprintf(out, "# offset pc len bytes [target]\n");
 	while (count-- && (err = ptc_xtrace_next(r, &in)) > 0) {
 		int i;
-		if (in.after_gap) {
-			fprintf(out, "# gap: cause %u, lost branches ", in.gap_cause);
-			if (in.gap_lost == PTC_XT_GAP_LOST_UNKNOWN)
-				fprintf(out, "unknown\n");
-			else
-				fprintf(out, "%" PRIu64 "\n", in.gap_lost);
-		}
+		if (in.after_gap)
+			print_gap(out, in.gap_cause, in.gap_lost, "");
 		fprintf(out, "%" PRIu64 " 0x%" PRIx64 " %u%s ", in.offset, in.pc, in.len, in.block_start ? "*" : "");
 		for (i = 0; i < in.len; i++)
 			fprintf(out, "%02x", in.bytes[i]);
@@ -488,6 +492,8 @@ int ptc_xtrace_dump(const char *path, uint64_t count, FILE *out)
 			fprintf(out, " -> 0x%" PRIx64, in.target);
 		fputc('\n', out);
 	}
+	if (err == 0 && r->gap)	/* an XGAP with no instruction after it */
+		print_gap(out, r->gap_cause, r->gap_lost, " (the trace ends in it)");
 	if (err < 0)
 		fprintf(stderr, "ptconv: %s\n", ptc_xtrace_errmsg(r));
 	ptc_xtrace_close(r);

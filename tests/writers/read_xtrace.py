@@ -3,12 +3,13 @@
 ptconv-xtrace(5)): checks the instruction stream against the ground truth
 (every instruction, PC tokens at basic-block starts, TARGET_B after indirect
 branches) and the snapshot file (header, counts, offsets at PC tokens).
-usage: read_xtrace.py DIR X.truth X.ips INTERVAL [GAPS]
+usage: read_xtrace.py DIR X.truth X.ips INTERVAL [GAPS [--lost-end]]
 With GAPS (> 0) the recording lost data that many times: the stream must
 hold that many XGAP tokens (VAL sub-token 6, ptconv-xtrace(5)), each
 followed by a PC token, and the instructions between them must be runs of
 the truth's instruction list: the first from its start, the last up to its
-end."""
+end.  With --lost-end the recording ends in the last loss: its XGAP is the
+stream's last token and the last run stops before the truth's end."""
 import glob
 import os
 import re
@@ -30,6 +31,7 @@ def main():
     if int(m.group(2)) != meta["tid"]:
         truth.fail("tid in the file name")
     ngaps = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+    lost_end = sys.argv[6:] == ["--lost-end"]
     data = open(ins[0], "rb").read()
     p, pc, insns, offsets, gaps = 0, None, [], {}, []
     while p < len(data):
@@ -73,7 +75,7 @@ def main():
         else:
             truth.fail("unexpected token class %d at %d" % (cls, start))
     if ngaps or gaps:
-        check_runs(insns, gaps, ngaps, truth.load_ips(sys.argv[3]))
+        check_runs(insns, gaps, ngaps, truth.load_ips(sys.argv[3]), lost_end)
         check_snapshots(ins[0], insns, offsets, interval)
         return
     truth.compare("xtrace pcs", [i[0] for i in insns], truth.load_ips(sys.argv[3]))
@@ -98,18 +100,21 @@ def main():
     check_snapshots(ins[0], insns, offsets, interval)
 
 
-def check_runs(insns, gaps, ngaps, ips):
+def check_runs(insns, gaps, ngaps, ips, lost_end):
     """With losses: XGAP count, PC tokens after them, runs of the truth."""
     if len(gaps) != ngaps:
         truth.fail("%d XGAP tokens, want %d" % (len(gaps), ngaps))
-    bounds = [0] + gaps + [len(insns)]
+    if lost_end != (gaps[-1] == len(insns)):
+        truth.fail("the last XGAP %s the last token" % ("is not" if lost_end else "is"))
+    bounds = [0] + gaps + ([] if lost_end else [len(insns)])
     for a, b in zip(bounds, bounds[1:]):
         if a == b:
             truth.fail("no instruction between two gaps")
         if not insns[a][1]:
             truth.fail("instruction %d after a gap has no PC token" % a)
     if ips is not None:
-        truth.runs("xtrace run", [[i[0] for i in insns[a:b]] for a, b in zip(bounds, bounds[1:])], ips)
+        truth.runs("xtrace run", [[i[0] for i in insns[a:b]] for a, b in zip(bounds, bounds[1:])], ips,
+                   lost_end)
     print("xtrace: %d instructions in %d runs of the ground truth, %d XGAP tokens" %
           (len(insns), len(bounds) - 1, len(gaps)))
 
