@@ -56,8 +56,7 @@ convert_exact() {
 }
 
 for p in c_threads c_forkexec c_spawn; do
-	"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
-	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+	trace_corpus "$p"
 	threads=$(awk '$1 == "B" { print $3 }' "$T/$p.truth" | sort -u | wc -l)
 	# c_spawn's child (posix_spawn: clone with CLONE_VM|CLONE_VFORK)
 	# returns through calls its parent made on the same CPU: with RET

@@ -14,8 +14,7 @@ need_perf
 need_encoder
 
 p=c_spawn
-"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
-grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+trace_corpus "$p"
 threads=$(awk '$1 == "B" { print $3 }' "$T/$p.truth" | sort -u | wc -l)
 for cpus in 1 2; do
 	"$ENC" --cpus $cpus --buildid-dir "$T/bid" -o "$T/n.data" "$T/$p.truth" ||

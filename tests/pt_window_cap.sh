@@ -16,8 +16,7 @@ need_perf
 need_encoder
 
 p=c_static
-"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
-grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+trace_corpus "$p"
 "$ENC" --psb-period 0 --buildid-dir "$T/bid" -o "$T/n.data" "$T/$p.truth" || fail "ptgen-encode failed"
 "$PERF" script -D -i "$T/n.data" 2>/dev/null |
 	sed -n 's/^\.  *\([0-9a-f]*\):.* PSB$/\1/p' > "$T/psb"
@@ -84,8 +83,7 @@ done
 # (pt_truth_compare --bystanders).  The libipt engine cannot tell the
 # direction of a jcc to its own fall-through (c_nolibc has one): --jcc0-any.
 p=c_spawn
-"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
-grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+trace_corpus "$p"
 "$ENC" --cpus 1 --psb-period 0 --buildid-dir "$T/bid" -o "$T/s.data" "$T/$p.truth" || fail "ptgen-encode failed"
 for eng in walker libipt; do
 	jcc0=

@@ -34,8 +34,7 @@ perf_check() {
 for p in c_nolibc c_static c_recurse c_switch c_setjmp c_signal c_vdso \
 	 c_threads c_forkexec c_mainexit c_spawn; do
 	# (trace-corpus.sh checks the programs' exit status and output.)
-	"$PTGEN_TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" > /dev/null 2> "$T/$p.err"
-	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(cat "$T/$p.err")"
+	trace_corpus "$p"
 	variants=""
 	case $p in
 	c_recurse|c_setjmp|c_signal|c_threads)

@@ -16,6 +16,13 @@ need_encoder() {
 	need_ptrace
 }
 
+# trace_corpus P: the ground truth of corpus program P's real execution in
+# $T/P.truth (ptgen-trace; its messages in $T/P.err), or the test fails.
+trace_corpus() {
+	"$PTGEN_TRACE" -o "$T/$1.truth" -- "$CORPUS/$1" > /dev/null 2> "$T/$1.err"
+	grep -q '^X ' "$T/$1.truth" || fail "$1: ptgen-trace failed: $(cat "$T/$1.err")"
+}
+
 # Skips the test when this machine does not let a process trace its child.
 need_ptrace() {
 	[ -x "$PTGEN_TRACE" ] || fail "$PTGEN_TRACE not built"
