@@ -7,7 +7,7 @@ tests_ptgen_ptgen_encode_SOURCES = tests/ptgen/encode/encode.c \
 
 # libipt as a reference decoder for the oracle tests.
 check_PROGRAMS += tests/ptgen/ptblk
-tests_ptgen_ptblk_SOURCES = tests/ptgen/ptblk.c
+tests_ptgen_ptblk_SOURCES = tests/ptgen/ptblk.c tests/ptgen/read-file.h
 EXTRA_DIST += tests/ptgen/encode/compare.py tests/ptgen/encode/README.md
 
 # Oracle tests: real executions traced by ptgen-trace, encoded, and decoded
@@ -38,4 +38,4 @@ TESTS += tests/ptgen/encode/test_ptenc
 # libipt's query decoder alone over a raw stream: the ceiling contrib/bench
 # prints beside the walker.
 noinst_PROGRAMS += tests/ptgen/ptqry-rate
-tests_ptgen_ptqry_rate_SOURCES = tests/ptgen/ptqry-rate.c
+tests_ptgen_ptqry_rate_SOURCES = tests/ptgen/ptqry-rate.c tests/ptgen/read-file.h

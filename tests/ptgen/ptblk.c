@@ -33,25 +33,7 @@
 
 #include <intel-pt.h>
 
-static uint8_t *read_all(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	uint8_t *buf;
-
-	if (!f || fstat(fileno(f), &st)) {
-		fprintf(stderr, "ptblk: %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		fprintf(stderr, "ptblk: %s: read failed\n", path);
-		exit(2);
-	}
-	fclose(f);
-	*size = (size_t)st.st_size;
-	return buf;
-}
+#include "read-file.h"
 
 /* Adds the truth's executable mappings of pid to the image.  A process
  * made by fork has no M lines of its own for what it inherited: its
@@ -301,7 +283,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pid = (unsigned)strtoul(argv[2], NULL, 0);
-	buf = read_all(argv[3], &size);
+	buf = ptgen_read_file("ptblk", argv[3], &size);
 	for (i = 4; i <= argc; i++) {
 		size_t end = i < argc ? (size_t)strtoull(argv[i], NULL, 0) : size;
 

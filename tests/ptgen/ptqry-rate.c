@@ -28,29 +28,11 @@
 
 #include <intel-pt.h>
 
+#include "read-file.h"
+
 struct counts {
 	uint64_t bits, tips, events, errors;
 };
-
-static uint8_t *read_all(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	uint8_t *buf;
-
-	if (!f || fstat(fileno(f), &st)) {
-		fprintf(stderr, "ptqry-rate: %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		fprintf(stderr, "ptqry-rate: %s: read failed\n", path);
-		exit(2);
-	}
-	fclose(f);
-	*size = (size_t)st.st_size;
-	return buf;
-}
 
 static double cpu_seconds(void)
 {
@@ -58,6 +40,13 @@ static double cpu_seconds(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void init_config(struct pt_config *cfg, uint8_t *buf, size_t size)
+{
+	pt_config_init(cfg);
+	cfg->begin = buf;
+	cfg->end = buf + size;
 }
 
 /* Take every pending event; returns the last status or an error. */
@@ -78,14 +67,12 @@ static double decode(const char *path, struct counts *c)
 	struct pt_query_decoder *q;
 	struct pt_config cfg;
 	size_t size;
-	uint8_t *buf = read_all(path, &size);
+	uint8_t *buf = ptgen_read_file("ptqry-rate", path, &size);
 	uint64_t ip;
 	double t0;
 	int st, taken;
 
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + size;
+	init_config(&cfg, buf, size);
 	q = pt_qry_alloc_decoder(&cfg);
 	if (!q) {
 		fprintf(stderr, "ptqry-rate: %s: cannot allocate a query decoder\n", path);
@@ -134,13 +121,11 @@ static double decode_packets(const char *path, struct counts *c)
 	struct pt_packet p;
 	struct pt_config cfg;
 	size_t size;
-	uint8_t *buf = read_all(path, &size);
+	uint8_t *buf = ptgen_read_file("ptqry-rate", path, &size);
 	double t0;
 	int st;
 
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + size;
+	init_config(&cfg, buf, size);
 	pk = pt_pkt_alloc_decoder(&cfg);
 	if (!pk) {
 		fprintf(stderr, "ptqry-rate: %s: cannot allocate a packet decoder\n", path);
