@@ -1,6 +1,8 @@
 /* Fuzz target: raw Intel PT bytes through the walker (and, for every third
  * input, libipt's block engine) against a fixed image: a counted loop, a
- * call and return, an indirect jump, a system call.  Nothing the bytes say
+ * call and return, an indirect jump, a system call.  The sideband says a
+ * second thread ran on the CPU whenever time advanced, so that every loss
+ * also takes the path of the threads that ran during it (bystanders).  Nothing the bytes say
  * may crash the decoder, make it loop forever or grow memory unboundedly.
  * Seeds: tests/fuzz/seeds/fuzz_pt_decoder (valid streams for this image). */
 #include <stdint.h>
@@ -27,7 +29,7 @@ static const uint8_t code[] = {
 };
 
 static struct ptc_image *img;
-static struct ptc_pt_thread thr;
+static struct ptc_pt_thread thr, other;
 static uint64_t seen;
 
 static int s_begin(void *ctx, const struct ptc_thread_info *t) { return 0; }
@@ -46,6 +48,18 @@ static struct ptc_sink sink = { s_begin, s_branches, s_gap, s_end, NULL };
 static struct ptc_pt_thread *thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
 {
 	return &thr;
+}
+
+static size_t threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
+			      struct ptc_pt_thread **out, size_t max)
+{
+	size_t n = 0;
+
+	if (t1 > t0 && max >= 2) {
+		out[n++] = &other;
+		out[n++] = &thr;	/* the owner itself must be left out */
+	}
+	return n;
 }
 
 static int region_at(void *ctx, struct ptc_pt_thread *t, uint64_t time, uint64_t ip,
@@ -72,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ptc_pt_env env = { .thread_at = thread_at, .region_at = region_at };
+	struct ptc_pt_env env = { .thread_at = thread_at, .region_at = region_at,
+				  .threads_between = threads_between };
 	struct ptc_pt_params p;
 	char err[128];
 	uint8_t *copy;
@@ -94,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.tsc_ctc_n = 80;
 	p.tsc_ctc_d = 1;
 	ptc_pt_thread_init(&thr, 1, 1, &sink);
+	ptc_pt_thread_init(&other, 1, 2, &sink);
 	{
 		struct ptc_pt_decoder *d;
 		if (ptc_pt_decoder_new(&d, &p, &env, 0, UINT32_MAX) == 0) {
@@ -110,9 +126,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ptc_pt_thread_flush(&thr);
 	ptc_pt_thread_fini(&thr);
+	ptc_pt_thread_flush(&other);
+	ptc_pt_thread_fini(&other);
 	if (size % 3 == 0) {
 		struct ptc_blk_decoder *b;
 		ptc_pt_thread_init(&thr, 1, 1, &sink);
+		ptc_pt_thread_init(&other, 1, 2, &sink);
 		if (ptc_blk_decoder_new(&b, &p, &env, 0, UINT32_MAX) == 0) {
 			if (ptc_blk_decoder_set_buffer(b, copy, size, 0, 0, 0, NULL) == 0)
 				while (ptc_blk_decoder_run(b, 0) > 0)
@@ -122,6 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		ptc_pt_thread_flush(&thr);
 		ptc_pt_thread_fini(&thr);
+		ptc_pt_thread_flush(&other);
+		ptc_pt_thread_fini(&other);
 	}
 	free(copy);
 	return 0;
