@@ -338,6 +338,8 @@ static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	size_t i;
 	int err;
 
+	if (w->ended)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches after the end");
 	for (i = 0; i < w->n; i++) {
 		if (!w->st[i])
 			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches before begin");
@@ -354,6 +356,8 @@ static int w_gap(void *ctx, const struct ptc_gap *g)
 	size_t i;
 	int err;
 
+	if (w->ended)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap after the end");
 	for (i = 0; i < w->n; i++) {
 		if (!w->st[i])
 			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap before begin");
@@ -379,7 +383,15 @@ static int w_end(void *ctx)
 		err = w->ops[i]->finish(w->st[i]);
 		if (err < 0 && !first)
 			first = err;
+		/* Nothing is written after the end: the formats' buffers and
+		 * compressors go now, not when the caller frees the writer
+		 * (a recording may have thousands of threads that ended long
+		 * before the conversion does). */
+		w->ops[i]->free(w->st[i]);
+		w->st[i] = NULL;
 	}
+	free(w->insn_cache);
+	w->insn_cache = NULL;
 	return first;
 }
 

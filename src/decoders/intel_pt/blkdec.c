@@ -731,6 +731,19 @@ uint64_t ptc_blk_decoder_time(const struct ptc_blk_decoder *d)
 	return d->time;
 }
 
+uint64_t ptc_blk_decoder_settled_time(const struct ptc_blk_decoder *d)
+{
+	uint64_t t = d->time;
+
+	if (d->have_pend || d->have_tail || d->hb.active)
+		return 0;
+	if (d->gap_open && d->gap.time < t)
+		t = d->gap.time;
+	if (d->by.pending && d->by.gap.time < t)
+		t = d->by.gap.time;
+	return t;
+}
+
 const struct ptc_pt_stats *ptc_blk_decoder_stats(const struct ptc_blk_decoder *d)
 {
 	return &d->st;

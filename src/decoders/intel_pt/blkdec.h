@@ -23,6 +23,9 @@ int ptc_blk_decoder_continue(struct ptc_blk_decoder *d, const uint8_t *buf, size
 int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until);
 int ptc_blk_decoder_finish(struct ptc_blk_decoder *d);
 uint64_t ptc_blk_decoder_time(const struct ptc_blk_decoder *d);
+/* As ptc_pt_decoder_settled_time(); 0 while a block or branch is held
+ * (they carry no time of their own). */
+uint64_t ptc_blk_decoder_settled_time(const struct ptc_blk_decoder *d);
 const struct ptc_pt_stats *ptc_blk_decoder_stats(const struct ptc_blk_decoder *d);
 
 #endif

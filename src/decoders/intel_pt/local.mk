@@ -32,3 +32,6 @@ EXTRA_DIST += tests/pt_libipt_jcc0.sh
 # Windows that find no PSB: bounded, the rest up to the next PSB a gap
 TESTS += tests/pt_window_cap.sh
 EXTRA_DIST += tests/pt_window_cap.sh
+# Threads finished once decoding is past their exit: bounded open files
+TESTS += tests/pt_many_threads.sh
+EXTRA_DIST += tests/pt_many_threads.sh tests/ptprog/seq_threads.c

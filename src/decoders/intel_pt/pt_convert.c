@@ -94,6 +94,7 @@ struct cthread {
 	const char *comm;
 	int wanted;
 	uint64_t time_start, time_end;	/* --time */
+	int finished;		/* its outputs are complete and closed (finish_thread) */
 };
 
 struct conv {
@@ -133,6 +134,14 @@ struct conv {
 	uint64_t *cpu_seen;		/* per CPU: latest time thread_at was asked (+1; 0 never) */
 	size_t ncpu_seen;
 	uint64_t lost_gaps;		/* records-lost gaps given to threads */
+
+	/* Threads whose outputs are finished once decoding is past their
+	 * exit (see finish_exited), in order of EXIT time. */
+	struct exit_at { uint64_t time; uint32_t tid; } *exits;
+	size_t nexits, next_exit;
+	uint64_t late_branches, late_gaps;	/* for a thread already finished: not written */
+	uint64_t prog_total, prog_done;		/* trace bytes, for the progress line */
+	time_t prog_t0;
 	uint64_t untimed_cpus;		/* CPUs whose threads cannot be told apart (no timing) */
 
 	/* raw mode */
@@ -231,6 +240,13 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	struct ptc_branch kept[PTC_PT_BATCH];
 	int err;
 
+	if (t->finished) {
+		/* after the thread's exit (a tid used again, or a clock that
+		 * disagrees with the sideband): counted, reported, not written */
+		__atomic_fetch_add(&t->conv->late_branches, n, __ATOMIC_RELAXED);
+		return 0;
+	}
+
 	if (t->time_start || t->time_end != UINT64_MAX) {
 		if (t->w && (err = writer_time_filtered(t, b, n)) < 0)
 			return err;
@@ -257,6 +273,11 @@ static int tee_gap(void *ctx, const struct ptc_gap *g)
 {
 	struct cthread *t = ctx;
 	int err;
+
+	if (t->finished) {
+		__atomic_fetch_add(&t->conv->late_gaps, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
 
 	if (t->text && (err = t->text->gap(t->text->ctx, g)) < 0)
 		return err;
@@ -324,17 +345,26 @@ static int wanted(struct conv *c, uint32_t pid, uint32_t tid, const char *comm)
 	return 1;
 }
 
+static struct cthread *find_thread(struct conv *c, uint32_t tid)
+{
+	size_t i;
+
+	for (i = c->nth; i > 0; i--)
+		if (c->th[i - 1]->pt.tid == tid)
+			return c->th[i - 1];
+	return NULL;
+}
+
 static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, const char *name_hint)
 {
-	struct cthread *t;
+	struct cthread *t = find_thread(c, tid);
 	size_t i;
 	char path[4200];
 	struct ptc_thread_info ti;
 	int err;
 
-	for (i = c->nth; i > 0; i--)
-		if (c->th[i - 1]->pt.tid == tid)
-			return c->th[i - 1];
+	if (t)
+		return t;
 	if (c->nth == c->capth) {
 		size_t ncap = c->capth ? c->capth * 2 : 16;
 		struct cthread **n = realloc(c->th, ncap * sizeof(*n));
@@ -360,6 +390,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		snprintf(t->name, sizeof(t->name), "%u-%u", pid, tid);
 	ptc_pt_thread_init(&t->pt, pid, tid, NULL);
 	t->pt.user = t;
+	t->conv = c;
 	if (c->sb && !c->per_thread && !c->per_cpu_out) {
 		/* A forked child returns through its parent's frames (a vfork
 		 * child, which runs while the parent waits in the system call,
@@ -398,7 +429,6 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		struct ptc_writer_config cfg;
 
 		memset(&cfg, 0, sizeof(cfg));
-		t->conv = c;
 		t->code.read = code_read;
 		t->code.ctx = t;
 		cfg.outdir = c->outdir;
@@ -1166,6 +1196,86 @@ static void progress(struct conv *c, time_t t0, uint64_t done, uint64_t total, i
 		final ? "\n" : "");
 }
 
+/* Threads end early, so that a recording of thousands of threads does not
+ * keep every thread's output files and compressors to the end. */
+static int finish_thread(struct conv *c, struct cthread *t);
+
+/* A per-thread queue is one thread's: when it is done, so is the thread. */
+static void finish_queue_thread(struct conv *c, struct queue *q)
+{
+	struct cthread *t;
+
+	if (!c->per_thread || c->per_cpu_out || q->tid == UINT32_MAX)
+		return;
+	pthread_mutex_lock(&c->lock);
+	t = find_thread(c, q->tid);
+	pthread_mutex_unlock(&c->lock);
+	if (t && finish_thread(c, t))
+		c->fatal = PTC_EXIT_OUTPUT;
+}
+
+/* Per CPU: a thread that exited before the time every queue is settled at
+ * (ptc_pt_decoder_settled_time) gets nothing more from any queue.  With a
+ * margin: a branch's time is the last timing packet's, which may equal
+ * the EXIT record's (or, with cycle-accurate timing, pass it by a little)
+ * while the thread's last branches are still to come. */
+#define EXIT_MARGIN_NS 20000u
+
+static void finish_exited(struct conv *c)
+{
+	uint64_t settled = UINT64_MAX;
+	size_t i;
+
+	if (c->next_exit >= c->nexits)
+		return;
+	for (i = 0; i < c->nq; i++) {
+		const struct queue *q = &c->q[i];
+		uint64_t t;
+		if (q->done)
+			continue;
+		t = q->dec ? ptc_pt_decoder_settled_time(q->dec) : ptc_blk_decoder_settled_time(q->blk);
+		if (t < settled)
+			settled = t;
+	}
+	while (c->next_exit < c->nexits && (settled == UINT64_MAX ||
+					      c->exits[c->next_exit].time + EXIT_MARGIN_NS < settled)) {
+		struct cthread *t = find_thread(c, c->exits[c->next_exit++].tid);
+		if (t && finish_thread(c, t))
+			c->fatal = PTC_EXIT_OUTPUT;
+	}
+}
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct exit_at *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The sideband's EXIT times, in order (per-CPU recordings written per
+ * thread only). */
+static int plan_exits(struct conv *c)
+{
+	const struct ptc_sb_thread *th;
+	size_t n, i;
+
+	if (!c->sb || c->per_thread || c->per_cpu_out)
+		return 0;
+	th = ptc_sb_threads(c->sb, &n);
+	c->exits = calloc(n ? n : 1, sizeof(*c->exits));
+	if (!c->exits)
+		return -ptc_err_nomem;
+	for (i = 0; i < n; i++)
+		if (th[i].t_exit != PTC_SB_TIME_MAX) {
+			c->exits[c->nexits].time = th[i].t_exit;
+			c->exits[c->nexits++].tid = th[i].tid;
+		}
+	qsort(c->exits, c->nexits, sizeof(*c->exits), cmp_exit);
+	return 0;
+}
+
 /* -j N on a per-thread recording: each queue is one thread's, so queues
  * are independent and decode in parallel; the output does not change. */
 static void *worker(void *arg)
@@ -1186,6 +1296,16 @@ static void *worker(void *arg)
 			if (err == 0)
 				err = queue_next_run(c, q);
 		}
+		if (err >= 0)
+			finish_queue_thread(c, q);
+		if (c->prog_total > (64u << 20)) {
+			size_t k;
+			pthread_mutex_lock(&c->lock);
+			for (k = 0; k < q->np; k++)
+				c->prog_done += q->p[k].size;
+			progress(c, c->prog_t0, c->prog_done, c->prog_total, 0);
+			pthread_mutex_unlock(&c->lock);
+		}
 		if (err < 0) {
 			pthread_mutex_lock(&c->lock);
 			c->worker_err = err;
@@ -1202,6 +1322,10 @@ static int decode_parallel(struct conv *c)
 
 	if ((size_t)n > c->nq)
 		n = (int)c->nq;
+	if (n <= 1) {
+		worker(c);
+		return c->worker_err;
+	}
 	for (i = 0; i < n; i++)
 		if (pthread_create(&th[i], NULL, worker, c) == 0)
 			started++;
@@ -1240,8 +1364,20 @@ static int decode_all(struct conv *c)
 		if (err < 0)
 			return err;
 	}
-	if (c->per_thread && c->opt->jobs > 1 && c->nq > 1 && !c->per_cpu_out)
-		return decode_parallel(c);
+	if ((err = plan_exits(c)) < 0)
+		return err;
+	/* Per-thread queues are independent: one after the other (or on -j
+	 * threads), each thread finished when its queue is, rather than
+	 * interleaved in time order, which would keep every thread's
+	 * outputs open at once. */
+	if (c->per_thread && c->nq > 1 && !c->per_cpu_out) {
+		c->prog_total = total;
+		c->prog_t0 = t0;
+		err = decode_parallel(c);
+		if (total > (64u << 20))
+			progress(c, t0, total, total, 1);
+		return err;
+	}
 	for (;;) {
 		struct queue *best = NULL;
 		uint64_t until = UINT64_MAX;
@@ -1257,6 +1393,9 @@ static int decode_all(struct conv *c)
 		for (i = 0; i < c->nq; i++)
 			if (!c->q[i].done && &c->q[i] != best && queue_time(&c->q[i]) < until)
 				until = queue_time(&c->q[i]);
+		/* back here once past the next exit, to finish that thread */
+		if (c->next_exit < c->nexits && c->exits[c->next_exit].time + EXIT_MARGIN_NS < until)
+			until = c->exits[c->next_exit].time + EXIT_MARGIN_NS + 1;
 		err = best->dec ? ptc_pt_decoder_run(best->dec, until) : ptc_blk_decoder_run(best->blk, until);
 		if (err < 0)
 			return err;
@@ -1264,7 +1403,10 @@ static int decode_all(struct conv *c)
 			err = queue_next_run(c, best);
 			if (err < 0)
 				return err;
+			if (best->done)
+				finish_queue_thread(c, best);
 		}
+		finish_exited(c);
 		if (c->fatal)
 			return -ptc_err_io;
 		if (total > (64u << 20)) {
@@ -1796,44 +1938,68 @@ static void write_warnings(const char *w)
 	}
 }
 
+/* Complete and close thread t's outputs (nothing comes for it any more):
+ * its last branches, the vDSO for cbpexp, then each sink's end, which
+ * writes what the formats keep to the end and frees their buffers.
+ * Returns 0 or PTC_EXIT_OUTPUT. */
+static int finish_thread(struct conv *c, struct cthread *t)
+{
+	int err, ret = 0;
+
+	if (t->finished)
+		return 0;
+	err = ptc_pt_thread_flush(&t->pt);
+	if (t->cbp && c->sb) {
+		/* the vDSO goes in even when no branch was walked in it */
+		size_t k, nm;
+		struct ptc_sb_map *m = ptc_sb_maps(c->sb, &nm);
+		for (k = 0; k < nm; k++) {
+			const struct ptc_image *img;
+			char e[256];
+			int got;
+			if (m[k].pid != t->pt.pid || strcmp(m[k].filename, "[vdso]"))
+				continue;
+			pthread_mutex_lock(&c->lock);
+			got = ptc_image_cache_get(c->ic, m[k].filename,
+						  m[k].build_id_size ? m[k].build_id : NULL,
+						  m[k].build_id_size, &img, e, sizeof(e));
+			pthread_mutex_unlock(&c->lock);
+			if (got == 0)
+				add_image_to_writer(t, &m[k], img);
+		}
+	}
+	if (t->pt.sink) {
+		int e = t->pt.sink->end(t->pt.sink->ctx);
+		if (e < 0 && !err)
+			err = e;
+	}
+	t->finished = 1;
+	ptc_text_sink_free(t->text);
+	ptc_cbpexp_sink_free(t->cbp);
+	t->text = t->cbp = NULL;
+	if (err < 0) {
+		if (t->w && ptc_writer_errmsg(t->w)[0])
+			ptc_cli_error("%s", ptc_writer_errmsg(t->w));
+		else
+			ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
+		ret = PTC_EXIT_OUTPUT;
+	}
+	if (t->w && ptc_writer_warnings(t->w)[0] && !c->opt->quiet)
+		write_warnings(ptc_writer_warnings(t->w));
+	return ret;
+}
+
 static int finish_threads(struct conv *c)
 {
 	size_t i;
 	int ret = 0;
 
-	for (i = 0; i < c->nth; i++) {
-		struct cthread *t = c->th[i];
-		int err = ptc_pt_thread_flush(&t->pt);
-		if (t->cbp && c->sb) {
-			/* the vDSO goes in even when no branch was walked in it */
-			size_t k, nm;
-			struct ptc_sb_map *m = ptc_sb_maps(c->sb, &nm);
-			for (k = 0; k < nm; k++) {
-				const struct ptc_image *img;
-				char e[256];
-				if (m[k].pid != t->pt.pid || strcmp(m[k].filename, "[vdso]"))
-					continue;
-				if (ptc_image_cache_get(c->ic, m[k].filename,
-							m[k].build_id_size ? m[k].build_id : NULL,
-							m[k].build_id_size, &img, e, sizeof(e)) == 0)
-					add_image_to_writer(t, &m[k], img);
-			}
-		}
-		if (t->pt.sink) {
-			int e = t->pt.sink->end(t->pt.sink->ctx);
-			if (e < 0 && !err)
-				err = e;
-		}
-		if (err < 0) {
-			if (t->w && ptc_writer_errmsg(t->w)[0])
-				ptc_cli_error("%s", ptc_writer_errmsg(t->w));
-			else
-				ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
+	for (i = 0; i < c->nth; i++)
+		if (finish_thread(c, c->th[i]))
 			ret = PTC_EXIT_OUTPUT;
-		}
-		if (t->w && ptc_writer_warnings(t->w)[0] && !c->opt->quiet)
-			write_warnings(ptc_writer_warnings(t->w));
-	}
+	if ((c->late_branches || c->late_gaps) && !c->opt->quiet)
+		ptc_cli_error("warning: %" PRIu64 " branches and %" PRIu64 " gaps were attributed to "
+			      "threads after their exit: not written", c->late_branches, c->late_gaps);
 	return ret;
 }
 
@@ -1860,6 +2026,7 @@ static void free_conv(struct conv *c)
 		free(c->th[i]);
 	}
 	free(c->th);
+	free(c->exits);
 	free(c->cpu_seen);
 	ptc_sched_switch_samples_fini(&c->ss);
 	for (i = 0; i < c->nmissing; i++)

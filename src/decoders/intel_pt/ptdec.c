@@ -1820,6 +1820,19 @@ uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d)
 	return d->time;
 }
 
+uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d)
+{
+	uint64_t t = d->time;
+
+	if (d->pg.active && d->pg.gap.time < t)
+		t = d->pg.gap.time;
+	if (d->by.pending && d->by.gap.time < t)
+		t = d->by.gap.time;
+	if (d->nspec && d->spec[0].b.time < t)
+		t = d->spec[0].b.time;
+	return t;
+}
+
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d)
 {
 	return &d->st;

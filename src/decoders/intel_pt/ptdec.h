@@ -170,6 +170,10 @@ int ptc_pt_decoder_finish(struct ptc_pt_decoder *d);
 
 /* Perf time of the last timing information decoded (0: none yet). */
 uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d);
+/* No sink call the decoder still makes concerns a time before the one
+ * returned: its time, or earlier while it holds a gap open, a gap for the
+ * threads that ran during a loss, or branches awaiting a PSB's word. */
+uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d);
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d);
 
 const char *ptc_gap_cause_name(int cause);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Many threads, one after another (issue 3: memory and open files bounded
+# by the threads alive at once, not by all the threads of the recording).
+# seq_threads creates 150 threads in turn, each joined before the next;
+# its real execution (ptgen-trace) is encoded per CPU (1 and 2 CPUs) and
+# per thread, and converted to ptconv's format and text with at most 40
+# open files: a thread's outputs must be finished and closed once the
+# decoding is past its exit (per CPU) or its queue is done (per thread).
+# Before, every thread kept its files open to the end, and the conversion
+# failed with "Too many open files".  Every thread's trace must still
+# equal its ground truth (pt_truth_compare.py) and every .ptc be complete.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+. "$top_srcdir/tests/ptgen/trace-lib.sh"
+need_encoder
+CC_=${CC_FOR_TESTS:-cc}
+command -v "$CC_" >/dev/null || skip "no C compiler to build the test program"
+N=150
+
+"$CC_" -O2 -static -pthread -o "$T/seq" "$top_srcdir/tests/ptprog/seq_threads.c" 2>"$T/cc.err" ||
+	skip "cannot build a static threaded program: $(cat "$T/cc.err")"
+"$PTGEN_TRACE" -o "$T/seq.truth" -- "$T/seq" $N > /dev/null 2> "$T/trace.err" ||
+	fail "ptgen-trace: $(tail -1 "$T/trace.err")"
+threads=$(awk '$1 == "T" { print $4 }' "$T/seq.truth" | sort -u | wc -l)
+[ "$threads" -eq $((N + 1)) ] || fail "the truth has $threads threads, want $((N + 1))"
+for opts in "--cpus 2" "--cpus 1" "--per-thread"; do
+	# shellcheck disable=SC2086
+	"$ENC" $opts --buildid-dir "$T/bid" -o "$T/s.data" "$T/seq.truth" || fail "ptgen-encode $opts"
+	rm -rf "$T/out"
+	(ulimit -n 40 && exec "$PTCONV" "$T/s.data" -f ptconv,text -o "$T/out" --buildid-dir "$T/bid") \
+		> /dev/null 2> "$T/err" || { cat "$T/err" >&2; fail "$opts: ptconv exited $? with 40 open files"; }
+	grep -q "warning" "$T/err" && { cat "$T/err" >&2; fail "$opts: warnings"; }
+	$CMP "$T/seq.truth" "$T/out" --expect-gaps 0 > "$T/cmp" || { cat "$T/cmp" >&2; fail "$opts: not the truth"; }
+	n=0
+	for f in "$T"/out/trace.*.ptc; do
+		"$PTCONV" stats "$f" > /dev/null 2>&1 || fail "$opts: $f is not a complete trace"
+		n=$((n + 1))
+	done
+	[ $n -eq "$threads" ] || fail "$opts: $n .ptc files for $threads threads"
+	echo "ok - $opts: $threads threads converted with 40 open files, each equal to its truth"
+done
+exit 0
