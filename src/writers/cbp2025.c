@@ -212,6 +212,7 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 	ptc_wparts_init(&w->parts, cfg, t, c, "cbp2025.gz");
 	w->parts.zkind = PTC_Z_GZIP;
 	w->parts.level = cfg->level;
+	w->parts.threads = cfg->threads > 0 ? cfg->threads : 1;
 	if ((err = ptc_wparts_open(&w->parts)) < 0) {
 		ptc_walker_fini(&w->walk);
 		free(w);

@@ -96,6 +96,42 @@ python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/p
 fmt cbp2025
 python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/prog.ips" || fail cbp2025
 
+# Compression threads change the speed, never the bytes: -j 1, 2 and 3 give
+# the same files, of several xz blocks (preset 0: 1 MiB) and gzip members
+# (1 MiB); the independent readers read them back.
+for j in 1 2 3; do
+	fmt champsim,cbp2025 -r 4 -l -1 -j $j
+	mv "$T/out" "$T/j$j"
+	fmt champsim -z -j $j
+	mv "$T"/out/trace.*.champsim.gz "$T/j$j/"
+	fmt champsim -l -1 -j $j
+	mv "$T"/out/trace.*.champsim.xz "$T/j$j/one.champsim.xz"
+done
+for j in 2 3; do
+	for f in trace.*.champsim.xz trace.*.champsim.gz trace.*.cbp2025.gz one.champsim.xz; do
+		cmp "$T"/j1/$f "$T"/j$j/$f || fail "-j $j: $f differs from -j 1"
+	done
+done
+blocks() { xz -l "$1" | awk 'NR == 2 { print $2 }'; }
+members() {
+	python3 -c 'import sys, zlib
+d, n = open(sys.argv[1], "rb").read(), 0
+while d:
+	o = zlib.decompressobj(31)
+	o.decompress(d)
+	d, n = o.unused_data, n + 1
+print(n)' "$1"
+}
+if command -v xz >/dev/null; then
+	[ "$(blocks "$T"/j1/trace.*.champsim.xz)" -ge 8 ] && [ "$(blocks "$T/j1/one.champsim.xz")" -ge 2 ] ||
+		fail "champsim.xz: fewer xz blocks than expected"
+fi
+[ "$(members "$T"/j1/trace.*.cbp2025.gz)" -ge 3 ] && [ "$(members "$T"/j1/trace.*.champsim.gz)" -ge 2 ] ||
+	fail "fewer gzip members than expected"
+python3 "$W/read_champsim.py" "$T/j2/one.champsim.xz" "$T/prog.truth" "$T/prog.ips" || fail "champsim .xz (blocks)"
+python3 "$W/read_champsim.py" "$T"/j3/trace.*.champsim.gz "$T/prog.truth" "$T/prog.ips" || fail "champsim .gz (members)"
+echo "ok - champsim and cbp2025 are the same bytes with 1, 2 and 3 compression threads"
+
 # Losses as a decoder reports them (truth2fmt -g AT:COUNT: branches AT..
 # AT+COUNT-1 lost, then an overflow gap resuming where the last of them
 # went): one before anything (it loses nothing and splits nothing), two
