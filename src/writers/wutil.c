@@ -140,7 +140,7 @@ struct ptc_zout {
  * dictionary when larger).  Each block starts with an empty dictionary: on
  * ChampSim records at preset 3 (4 MiB dictionary) 32 MiB blocks make the
  * file 8% larger than one stream, liblzma's default of three dictionaries
- * 21%.  Memory: about three blocks per thread (140 MiB at preset 3). */
+ * 21%.  Memory: about three blocks per thread (130 MiB at preset 3). */
 static uint64_t xz_block_size(uint32_t preset)
 {
 	lzma_options_lzma o;

@@ -34,7 +34,7 @@ int ptc_zout_open(struct ptc_zout **z, const char *path, enum ptc_zkind kind, in
  * the preset; gzip as independent 4 MiB blocks, one gzip member each
  * (every gzip reader reads them as one stream).  Both differ from the
  * single-stream bytes of ptc_zout_open.  Memory: up to about three xz
- * blocks per thread (140 MiB at preset 3), or 2 * threads gzip blocks in
+ * blocks per thread (130 MiB at preset 3), or 2 * threads gzip blocks in
  * and out (16 MiB per thread), touched as data comes; at most 8 threads. */
 int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
 		     int threads);
