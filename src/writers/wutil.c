@@ -93,7 +93,7 @@ int ptc_map_put(struct ptc_map *m, uint64_t key, uint32_t val)
 /* Blocked gzip (ptc_zout_open_mt): the input is cut into GZ_BLOCK-byte
  * blocks, each compressed on its own into one gzip member, so that blocks
  * can be compressed on several threads and the bytes still depend only on
- * the input and the level.  On CBP2025 records 4 MiB blocks cost 0.5% of
+ * the input and the level.  On CBP2025 records 4 MiB blocks cost 0.6% of
  * size at level 6 (1 MiB: 2%), as the 32 KiB window restarts. */
 #define GZ_BLOCK (4u << 20)
 
@@ -139,7 +139,7 @@ struct ptc_zout {
  * on the thread count: eight dictionaries, at most 32 MiB (or one
  * dictionary when larger).  Each block starts with an empty dictionary: on
  * ChampSim records at preset 3 (4 MiB dictionary) 32 MiB blocks make the
- * file 8% larger than one stream, liblzma's default of three dictionaries
+ * file 8-10% larger than one stream, liblzma's default of three dictionaries
  * 21%.  Memory: about three blocks per thread (130 MiB at preset 3). */
 static uint64_t xz_block_size(uint32_t preset)
 {
