@@ -179,6 +179,19 @@ for bad in champsim:7x xtrace:3 bbv:1 ptconv:23 cbp2025:0 bt9:gz; do
 	"$PTCONV" "$T/t.data" -f $bad -o "$T/bad" -q 2>/dev/null && fail "-f $bad accepted"
 done
 echo "ok - -f options: levels, champsim .gz; bad options refused"
+# -j compresses on several threads, in the same bytes (tests/writers/formats.sh
+# checks files of many compressed blocks).
+for j in 1 2 3; do
+	rm -rf "$T/optj$j"
+	"$PTCONV" "$T/t.data" -j $j -f ptconv:3,bt9:1,champsim:gz:1,cbp2025:9 -o "$T/optj$j" \
+		--buildid-dir "$T/bid" -q || fail "-j $j"
+	"$PTCONV" "$T/t.data" -j $j -f champsim -o "$T/optj$j/xz" --buildid-dir "$T/bid" -q || fail "-j $j (xz)"
+	for f in champsim.gz cbp2025.gz bt9.gz ptc xz/trace.$tid.champsim.xz; do
+		case $f in xz/*) p=$f ;; *) p=trace.$tid.$f ;; esac
+		cmp "$T/optj1/$p" "$T/optj$j/$p" || fail "-j $j: $p differs from -j 1"
+	done
+done
+echo "ok - -j 2 and 3 write the same bytes as -j 1"
 
 # --time keeps a window of the trace: the per-instruction writers get a
 # start record where the window begins and must find every block of it in

@@ -87,29 +87,29 @@ static void add(uint8_t *set, uint8_t *n, int max, uint8_t reg)
 		set[(*n)++] = reg;
 }
 
-static int cbp_insn(void *ctx, const struct ptc_insn *in, const struct ptc_branch *b)
+#define MAX_REC (8 + 1 + 8 + 3 + 1 + 8 + 1 + MAX_IN + 1 + MAX_OUT + 16 * MAX_OUT)
+
+/* Write the record of in (b: the branch event, or NULL) to rec; its length. */
+static size_t cbp_record(const struct ptc_insn *in, const struct ptc_branch *b, uint8_t *rec)
 {
-	struct cbp *w = ctx;
-	struct ptc_insn_regs r;
-	uint8_t rec[8 + 1 + 8 + 3 + 1 + 8 + 1 + MAX_IN + 1 + MAX_OUT + 16 * MAX_OUT];
+	const struct ptc_insn_regs *r = &in->regs;
 	uint8_t ins[MAX_IN], outs[MAX_OUT], nin = 0, nout = 0, cls;
 	size_t n = 0;
 	int i;
 
-	ptc_insn_regs(in, &r);
-	for (i = 0; i < r.nrd; i++)
-		add(ins, &nin, MAX_IN, cbp_reg(r.rd[i]));
-	for (i = 0; i < r.nwr; i++)
-		add(outs, &nout, MAX_OUT, cbp_reg(r.wr[i]));
+	for (i = 0; i < r->nrd; i++)
+		add(ins, &nin, MAX_IN, cbp_reg(r->rd[i]));
+	for (i = 0; i < r->nwr; i++)
+		add(outs, &nout, MAX_OUT, cbp_reg(r->wr[i]));
 	if (b && b->kind != PTC_BR_FAR) {
 		static const uint8_t map[] = { C_UNCOND_DIRECT, C_UNCOND_INDIRECT, C_CALL_DIRECT,
 					       C_CALL_INDIRECT, C_RETURN, C_COND };
 		cls = map[b->kind];
 	} else if (!in->decoded) {
 		cls = C_UNDEF;
-	} else if (r.mem_write) {
+	} else if (r->mem_write) {
 		cls = C_STORE;
-	} else if (r.mem_read && nout) {
+	} else if (r->mem_read && nout) {
 		cls = C_LOAD;	/* a load needs an output register */
 	} else if (is_fp(&in->zi)) {
 		cls = C_FP;
@@ -123,11 +123,11 @@ static int cbp_insn(void *ctx, const struct ptc_insn *in, const struct ptc_branc
 	n = 9;
 	if (cls == C_LOAD || cls == C_STORE) {
 		ptc_put64(rec + n, 0);		/* effective address: not traced */
-		rec[n + 8] = (uint8_t)(r.mem_size ? r.mem_size : 8);
+		rec[n + 8] = (uint8_t)(r->mem_size ? r->mem_size : 8);
 		rec[n + 9] = 0;			/* base update: x86 has none */
 		n += 10;
 		if (cls == C_STORE)
-			rec[n++] = (uint8_t)r.mem_index;
+			rec[n++] = (uint8_t)r->mem_index;
 	}
 	if (cls == C_COND || cls == C_UNCOND_DIRECT || cls == C_UNCOND_INDIRECT ||
 	    cls == C_CALL_DIRECT || cls == C_CALL_INDIRECT || cls == C_RETURN) {
@@ -149,10 +149,32 @@ static int cbp_insn(void *ctx, const struct ptc_insn *in, const struct ptc_branc
 		memset(rec + n, 0, v);	/* values: not traced */
 		n += v;
 	}
-	if (ptc_zout_write(w->parts.z, rec, n) < 0)
+	return n;
+}
+
+static int cbp_emit(void *ctx, const void *p, size_t n)
+{
+	struct cbp *w = ctx;
+
+	if (ptc_zout_write(w->parts.z, p, n) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->parts.path,
 				 strerror(ptc_zout_errno(w->parts.z)));
 	return 0;
+}
+
+static size_t cbp_tmpl_rec(void *ctx, const struct ptc_insn *in, uint8_t *out)
+{
+	(void)ctx;
+	return cbp_record(in, NULL, out);
+}
+
+static const struct ptc_walk_tmpl cbp_tmpl = { MAX_REC, cbp_tmpl_rec, cbp_emit };
+
+static int cbp_insn(void *ctx, const struct ptc_insn *in, const struct ptc_branch *b)
+{
+	uint8_t rec[MAX_REC];
+
+	return cbp_emit(ctx, rec, cbp_record(in, b, rec));
 }
 
 static int cbp_branches(void *st, const struct ptc_branch *b, size_t n)
@@ -164,7 +186,7 @@ static int cbp_branches(void *st, const struct ptc_branch *b, size_t n)
 	if (n && (err = ptc_wparts_want(&w->parts)) < 0)
 		return err;
 	for (i = 0; i < n; i++)
-		if ((err = ptc_walk_branch(&w->walk, &b[i], cbp_insn, w)) < 0)
+		if ((err = ptc_walk_branch_tmpl(&w->walk, &b[i], &cbp_tmpl, cbp_insn, w)) < 0)
 			return err;
 	return 0;
 }
@@ -212,6 +234,7 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 	ptc_wparts_init(&w->parts, cfg, t, c, "cbp2025.gz");
 	w->parts.zkind = PTC_Z_GZIP;
 	w->parts.level = cfg->level;
+	w->parts.threads = cfg->threads > 0 ? cfg->threads : 1;
 	if ((err = ptc_wparts_open(&w->parts)) < 0) {
 		ptc_walker_fini(&w->walk);
 		free(w);

@@ -48,6 +48,7 @@ struct ptc_wparts {
 	void *st;
 	enum ptc_zkind zkind;
 	int level;
+	int threads;			/* > 0: ptc_zout_open_mt with that many */
 	struct ptc_zout *z;
 	char path[4096];		/* the part being written, or the last one */
 	unsigned part;			/* its number, 0 for the first */

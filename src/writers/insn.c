@@ -4,11 +4,28 @@
 #include <string.h>
 
 #include "writers/insn.h"
+#include "writers/wutil.h"
 
 /* Decoded instructions cached by address: the per-instruction writers see
  * each hot instruction millions of times; 8192 entries (about 10 MB) hold
  * the hot code of an interpreter, where 2048 missed about a third. */
 #define CACHE_SIZE 8192
+
+/* Block templates: a block's non-branch records, reused while its code
+ * bytes are the same.  4096 blocks hold the hot paths of an interpreter;
+ * longer blocks are rare and cost little per instruction anyway.  At most
+ * BLK_INSNS * max_rec + BLK_BYTES per entry (about 12 MB per walker for
+ * ChampSim when every entry is full; typical blocks are 4-5 instructions). */
+#define BLK_SLOTS 4096
+#define BLK_INSNS 32
+#define BLK_BYTES 256
+
+struct ptc_blk {
+	uint64_t start, bip;		/* first instruction, branch */
+	uint32_t insns;			/* as in the branch event, branch included */
+	uint32_t nbytes, tlen;		/* code bytes [start, bip), template bytes */
+	uint8_t data[];			/* the code bytes, then the template */
+};
 
 static void compute_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);
 
@@ -33,20 +50,26 @@ void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 
 void ptc_walker_fini(struct ptc_walker *w)
 {
+	size_t i;
+
 	if (w->own_cache)
 		free(w->cache);
 	w->cache = NULL;
+	for (i = 0; w->blk && i < BLK_SLOTS; i++)
+		free(w->blk[i]);
+	free(w->blk);
+	free(w->tmpl);
+	w->blk = NULL;
+	w->tmpl = NULL;
 }
 
-const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip)
+/* Decode the instruction at ip from its n code bytes (at most 15). */
+static const struct ptc_insn *decode_bytes(struct ptc_walker *w, uint64_t ip,
+					   const uint8_t *bytes, size_t n)
 {
 	static __thread struct ptc_insn fallback;
-	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
 	struct ptc_insn *in;
-	size_t n = 0;
 
-	if (w->code && w->code->read)
-		n = w->code->read(w->code->ctx, ip, bytes, sizeof(bytes));
 	if (w->cache) {
 		in = &w->cache[(ip ^ (ip >> 11)) & (CACHE_SIZE - 1)];
 		/* Reuse only if the bytes there are still the same code. */
@@ -67,10 +90,125 @@ const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip)
 	return in;
 }
 
+const struct ptc_insn *ptc_insn_decode(struct ptc_walker *w, uint64_t ip)
+{
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	size_t n = 0;
+
+	if (w->code && w->code->read)
+		n = w->code->read(w->code->ctx, ip, bytes, sizeof(bytes));
+	return decode_bytes(w, ip, bytes, n);
+}
+
 void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g)
 {
 	w->next = g->resume_ip;
 	w->next_known = g->resume_ip != 0;
+}
+
+/* The block's last instruction, the branch, and where the next starts;
+ * code: the branch's n code bytes when already read, else NULL. */
+static int walk_last(struct ptc_walker *w, const struct ptc_branch *b,
+		     const uint8_t *code, size_t n, ptc_insn_fn fn, void *ctx)
+{
+	const struct ptc_insn *in;
+	int err;
+
+	in = code ? decode_bytes(w, b->ip, code, n) : ptc_insn_decode(w, b->ip);
+	if (!in->decoded) {
+		/* Still list the branch: its IP and length are in the event. */
+		struct ptc_insn *s = w->cache ? &w->cache[CACHE_SIZE] : NULL;
+		static __thread struct ptc_insn scratch;
+		if (!s)
+			s = &scratch;
+		memset(&s->zi, 0, sizeof(s->zi));
+		memset(&s->regs, 0, sizeof(s->regs));
+		s->decoded = 0;
+		s->len = b->length;
+		s->ip = b->ip;
+		memset(s->bytes, 0, sizeof(s->bytes));
+		in = s;
+	}
+	err = fn(ctx, in, b);
+	if (err < 0)
+		return err;
+	w->next = ptc_branch_dest(b);
+	w->next_known = w->next != 0;
+	return 0;
+}
+
+static size_t blk_slot(uint64_t start, uint64_t bip, uint32_t insns)
+{
+	return ptc_hash64(start ^ (bip << 17) ^ (bip >> 47) ^ ((uint64_t)insns << 40)) & (BLK_SLOTS - 1);
+}
+
+/* Decode the block's non-branch instructions into a template; 0 and no
+ * template when the block is not a clean run of decodable instructions
+ * ending at the branch (ptc_walk_branch then lists it, and warns). */
+static struct ptc_blk *blk_build(struct ptc_walker *w, const struct ptc_branch *b,
+				 const struct ptc_walk_tmpl *t, void *ctx,
+				 const uint8_t *code, uint32_t nbytes)
+{
+	struct ptc_blk *e;
+	uint64_t ip = w->next;
+	size_t tlen = 0;
+	uint32_t i;
+
+	if (!w->tmpl && !(w->tmpl = malloc(BLK_INSNS * t->max_rec)))
+		return NULL;
+	for (i = 0; i + 1 < b->insns; i++) {
+		const struct ptc_insn *in = ptc_insn_decode(w, ip);
+		if (!in->decoded || ip + in->len > b->ip)
+			return NULL;
+		tlen += t->rec(ctx, in, w->tmpl + tlen);
+		ip += in->len;
+	}
+	if (ip != b->ip)
+		return NULL;
+	e = malloc(sizeof(*e) + nbytes + tlen);
+	if (!e)
+		return NULL;
+	e->start = w->next;
+	e->bip = b->ip;
+	e->insns = b->insns;
+	e->nbytes = nbytes;
+	e->tlen = (uint32_t)tlen;
+	memcpy(e->data, code, nbytes);
+	memcpy(e->data + nbytes, w->tmpl, tlen);
+	return e;
+}
+
+int ptc_walk_branch_tmpl(struct ptc_walker *w, const struct ptc_branch *b,
+			 const struct ptc_walk_tmpl *t, ptc_insn_fn fn, void *ctx)
+{
+	uint8_t code[BLK_BYTES + ZYDIS_MAX_INSTRUCTION_LENGTH];
+	struct ptc_blk **slot, *e;
+	uint64_t nbytes;
+	size_t got;
+	int err;
+
+	if (!w->next_known || b->insns < 2 || b->insns > BLK_INSNS + 1 || b->ip <= w->next ||
+	    (nbytes = b->ip - w->next) > BLK_BYTES || !w->code || !w->code->read)
+		return ptc_walk_branch(w, b, fn, ctx);
+	if (!w->blk && !(w->blk = calloc(BLK_SLOTS, sizeof(*w->blk))))
+		return ptc_walk_branch(w, b, fn, ctx);
+	/* The block's bytes and the branch's, in one read. */
+	got = w->code->read(w->code->ctx, w->next, code, nbytes + ZYDIS_MAX_INSTRUCTION_LENGTH);
+	if (got < nbytes)
+		return ptc_walk_branch(w, b, fn, ctx);
+	slot = &w->blk[blk_slot(w->next, b->ip, b->insns)];
+	e = *slot;
+	if (!e || e->start != w->next || e->bip != b->ip || e->insns != b->insns ||
+	    memcmp(e->data, code, nbytes)) {
+		e = blk_build(w, b, t, ctx, code, (uint32_t)nbytes);
+		if (!e)
+			return ptc_walk_branch(w, b, fn, ctx);
+		free(*slot);
+		*slot = e;
+	}
+	if ((err = t->emit(ctx, e->data + e->nbytes, e->tlen)) < 0)
+		return err;
+	return walk_last(w, b, code + nbytes, got - nbytes, fn, ctx);
 }
 
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
@@ -107,27 +245,7 @@ int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 				  ", not at its branch 0x%" PRIx64, w->next, ip, b->ip);
 		}
 	}
-	in = ptc_insn_decode(w, b->ip);
-	if (!in->decoded) {
-		/* Still list the branch: its IP and length are in the event. */
-		struct ptc_insn *s = w->cache ? &w->cache[CACHE_SIZE] : NULL;
-		static __thread struct ptc_insn scratch;
-		if (!s)
-			s = &scratch;
-		memset(&s->zi, 0, sizeof(s->zi));
-		memset(&s->regs, 0, sizeof(s->regs));
-		s->decoded = 0;
-		s->len = b->length;
-		s->ip = b->ip;
-		memset(s->bytes, 0, sizeof(s->bytes));
-		in = s;
-	}
-	err = fn(ctx, in, b);
-	if (err < 0)
-		return err;
-	w->next = ptc_branch_dest(b);
-	w->next_known = w->next != 0;
-	return 0;
+	return walk_last(w, b, NULL, 0, fn, ctx);
 }
 
 static void add_reg(ZydisRegister *set, int *n, ZydisRegister reg)

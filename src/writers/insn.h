@@ -47,6 +47,8 @@ struct ptc_walker {
 	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
 	struct ptc_insn *cache;		/* decoded instructions by address (NULL: none) */
 	int own_cache;			/* cache is this walker's, not cfg->insn_cache */
+	struct ptc_blk **blk;		/* record templates by block (ptc_walk_branch_tmpl) */
+	uint8_t *tmpl;			/* a block's records being built */
 };
 
 /* A walker over cfg->code; it uses the decoding cache cfg->insn_cache
@@ -62,6 +64,24 @@ struct ptc_insn *ptc_insn_cache_new(void);
 /* Decode the block ending in branch b and call fn per instruction. */
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 		    ptc_insn_fn fn, void *ctx);
+
+/* Formats whose record of a non-branch instruction depends on that
+ * instruction alone write a block's non-branch records as one template:
+ * built once by rec() per instruction, then reused while the code bytes
+ * of the block are unchanged, and handed to emit() in one piece. */
+struct ptc_walk_tmpl {
+	size_t max_rec;			/* the most bytes rec() writes */
+	/* Write the record of non-branch instruction in into out; its length. */
+	size_t (*rec)(void *ctx, const struct ptc_insn *in, uint8_t *out);
+	int (*emit)(void *ctx, const void *p, size_t n);
+};
+
+/* As ptc_walk_branch, with the same output and warnings, where fn must
+ * write for a non-branch instruction what t->rec() makes and pass it to
+ * t->emit(); fn is called for the branch and for blocks that cannot be
+ * cached (unknown start, missing bytes, longer than a template holds). */
+int ptc_walk_branch_tmpl(struct ptc_walker *w, const struct ptc_branch *b,
+			 const struct ptc_walk_tmpl *t, ptc_insn_fn fn, void *ctx);
 
 /* After a gap the next block starts at its resume IP. */
 void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g);

@@ -199,7 +199,8 @@ int ptc_wparts_open(struct ptc_wparts *p)
 	if (p->open) {
 		if ((err = p->open(p->st)) < 0)
 			return err;
-	} else if (ptc_zout_open(&p->z, p->path, p->zkind, p->level) < 0) {
+	} else if ((p->threads ? ptc_zout_open_mt(&p->z, p->path, p->zkind, p->level, p->threads) :
+		    ptc_zout_open(&p->z, p->path, p->zkind, p->level)) < 0) {
 		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->path, strerror(errno));
 	}
 	p->is_open = 1;

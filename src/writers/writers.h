@@ -42,6 +42,9 @@ struct ptc_writer_config {
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
 	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
+	int threads;			/* compression threads of champsim and cbp2025
+					   (ptc_zout_open_mt), 0 = 1; the bytes do not
+					   depend on it */
 	struct ptc_insn *insn_cache;	/* set by ptc_writer_new: the decodings its
 					   per-instruction formats share (NULL) */
 };

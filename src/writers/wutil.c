@@ -1,6 +1,7 @@
 /* Helpers shared by the writers. */
 #include <errno.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,19 +90,188 @@ int ptc_map_put(struct ptc_map *m, uint64_t key, uint32_t val)
 	return 0;
 }
 
+/* Blocked gzip (ptc_zout_open_mt): the input is cut into GZ_BLOCK-byte
+ * blocks, each compressed on its own into one gzip member, so that blocks
+ * can be compressed on several threads and the bytes still depend only on
+ * the input and the level.  On CBP2025 records 4 MiB blocks cost 0.6% of
+ * size at level 6 (1 MiB: 2%), as the 32 KiB window restarts. */
+#define GZ_BLOCK (4u << 20)
+
+/* One block of blocked gzip; jobs form a ring, written out in order. */
+struct zjob {
+	uint8_t *in, *out;
+	size_t in_len, out_len, out_cap;
+	enum { J_FREE, J_QUEUED, J_RUNNING, J_DONE } state;
+	int err;
+};
+
 struct ptc_zout {
 	FILE *f;
 	enum ptc_zkind kind;
+	int level;
+	int blocked;			/* gzip members of GZ_BLOCK (threads > 0) */
+	int threads;			/* compressing threads of this file (0: classic) */
 	z_stream gz;
 	lzma_stream xz;
 	uint8_t in[1 << 16];
 	size_t in_len;
 	uint8_t out[1 << 16];
 	int err_no;
+	/* Blocked gzip: jobs[fill] is being filled, jobs[head] is the oldest
+	 * not yet written; workers take queued jobs from jobs[next_run]. */
+	struct zjob *jobs;
+	int njobs, fill, head, next_run, stop, gz_ready;
+	uint64_t blocks;		/* blocks submitted */
+	pthread_t *th;
+	int nth;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
 };
 
+/* Compressing threads per file at most.  Each holds up to about three xz
+ * blocks or four gzip blocks of memory, touched only as data comes (a
+ * small file costs little whatever its threads); a file's threads are
+ * not shared with other files, whose number and sizes are not known when
+ * it is opened. */
+#define MAX_THREADS 8
+
+/* The xz block size, from the preset alone so that the bytes never depend
+ * on the thread count: eight dictionaries, at most 32 MiB (or one
+ * dictionary when larger).  Each block starts with an empty dictionary: on
+ * ChampSim records at preset 3 (4 MiB dictionary) 32 MiB blocks make the
+ * file 8-10% larger than one stream, liblzma's default of three dictionaries
+ * 21%.  Memory: about three blocks per thread (130 MiB at preset 3). */
+static uint64_t xz_block_size(uint32_t preset)
+{
+	lzma_options_lzma o;
+	uint64_t b;
+
+	if (lzma_lzma_preset(&o, preset))
+		return 32u << 20;
+	b = 8ull * o.dict_size;
+	if (b > (32u << 20))
+		b = o.dict_size > (32u << 20) ? o.dict_size : 32u << 20;
+	return b;
+}
+
+/* Compress one block into one gzip member with stream s (set up by
+ * deflateInit2 for a gzip wrapper). */
+static int gz_block(z_stream *s, struct zjob *j)
+{
+	if (deflateReset(s) != Z_OK)
+		return -ptc_err_internal;
+	s->next_in = j->in;
+	s->avail_in = (uInt)j->in_len;
+	s->next_out = j->out;
+	s->avail_out = (uInt)j->out_cap;
+	if (deflate(s, Z_FINISH) != Z_STREAM_END)
+		return -ptc_err_internal;
+	j->out_len = j->out_cap - s->avail_out;
+	return 0;
+}
+
+static void *gz_worker(void *arg)
+{
+	struct ptc_zout *z = arg;
+	z_stream s;
+	int ok;
+
+	memset(&s, 0, sizeof(s));
+	ok = deflateInit2(&s, z->level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+	pthread_mutex_lock(&z->mu);
+	for (;;) {
+		struct zjob *j = &z->jobs[z->next_run];
+		if (j->state != J_QUEUED) {
+			if (z->stop)
+				break;
+			pthread_cond_wait(&z->work, &z->mu);
+			continue;
+		}
+		j->state = J_RUNNING;
+		z->next_run = (z->next_run + 1) % z->njobs;
+		pthread_mutex_unlock(&z->mu);
+		j->err = ok ? gz_block(&s, j) : -ptc_err_nomem;
+		pthread_mutex_lock(&z->mu);
+		j->state = J_DONE;
+		pthread_cond_broadcast(&z->done);
+	}
+	pthread_mutex_unlock(&z->mu);
+	if (ok)
+		deflateEnd(&s);
+	return NULL;
+}
+
+static void gz_stop(struct ptc_zout *z)
+{
+	int i;
+
+	if (!z->jobs)
+		return;
+	if (z->nth) {
+		pthread_mutex_lock(&z->mu);
+		z->stop = 1;
+		pthread_cond_broadcast(&z->work);
+		pthread_mutex_unlock(&z->mu);
+		for (i = 0; i < z->nth; i++)
+			pthread_join(z->th[i], NULL);
+		pthread_mutex_destroy(&z->mu);
+		pthread_cond_destroy(&z->work);
+		pthread_cond_destroy(&z->done);
+	}
+	for (i = 0; i < z->njobs; i++) {
+		free(z->jobs[i].in);
+		free(z->jobs[i].out);
+	}
+	free(z->jobs);
+	free(z->th);
+	z->jobs = NULL;
+}
+
+/* Set up blocked gzip: with one thread the blocks are compressed inline,
+ * else by threads workers over a ring of twice as many blocks. */
+static int gz_start(struct ptc_zout *z)
+{
+	int i;
+
+	z->njobs = z->threads > 1 ? 2 * z->threads : 1;
+	z->jobs = calloc((size_t)z->njobs, sizeof(*z->jobs));
+	if (!z->jobs)
+		return -ptc_err_nomem;
+	for (i = 0; i < z->njobs; i++) {
+		struct zjob *j = &z->jobs[i];
+		j->out_cap = deflateBound(&z->gz, GZ_BLOCK);
+		j->in = malloc(GZ_BLOCK);
+		j->out = malloc(j->out_cap);
+		if (!j->in || !j->out)
+			goto nomem;
+	}
+	if (z->threads > 1) {
+		z->th = calloc((size_t)z->threads, sizeof(*z->th));
+		if (!z->th)
+			goto nomem;
+		pthread_mutex_init(&z->mu, NULL);
+		pthread_cond_init(&z->work, NULL);
+		pthread_cond_init(&z->done, NULL);
+		for (i = 0; i < z->threads; i++) {
+			if (pthread_create(&z->th[i], NULL, gz_worker, z) != 0)
+				break;
+			z->nth++;
+		}
+		if (!z->nth) {
+			/* No thread at all: compress inline (same bytes). */
+			pthread_mutex_destroy(&z->mu);
+			pthread_cond_destroy(&z->work);
+			pthread_cond_destroy(&z->done);
+		}
+	}
+	return 0;
+nomem:
+	gz_stop(z);
+	return -ptc_err_nomem;
+}
+
 static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, int level,
-		 const char *mode)
+		 int threads, const char *mode)
 {
 	struct ptc_zout *z = calloc(1, sizeof(*z));
 
@@ -114,19 +284,41 @@ static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, in
 		free(z);
 		return -ptc_err_io;
 	}
+	if (threads > 0 && kind != PTC_Z_NONE)
+		z->threads = threads < MAX_THREADS ? threads : MAX_THREADS;
 	if (kind == PTC_Z_GZIP) {
+		z->level = level ? level : 6;
 		/* windowBits 15 + 16: a gzip wrapper. */
-		if (deflateInit2(&z->gz, level ? level : 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		if (deflateInit2(&z->gz, z->level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			goto bad;
+		z->gz_ready = 1;
+		if (threads > 0) {
+			z->blocked = 1;
+			if (gz_start(z) < 0)
+				goto bad;
+		}
 	} else if (kind == PTC_Z_XZ) {
 		lzma_stream init = LZMA_STREAM_INIT;
+		uint32_t preset = level < 0 ? 0 : level ? (uint32_t)level : 6;
 		z->xz = init;
-		if (lzma_easy_encoder(&z->xz, level < 0 ? 0 : level ? (uint32_t)level : 6, LZMA_CHECK_CRC64) != LZMA_OK)
+		if (threads > 0) {
+			lzma_mt mt;
+			memset(&mt, 0, sizeof(mt));
+			mt.threads = (uint32_t)z->threads;
+			mt.block_size = xz_block_size(preset);
+			mt.preset = preset;
+			mt.check = LZMA_CHECK_CRC64;
+			if (lzma_stream_encoder_mt(&z->xz, &mt) != LZMA_OK)
+				goto bad;
+		} else if (lzma_easy_encoder(&z->xz, preset, LZMA_CHECK_CRC64) != LZMA_OK) {
 			goto bad;
+		}
 	}
 	*zp = z;
 	return 0;
 bad:
+	if (z->gz_ready)
+		deflateEnd(&z->gz);
 	fclose(z->f);
 	free(z);
 	return -ptc_err_nomem;
@@ -134,16 +326,88 @@ bad:
 
 int ptc_zout_open(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level)
 {
-	return zopen(z, path, kind, level, "wb");
+	return zopen(z, path, kind, level, 0, "wb");
+}
+
+int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
+		     int threads)
+{
+	return zopen(z, path, kind, level, threads < 1 ? 1 : threads, "wb");
 }
 
 int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level)
 {
-	return zopen(z, path, kind, level, "ab");
+	return zopen(z, path, kind, level, 0, "ab");
+}
+
+static int write_out(struct ptc_zout *z, const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, z->f) != n) {
+		z->err_no = errno;
+		return -ptc_err_io;
+	}
+	return 0;
+}
+
+/* Blocked gzip: wait for the oldest block, write it and free its slot. */
+static int gz_retire(struct ptc_zout *z)
+{
+	struct zjob *j = &z->jobs[z->head];
+	int err;
+
+	if (z->nth) {
+		pthread_mutex_lock(&z->mu);
+		while (j->state != J_DONE)
+			pthread_cond_wait(&z->done, &z->mu);
+		pthread_mutex_unlock(&z->mu);
+	}
+	err = j->err;
+	if (!err)
+		err = write_out(z, j->out, j->out_len);
+	j->state = J_FREE;
+	j->in_len = 0;
+	z->head = (z->head + 1) % z->njobs;
+	return err;
+}
+
+/* Blocked gzip: hand the filled block to the compressors and make the
+ * next slot free for filling. */
+static int gz_submit(struct ptc_zout *z)
+{
+	struct zjob *j = &z->jobs[z->fill];
+	int err;
+
+	if (!z->nth) {
+		j->state = J_DONE;
+		j->err = gz_block(&z->gz, j);
+	} else {
+		pthread_mutex_lock(&z->mu);
+		j->state = J_QUEUED;
+		pthread_cond_signal(&z->work);
+		pthread_mutex_unlock(&z->mu);
+	}
+	z->blocks++;
+	z->fill = (z->fill + 1) % z->njobs;
+	if (z->jobs[z->fill].state != J_FREE && (err = gz_retire(z)) < 0)
+		return err;
+	return 0;
 }
 
 static int drain(struct ptc_zout *z, int finish)
 {
+	if (z->blocked) {
+		int err;
+		/* ptc_zout_write fills the blocks directly: z->in stays empty. */
+		if (finish) {
+			/* The last, partial block (an empty file: one empty member). */
+			if ((z->jobs[z->fill].in_len || !z->blocks) && (err = gz_submit(z)) < 0)
+				return err;
+			while (z->jobs[z->head].state != J_FREE)
+				if ((err = gz_retire(z)) < 0)
+					return err;
+		}
+		return 0;
+	}
 	if (z->kind == PTC_Z_NONE) {
 		if (z->in_len && fwrite(z->in, 1, z->in_len, z->f) != z->in_len)
 			goto io;
@@ -179,7 +443,7 @@ static int drain(struct ptc_zout *z, int finish)
 			have = sizeof(z->out) - z->xz.avail_out;
 			if (have && fwrite(z->out, 1, have, z->f) != have)
 				goto io;
-		} while (z->xz.avail_out == 0 || (finish && r != LZMA_STREAM_END));
+		} while (z->xz.avail_out == 0 || z->xz.avail_in || (finish && r != LZMA_STREAM_END));
 	}
 	z->in_len = 0;
 	return 0;
@@ -194,14 +458,17 @@ int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n)
 	int err;
 
 	while (n) {
-		size_t k = sizeof(z->in) - z->in_len;
+		/* Blocked gzip fills its blocks directly, else z->in. */
+		uint8_t *buf = z->blocked ? z->jobs[z->fill].in : z->in;
+		size_t *len = z->blocked ? &z->jobs[z->fill].in_len : &z->in_len;
+		size_t cap = z->blocked ? GZ_BLOCK : sizeof(z->in), k = cap - *len;
 		if (k > n)
 			k = n;
-		memcpy(z->in + z->in_len, s, k);
-		z->in_len += k;
+		memcpy(buf + *len, s, k);
+		*len += k;
 		s += k;
 		n -= k;
-		if (z->in_len == sizeof(z->in) && (err = drain(z, 0)) < 0)
+		if (*len == cap && (err = z->blocked ? gz_submit(z) : drain(z, 0)) < 0)
 			return err;
 	}
 	return 0;
@@ -226,14 +493,20 @@ int ptc_zout_errno(const struct ptc_zout *z)
 	return z ? z->err_no : 0;
 }
 
-int ptc_zout_close(struct ptc_zout *z)
+static void zfree(struct ptc_zout *z)
 {
-	int err = drain(z, 1);
-
+	gz_stop(z);
 	if (z->kind == PTC_Z_GZIP)
 		deflateEnd(&z->gz);
 	else if (z->kind == PTC_Z_XZ)
 		lzma_end(&z->xz);
+}
+
+int ptc_zout_close(struct ptc_zout *z)
+{
+	int err = drain(z, 1);
+
+	zfree(z);
 	if (fclose(z->f) != 0 && !err) {
 		z->err_no = errno;
 		err = -ptc_err_io;
@@ -246,10 +519,7 @@ void ptc_zout_abort(struct ptc_zout *z)
 {
 	if (!z)
 		return;
-	if (z->kind == PTC_Z_GZIP)
-		deflateEnd(&z->gz);
-	else if (z->kind == PTC_Z_XZ)
-		lzma_end(&z->xz);
+	zfree(z);
 	fclose(z->f);
 	free(z);
 }

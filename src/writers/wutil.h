@@ -28,6 +28,16 @@ struct ptc_zout;
 
 /* Create path (O_EXCL is not used: outputs are overwritten). */
 int ptc_zout_open(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
+/* Create path for output compressed on up to threads threads (>= 1), in
+ * bytes that depend only on the input, kind and level, never on threads:
+ * xz through liblzma's multi-threaded encoder with a block size fixed by
+ * the preset; gzip as independent 4 MiB blocks, one gzip member each
+ * (every gzip reader reads them as one stream).  Both differ from the
+ * single-stream bytes of ptc_zout_open.  Memory: up to about three xz
+ * blocks per thread (130 MiB at preset 3), or 2 * threads gzip blocks in
+ * and out (16 MiB per thread), touched as data comes; at most 8 threads. */
+int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
+		     int threads);
 /* Append to an existing file as a new gzip member / xz stream. */
 int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
 int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n);

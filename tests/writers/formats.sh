@@ -96,6 +96,42 @@ python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/prog.truth" "$T/p
 fmt cbp2025
 python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/prog.ips" || fail cbp2025
 
+# Compression threads change the speed, never the bytes: -j 1, 2 and 3 give
+# the same files, here of several xz blocks (preset 0: 2 MiB) and gzip
+# members (4 MiB), which the independent readers read back.
+"$top_builddir/tests/ptgen/ptgen-trace" -o "$T/long.truth" -- "$T/prog" 12000 >/dev/null || fail "ptgen-trace (long)"
+for j in 1 2 3; do
+	rm -rf "$T/out"; mkdir "$T/out"
+	"$B/truth2fmt" -f champsim,cbp2025 -l -1 -j $j -o "$T/out" "$T/long.truth" || fail "writing -j $j"
+	mv "$T/out" "$T/j$j"; mkdir "$T/out"
+	"$B/truth2fmt" -f champsim -z -j $j -o "$T/out" "$T/long.truth" || fail "writing champsim:gz -j $j"
+	mv "$T"/out/trace.*.champsim.gz "$T/j$j/"
+done
+for j in 2 3; do
+	for f in champsim.xz champsim.gz cbp2025.gz; do
+		cmp "$T"/j1/trace.*.$f "$T"/j$j/trace.*.$f || fail "-j $j: $f differs from -j 1"
+	done
+done
+members() {
+	python3 -c 'import sys, zlib
+d, n = open(sys.argv[1], "rb").read(), 0
+while d:
+	o = zlib.decompressobj(31)
+	o.decompress(d)
+	d, n = o.unused_data, n + 1
+print(n)' "$1"
+}
+if command -v xz >/dev/null; then
+	[ "$(xz -l "$T"/j1/trace.*.champsim.xz | awk 'NR == 2 { print $2 }')" -ge 4 ] ||
+		fail "champsim.xz: fewer xz blocks than expected"
+fi
+[ "$(members "$T"/j1/trace.*.cbp2025.gz)" -ge 2 ] && [ "$(members "$T"/j1/trace.*.champsim.gz)" -ge 4 ] ||
+	fail "fewer gzip members than expected"
+python3 "$W/read_champsim.py" "$T"/j2/trace.*.champsim.xz "$T/long.truth" - || fail "champsim .xz (blocks)"
+python3 "$W/read_champsim.py" "$T"/j3/trace.*.champsim.gz "$T/long.truth" - || fail "champsim .gz (members)"
+python3 "$W/read_cbp2025.py" "$T"/j2/trace.*.cbp2025.gz "$T/long.truth" - || fail "cbp2025 (members)"
+echo "ok - champsim and cbp2025 are the same bytes with 1, 2 and 3 compression threads"
+
 # Losses as a decoder reports them (truth2fmt -g AT:COUNT: branches AT..
 # AT+COUNT-1 lost, then an overflow gap resuming where the last of them
 # went): one before anything (it loses nothing and splits nothing), two

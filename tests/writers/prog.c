@@ -1,6 +1,9 @@
 /* A small deterministic program for the format tests: loops, a jump table,
- * direct and indirect calls, recursion and system calls. */
+ * direct and indirect calls, recursion and system calls.  An argument N
+ * runs the loop N times instead of 300 (files of several compressed
+ * blocks). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int add(int a, int b) { return a + b; }
@@ -23,13 +26,13 @@ __attribute__((noinline)) static int step(int i, int acc)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	volatile int acc = 1;
 	char buf[64];
-	int i;
+	int i, n = argc > 1 ? atoi(argv[1]) : 300;
 
-	for (i = 0; i < 300; i++)
+	for (i = 0; i < n; i++)
 		acc = step(i, acc);
 	acc += fib(12);
 	snprintf(buf, sizeof(buf), "acc=%d\n", acc);

@@ -1,9 +1,10 @@
 /* Test feeder: turn a ground-truth file (tests/ptgen/ground-truth.md) into the
  * branch-event stream a decoder would produce and hand it to ptconv's
  * writers.  Code bytes come from the files named in the M lines.
- * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] [-x SNAPSHOT_INTERVAL] [-r REPEAT] [-q NS] X.truth
+ * usage: truth2fmt -f FORMATS -o DIR [-b BBV] [-c CHUNK] [-s START_IP] [-z] [-x SNAPSHOT_INTERVAL] [-r REPEAT] [-q NS] [-j THREADS] X.truth
  * -r: feed the branches REPEAT times, -q: round times down to multiples of NS
- * (benchmarks: real timing packets come every few microseconds)
+ * (benchmarks: real timing packets come every few microseconds); -j: compression
+ * threads of champsim and cbp2025 (the bytes must not depend on it)
  * -s: the thread's first instruction (a decoder knows it from the trace), sent
  * as a PTC_GAP_START gap; -z: champsim as .gz.
  * -g AT:COUNT (repeatable): a loss in the first thread, as a decoder reports
@@ -156,7 +157,7 @@ int main(int argc, char **argv)
 	uint64_t quantum = 1, tbase = 0, tlast = 0;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:l:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:o:b:c:s:zx:r:q:l:g:j:")) != -1) {
 		switch (opt) {
 		case 'g':
 			if (nlosses == 8 || sscanf(optarg, "%" SCNu64 ":%" SCNu64, &losses[nlosses].at,
@@ -167,6 +168,7 @@ int main(int argc, char **argv)
 		case 's': start_ip = strtoull(optarg, NULL, 0); break;
 		case 'z': cfg.champsim_gz = 1; break;
 		case 'l': cfg.level = atoi(optarg); break;
+		case 'j': cfg.threads = atoi(optarg); break;
 		case 'q': quantum = strtoull(optarg, NULL, 0); break;
 		case 'r': repeat = strtoul(optarg, NULL, 0); break;
 		case 'x': cfg.xtrace_snapshot = strtoull(optarg, NULL, 0); break;

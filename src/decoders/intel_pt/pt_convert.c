@@ -434,6 +434,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.outdir = c->outdir;
 		cfg.code = &t->code;
 		cfg.bbv_interval = c->pto->bbv_interval;
+		cfg.threads = c->opt->jobs;
 		err = ptc_writer_new(&t->w, c->wformats, &cfg);
 		if (err < 0) {
 			ptc_cli_error("%s: cannot write %s: %s", c->outdir, c->wformats, ptc_errstr(err));
