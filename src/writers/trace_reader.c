@@ -833,12 +833,6 @@ static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_
 		r->time = time;
 		memcpy((char *)r + TAIL_OFF, &nd->tail, sizeof(nd->tail));
 		if (nd->tail.kind == PTC_TRACE_COND) {
-			/* Both successors: when the CPU mispredicts the
-			 * direction below, the right node is on its way
-			 * already (a trace whose nodes do not fit the cache,
-			 * a random walk: +20%). */
-			__builtin_prefetch(nodes + nd->succ[0]);
-			__builtin_prefetch(nodes + nd->succ[1]);
 			if (bitpos >= nbits) {
 				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
