@@ -31,7 +31,8 @@ struct rnode {
 		uint8_t kind, taken, length, flags;	/* taken 1, flags 0 */
 	} tail;
 	uint32_t succ[2];	/* successors of slots 0 and 1 (direct kinds);
-				   first edge and edge count (indirect kinds) */
+				   first edge and edge count (indirect kinds);
+				   in t->hot see struct hedge */
 };
 
 #define TAIL_OFF offsetof(struct ptc_trace_record, insns)
@@ -50,6 +51,20 @@ static int is_direct(uint8_t kind)
 struct redge {
 	uint64_t dest;
 	uint32_t succ;
+};
+
+/* The hot loop's copy of the nodes (t->hot): each node (32 bytes) with,
+ * after an indirect one, its edges (16 bytes each), so that an edge's
+ * address follows from the node's offset and the slot alone.  The loop
+ * follows tags, offset | class, whose class says which way to go without a
+ * load; a conditional's or direct node's succ[] hold its successors' tags,
+ * an indirect node's succ[0] its edge count. */
+enum { TAG_DIRECT = 0, TAG_COND = 1, TAG_INDIRECT = 2, TAG_NONE = 3 };
+
+struct hedge {
+	uint64_t dest;
+	uint32_t succ;		/* tag */
+	uint32_t unused;
 };
 
 /* Successors are stored as byte offsets into the node array, the sentinel
@@ -75,6 +90,8 @@ struct ptc_trace {
 
 	struct rnode *nodes;
 	uint64_t n_nodes;
+	char *hot;		/* see struct hedge */
+	uint32_t *tag;		/* each node's tag, the sentinel's last */
 	struct redge *edges;
 	uint64_t n_edges;
 	struct rchunk *chunks;
@@ -98,7 +115,7 @@ struct ptc_trace {
 	uint32_t rec, nrec;	/* next record in chunk, records in chunk */
 	uint64_t bitpos;
 	uint32_t next_ev;	/* record index of the next event, UINT32_MAX none */
-	uint32_t cur;		/* node of the next record (predicted) */
+	uint32_t cur;		/* tag of the next record's node (predicted) */
 	uint64_t time;
 	uint64_t insns_before;	/* instructions before the next record */
 	ZSTD_DCtx *dctx;
@@ -385,6 +402,55 @@ out:
 	return err;
 }
 
+/* t->hot and t->tag from the nodes and edges (successors as offsets into
+ * t->nodes), which it frees. */
+static int build_hot(struct ptc_trace *t, uint64_t off)
+{
+	uint64_t size = 0, i;
+	char *h;
+
+	t->tag = malloc((t->n_nodes + 1) * sizeof(*t->tag));
+	if (!t->tag)
+		return fail(t, ptc_err_nomem, off, "out of memory");
+	for (i = 0; i <= t->n_nodes; i++) {
+		const struct rnode *n = &t->nodes[i];
+		uint8_t kind = n->tail.kind;
+		int cls = i == t->n_nodes ? TAG_NONE : kind == PTC_TRACE_COND ? TAG_COND :
+			  is_direct(kind) ? TAG_DIRECT : TAG_INDIRECT;
+		if (size > UINT32_MAX - 64)
+			return fail(t, ptc_err_unsupported, off, "static part: more nodes and edges than this reader handles");
+		t->tag[i] = (uint32_t)size | cls;
+		size += sizeof(struct rnode) + (cls == TAG_INDIRECT ? (uint64_t)n->succ[1] * sizeof(struct hedge) : 0);
+	}
+	t->hot = h = aligned_alloc(64, (size + 63) & ~(uint64_t)63);
+	if (!h)
+		return fail(t, ptc_err_nomem, off, "out of memory");
+	for (i = 0; i <= t->n_nodes; i++) {
+		struct rnode *n = (struct rnode *)(h + (t->tag[i] & ~3u));
+		*n = t->nodes[i];
+		if ((t->tag[i] & 3) == TAG_INDIRECT) {
+			struct hedge *e = (struct hedge *)(n + 1);
+			uint32_t k;
+			for (k = 0; k < t->nodes[i].succ[1]; k++) {
+				const struct redge *f = &t->edges[t->nodes[i].succ[0] + k];
+				e[k].dest = f->dest;
+				e[k].succ = t->tag[f->succ / sizeof(struct rnode)];
+				e[k].unused = 0;
+			}
+			n->succ[0] = t->nodes[i].succ[1];
+			n->succ[1] = 0;
+		} else if ((t->tag[i] & 3) != TAG_NONE) {
+			n->succ[0] = t->tag[n->succ[0] / sizeof(struct rnode)];
+			n->succ[1] = t->tag[n->succ[1] / sizeof(struct rnode)];
+		}
+	}
+	free(t->nodes);
+	free(t->edges);
+	t->nodes = NULL;
+	t->edges = NULL;
+	return 0;
+}
+
 static int load_static(struct ptc_trace *t, uint64_t off)
 {
 	uint8_t h16[16], *s = NULL, *z = NULL, *p;
@@ -495,6 +561,8 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	t->nodes[t->n_nodes].tail.kind = 0xff;
 	for (i = 0; i < t->n_edges; i++)
 		t->edges[i].succ = node_off(t, t->edges[i].succ);
+	if ((err = build_hot(t, off)) < 0)
+		goto out;
 	for (i = 0; i < t->n_chunks; i++, p += PTCF_CHUNK_SIZE) {
 		struct rchunk *c = &t->chunks[i];
 		c->off = ptc_le64(p);
@@ -652,6 +720,8 @@ void ptc_trace_close(struct ptc_trace *t)
 		fclose(t->f);
 	ZSTD_freeDCtx(t->dctx);
 	free(t->nodes);
+	free(t->hot);
+	free(t->tag);
 	free(t->edges);
 	free(t->chunks);
 	free(t->gaps);
@@ -728,7 +798,7 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	t->nrec = c->n_records;
 	t->bitpos = 0;
 	t->time = 0;
-	t->cur = PTCF_NO_NODE;
+	t->cur = t->tag[t->n_nodes];
 	t->insns_before = c->first_insn;
 	t->next_ev = UINT32_MAX;
 	if (t->ev < t->ev_end) {
@@ -757,7 +827,7 @@ static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_
 		case PTCF_EV_NODE:
 			if (get_varint(&t->ev, t->ev_end, &v) < 0 || v >= t->n_nodes)
 				goto bad;
-			t->cur = (uint32_t)v;
+			t->cur = t->tag[v];
 			break;
 		case PTCF_EV_TIME:
 			if (get_varint(&t->ev, t->ev_end, &v) < 0)
@@ -787,7 +857,7 @@ static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_
 			out->time = ptc_le64(g + 24);
 			out->insns = (uint32_t)v;
 			*is_gap = 1;
-			t->cur = PTCF_NO_NODE;
+			t->cur = t->tag[t->n_nodes];
 			break;
 		}
 		default:
@@ -812,27 +882,25 @@ bad:
  * records could otherwise alias it) and every input byte is bounds-checked. */
 static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t count)
 {
-	const char *nodes = (const char *)t->nodes;
-	const struct redge *edges = t->edges;
+	const char *hot = t->hot;
 	const uint8_t *bits = t->bits, *sp = t->slots, *send = t->slots_end;
 	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
 	uint64_t bitpos = t->bitpos, time = t->time, insns = t->insns_before;
-	/* The current node as a byte offset into nodes (successors are
-	 * stored so), the sentinel node n_nodes standing for none: the chain
-	 * from one node to the next is then a single load. */
-	uint32_t cur = (t->cur == PTCF_NO_NODE ? (uint32_t)t->n_nodes : t->cur) * (uint32_t)sizeof(struct rnode);
+	/* The current node's tag: the chain from one node to the next is a
+	 * single load (of the node's successor, or of the slot's edge). */
+	uint32_t cur = t->cur;
 	uint32_t i;
 	int err = 0;
 
 	for (i = 0; i < count; i++) {
-		const struct rnode *nd = (const struct rnode *)(nodes + cur);
+		const struct rnode *nd = (const struct rnode *)(hot + (cur & ~3u));
 		struct ptc_trace_record *r = &out[i];
 
 		r->ip = nd->ip;
 		r->target = nd->target;
 		r->time = time;
 		memcpy((char *)r + TAIL_OFF, &nd->tail, sizeof(nd->tail));
-		if (nd->tail.kind == PTC_TRACE_COND) {
+		if ((cur & 3) == TAG_COND) {
 			if (bitpos >= nbits) {
 				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
@@ -847,12 +915,12 @@ static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_
 				cur = nd->succ[0];
 			}
 			bitpos++;
-		} else if (is_direct(nd->tail.kind)) {
+		} else if ((cur & 3) == TAG_DIRECT) {
 			cur = nd->succ[0];
 		} else {
-			const struct redge *e;
+			const struct hedge *e;
 			uint64_t v;
-			if (nd->tail.kind > PTC_TRACE_FAR) {
+			if ((cur & 3) == TAG_NONE) {
 				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 					   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
 				break;
@@ -864,13 +932,13 @@ static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_
 					   "chunk %" PRIu64 ": target slots exhausted", t->chunk);
 				break;
 			}
-			if (v >= nd->succ[1]) {
+			if (v >= nd->succ[0]) {
 				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 					   "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
-					   t->chunk, t->rec + i, v, nd->succ[1]);
+					   t->chunk, t->rec + i, v, nd->succ[0]);
 				break;
 			}
-			e = &edges[nd->succ[0] + (uint32_t)v];
+			e = (const struct hedge *)(hot + (cur & ~3u) + sizeof(*nd)) + v;
 			r->target = e->dest;
 			cur = e->succ;
 		}
@@ -878,8 +946,7 @@ static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_
 	}
 	t->bitpos = bitpos;
 	t->slots = sp;
-	cur /= (uint32_t)sizeof(struct rnode);
-	t->cur = cur == t->n_nodes ? PTCF_NO_NODE : cur;
+	t->cur = cur;
 	t->insns_before = insns;
 	t->rec += i;
 	return err < 0 ? err : (int)i;
