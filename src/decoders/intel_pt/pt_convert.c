@@ -358,7 +358,6 @@ static struct cthread *find_thread(struct conv *c, uint32_t tid)
 static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, const char *name_hint)
 {
 	struct cthread *t = find_thread(c, tid);
-	size_t i;
 	char path[4200];
 	struct ptc_thread_info ti;
 	int err;
@@ -400,12 +399,9 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		 * queues may be decoded in parallel: nothing to copy there
 		 * that would not depend on the order.) */
 		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, tid);
-		for (i = s && s->ptid != tid ? c->nth - 1 : 0; i > 0; i--)
-			if (c->th[i - 1]->pt.tid == s->ptid) {
-				if (ptc_pt_thread_copy_stack(&t->pt, &c->th[i - 1]->pt) < 0)
-					return NULL;
-				break;
-			}
+		const struct cthread *parent = s && s->ptid != tid ? find_thread(c, s->ptid) : NULL;
+		if (parent && ptc_pt_thread_copy_stack(&t->pt, &parent->pt) < 0)
+			return NULL;
 	}
 	if (!t->wanted)
 		return t;
