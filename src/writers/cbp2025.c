@@ -156,10 +156,7 @@ static int cbp_emit(void *ctx, const void *p, size_t n)
 {
 	struct cbp *w = ctx;
 
-	if (ptc_zout_write(w->parts.z, p, n) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->parts.path,
-				 strerror(ptc_zout_errno(w->parts.z)));
-	return 0;
+	return ptc_wparts_write(&w->parts, p, n);
 }
 
 static size_t cbp_tmpl_rec(void *ctx, const struct ptc_insn *in, uint8_t *out)

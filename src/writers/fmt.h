@@ -72,6 +72,9 @@ static inline int ptc_wparts_want(struct ptc_wparts *p)
 	p->has_records = 1;
 	return 0;
 }
+/* Write n bytes to the part's stream z (open is NULL); a failure is
+ * reported with the part's path. */
+int ptc_wparts_write(struct ptc_wparts *p, const void *buf, size_t n);
 /* A gap: a loss after records of the part ends the part. */
 int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g);
 /* Finish the part being written, if any. */

@@ -208,6 +208,13 @@ int ptc_wparts_open(struct ptc_wparts *p)
 	return 0;
 }
 
+int ptc_wparts_write(struct ptc_wparts *p, const void *buf, size_t n)
+{
+	if (ptc_zout_write(p->z, buf, n) < 0)
+		return ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(ptc_zout_errno(p->z)));
+	return 0;
+}
+
 int ptc_wparts_close(struct ptc_wparts *p)
 {
 	int err;
