@@ -3,6 +3,7 @@
 libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
+	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h \
 	src/decoders/intel_pt/pt_convert.c src/decoders/intel_pt/pt_convert.h
 TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
 # Every output format of a PT conversion, read back by tests/writers/*.py

@@ -22,7 +22,7 @@
 
 #include "common/error.h"
 #include "common/json.h"
-#include "decoders/intel_pt/blkdec.h"
+#include "decoders/intel_pt/engine.h"
 #include "decoders/intel_pt/pt_convert.h"
 #include "decoders/intel_pt/ptdec.h"
 #include "images/image.h"
@@ -67,8 +67,7 @@ struct queue {
 	uint64_t wpos;		/* walker: next stream offset to load in the current run */
 	uint64_t skipped;	/* bytes before wpos left undecoded: no PSB near enough */
 	int started, done;
-	struct ptc_pt_decoder *dec;
-	struct ptc_blk_decoder *blk;
+	struct ptc_pt_engine *eng;	/* the walker or libipt (engine.h) */
 };
 
 struct conv;
@@ -151,6 +150,11 @@ struct conv {
 	const char **raw_path;
 	uint64_t *raw_start;
 };
+
+static enum ptc_pt_engine_kind engine_kind(const struct conv *c)
+{
+	return c->pto->engine_libipt ? PTC_PT_ENGINE_LIBIPT : PTC_PT_ENGINE_WALKER;
+}
 
 /* ---- threads and their writers ---- */
 
@@ -843,7 +847,7 @@ static int plan_runs(struct conv *c, struct queue *q)
 		}
 		cuts = n;
 		if ((aux[i].flags & (PTC_AUX_FLAG_PARTIAL | PTC_AUX_FLAG_COLLISION)) &&
-		    !(aux[i].flags & PTC_AUX_FLAG_TRUNCATED) && !c->pto->engine_libipt &&
+		    !(aux[i].flags & PTC_AUX_FLAG_TRUNCATED) && ptc_pt_engine_checks_suspects(engine_kind(c)) &&
 		    c->pto->check_partial) {
 			/* --check-partial: the walker checks such ranges PSB
 			 * segment by segment instead of skipping them */
@@ -1122,18 +1126,14 @@ static int queue_next_window(struct conv *c, struct queue *q)
 			 " bytes up to the next PSB not decoded", max, q->skipped);
 		why = msg;
 	}
-	if (!q->dec)
-		err = fresh ? ptc_blk_decoder_set_buffer(q->blk, q->buf, w.end - w.start, w.start, lost, cause, why)
-			    : ptc_blk_decoder_continue(q->blk, q->buf, w.end - w.start, w.start);
-	else
-		err = fresh ? ptc_pt_decoder_set_buffer(q->dec, q->buf, w.end - w.start, w.start, lost, cause, why)
-			    : ptc_pt_decoder_continue(q->dec, q->buf, w.end - w.start, w.start);
+	err = fresh ? ptc_pt_engine_set_buffer(q->eng, q->buf, w.end - w.start, w.start, lost, cause, why)
+		    : ptc_pt_engine_continue(q->eng, q->buf, w.end - w.start, w.start);
 	q->skipped = next > w.end ? next - w.end : 0;
 	q->wpos = next > w.end ? next : w.end;
-	if (err >= 0 && q->dec) {
+	if (err >= 0) {
 		size_t i;
 		for (i = 0; err >= 0 && i < q->nsusp; i++)
-			err = ptc_pt_decoder_add_suspect(q->dec, q->susp[i].s, q->susp[i].e);
+			err = ptc_pt_engine_add_suspect(q->eng, q->susp[i].s, q->susp[i].e);
 	}
 	return err;
 }
@@ -1151,22 +1151,17 @@ static int queue_next_run(struct conv *c, struct queue *q)
 
 		q->skipped = 0;
 		snprintf(msg, sizeof(msg), "no PSB in the last %" PRIu64 " bytes of the trace: not decoded", n);
-		if (q->dec)
-			return ptc_pt_decoder_set_buffer(q->dec, NULL, 0, q->wpos, n, PTC_GAP_DECODE, msg);
-		return ptc_blk_decoder_set_buffer(q->blk, NULL, 0, q->wpos, n, PTC_GAP_DECODE, msg);
+		return ptc_pt_engine_set_buffer(q->eng, NULL, 0, q->wpos, n, PTC_GAP_DECODE, msg);
 	}
 	if (q->cur == q->nruns && q->tail.lost) {
 		/* the end of the queue's data was lost: say so */
 		q->cur++;
-		if (q->dec)
-			return ptc_pt_decoder_set_buffer(q->dec, NULL, 0, q->tail.start, q->tail.lost,
-							 PTC_GAP_AUX_LOST, q->tail.why);
-		return ptc_blk_decoder_set_buffer(q->blk, NULL, 0, q->tail.start, q->tail.lost,
-						  PTC_GAP_AUX_LOST, q->tail.why);
+		return ptc_pt_engine_set_buffer(q->eng, NULL, 0, q->tail.start, q->tail.lost,
+						PTC_GAP_AUX_LOST, q->tail.why);
 	}
 	if (q->cur >= q->nruns) {
 		q->done = 1;
-		return q->dec ? ptc_pt_decoder_finish(q->dec) : ptc_blk_decoder_finish(q->blk);
+		return ptc_pt_engine_finish(q->eng);
 	}
 	rn = &q->runs[q->cur++];
 	q->wpos = rn->start;
@@ -1175,7 +1170,7 @@ static int queue_next_run(struct conv *c, struct queue *q)
 
 static uint64_t queue_time(const struct queue *q)
 {
-	return q->dec ? ptc_pt_decoder_time(q->dec) : ptc_blk_decoder_time(q->blk);
+	return ptc_pt_engine_time(q->eng);
 }
 
 static void progress(struct conv *c, time_t t0, uint64_t done, uint64_t total, int final)
@@ -1230,7 +1225,7 @@ static void finish_exited(struct conv *c)
 		uint64_t t;
 		if (q->done)
 			continue;
-		t = q->dec ? ptc_pt_decoder_settled_time(q->dec) : ptc_blk_decoder_settled_time(q->blk);
+		t = ptc_pt_engine_settled_time(q->eng);
 		if (t < settled)
 			settled = t;
 	}
@@ -1289,7 +1284,7 @@ static void *worker(void *arg)
 		if (!q)
 			return NULL;
 		while (!q->done && err >= 0) {
-			err = q->dec ? ptc_pt_decoder_run(q->dec, UINT64_MAX) : ptc_blk_decoder_run(q->blk, UINT64_MAX);
+			err = ptc_pt_engine_run(q->eng, UINT64_MAX);
 			if (err == 0)
 				err = queue_next_run(c, q);
 		}
@@ -1351,10 +1346,7 @@ static int decode_all(struct conv *c)
 		err = plan_runs(c, q);
 		if (err < 0)
 			return err;
-		if (c->pto->engine_libipt)
-			err = ptc_blk_decoder_new(&q->blk, &c->params, &env, q->cpu, q->tid);
-		else
-			err = ptc_pt_decoder_new(&q->dec, &c->params, &env, q->cpu, q->tid);
+		err = ptc_pt_engine_new(&q->eng, engine_kind(c), &c->params, &env, q->cpu, q->tid);
 		if (err < 0)
 			return err;
 		err = queue_next_run(c, q);
@@ -1393,7 +1385,7 @@ static int decode_all(struct conv *c)
 		/* back here once past the next exit, to finish that thread */
 		if (c->next_exit < c->nexits && c->exits[c->next_exit].time + EXIT_MARGIN_NS < until)
 			until = c->exits[c->next_exit].time + EXIT_MARGIN_NS + 1;
-		err = best->dec ? ptc_pt_decoder_run(best->dec, until) : ptc_blk_decoder_run(best->blk, until);
+		err = ptc_pt_engine_run(best->eng, until);
 		if (err < 0)
 			return err;
 		if (err == 0) {
@@ -1413,7 +1405,7 @@ static int decode_all(struct conv *c)
 				const struct queue *q = &c->q[i];
 				for (k = 0; k + 1 < q->cur && k < q->nruns; k++)
 					done += q->runs[k].end - q->runs[k].start;
-				if (q->cur && q->cur <= q->nruns && q->dec)
+				if (q->cur && q->cur <= q->nruns)
 					done += q->wpos - q->runs[q->cur - 1].start;
 			}
 			progress(c, t0, done, total, 0);
@@ -1726,8 +1718,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 
 	memset(&agg, 0, sizeof(agg));
 	for (i = 0; i < c->nq; i++) {
-		const struct ptc_pt_stats *s = c->q[i].dec ? ptc_pt_decoder_stats(c->q[i].dec)
-							   : ptc_blk_decoder_stats(c->q[i].blk);
+		const struct ptc_pt_stats *s = ptc_pt_engine_stats(c->q[i].eng);
 		agg.psb += s->psb;
 		agg.lost_bytes += s->lost_bytes;
 		agg.orphan_branches += s->orphan_branches;
@@ -2005,8 +1996,7 @@ static void free_conv(struct conv *c)
 	size_t i, k;
 
 	for (i = 0; i < c->nq; i++) {
-		ptc_pt_decoder_free(c->q[i].dec);
-		ptc_blk_decoder_free(c->q[i].blk);
+		ptc_pt_engine_free(c->q[i].eng);
 		for (k = 0; k < c->q[i].np; k++)
 			free(c->q[i].p[k].data);
 		free(c->q[i].p);
