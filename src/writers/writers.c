@@ -253,7 +253,6 @@ void ptc_wparts_free(struct ptc_wparts *p)
 struct ptc_writer {
 	struct ptc_writer_config cfg;
 	struct ptc_writer_config fcfg[NOPS];	/* each format's, with its -f options */
-	struct ptc_insn *insn_cache;		/* shared by the per-instruction formats */
 	struct ptc_wctx ctx;
 	const struct ptc_fmt_ops *ops[NOPS];
 	void *st[NOPS];
@@ -305,19 +304,6 @@ int ptc_writer_new(struct ptc_writer **wp, const char *formats,
 	if (!w->n) {
 		free(w);
 		return -ptc_err_invalid;
-	}
-	/* One decoding cache for all per-instruction formats: each executed
-	 * instruction is decoded once, not once per format. */
-	for (i = 0; i < w->n && !w->ops[i]->fmt.per_instruction; i++)
-		;
-	if (i < w->n) {
-		w->insn_cache = ptc_insn_cache_new();
-		if (!w->insn_cache) {
-			free(w);
-			return -ptc_err_nomem;
-		}
-		for (i = 0; i < w->n; i++)
-			w->fcfg[i].insn_cache = w->insn_cache;
 	}
 	*wp = w;
 	return 0;
@@ -398,8 +384,6 @@ static int w_end(void *ctx)
 		w->ops[i]->free(w->st[i]);
 		w->st[i] = NULL;
 	}
-	free(w->insn_cache);
-	w->insn_cache = NULL;
 	return first;
 }
 
@@ -430,6 +414,5 @@ void ptc_writer_free(struct ptc_writer *w)
 		if (w->st[i])
 			w->ops[i]->free(w->st[i]);
 	free(w->ctx.warn);
-	free(w->insn_cache);
 	free(w);
 }
