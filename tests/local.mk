@@ -5,3 +5,9 @@ SH_LOG_COMPILER = $(SHELL)
 check_PROGRAMS += tests/unit/test_error
 tests_unit_test_error_SOURCES = tests/unit/test_error.c
 TESTS += tests/unit/test_error
+# Many live threads with few outputs open (--max-open-outputs).
+TESTS += tests/pt_live_threads.sh
+EXTRA_DIST += tests/pt_live_threads.sh
+check_PROGRAMS += tests/unit/test_writer_pool
+tests_unit_test_writer_pool_SOURCES = tests/unit/test_writer_pool.c
+TESTS += tests/unit/test_writer_pool

@@ -31,6 +31,7 @@ struct ptc_convert_options {
 	long pid, tid;			/* --pid/--tid filters, -1 for none */
 	uint64_t time_start, time_end;	/* --time, 0/UINT64_MAX for none */
 	int jobs;			/* -j */
+	unsigned max_open_outputs;	/* --max-open-outputs, 0 for the default */
 	int per_cpu;			/* --per-cpu */
 	int strict, quiet, force;
 };

@@ -35,7 +35,11 @@ static void usage(FILE *to)
 		"      --symfs DIR       look for binaries under DIR\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
 		"  -j, --jobs N          threads: decoding (per-thread recordings) and compressing\n"
-		"                        champsim and cbp2025 (N per file); same output for any N\n"
+		"                        champsim and cbp2025 (N shared by the open files); same\n"
+		"                        output for any N\n"
+		"      --max-open-outputs N  threads whose outputs stay open at once (default: from\n"
+		"                        memory and the open-file limit); the others are closed\n"
+		"                        and appended to when they run again\n"
 		"      --engine E        walker (default) or libipt\n"
 		"      --strict          exit 1 when the output has gaps\n"
 		"      --force           use images whose build-id differs\n"
@@ -67,7 +71,8 @@ static int parse_time(const char *s, uint64_t *a, uint64_t *b)
 int cmd_convert(int argc, char **argv)
 {
 	enum { O_PER_CPU = 256, O_PID, O_TID, O_COMM, O_TIME, O_SYMFS, O_BUILDID, O_STRICT,
-	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL, O_BBV };
+	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL, O_BBV,
+	       O_MAX_OPEN };
 	static const struct option lo[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -89,6 +94,7 @@ int cmd_convert(int argc, char **argv)
 		{ "zstd-level", required_argument, NULL, O_LEVEL },
 		{ "check-partial", no_argument, NULL, O_CHECK_PARTIAL },
 		{ "bbv", required_argument, NULL, O_BBV },
+		{ "max-open-outputs", required_argument, NULL, O_MAX_OPEN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -154,6 +160,16 @@ int cmd_convert(int argc, char **argv)
 				ptc_cli_error("--bbv: expected a positive instruction count, got '%s'", optarg);
 				return PTC_EXIT_USAGE;
 			}
+			break;
+		}
+		case O_MAX_OPEN: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 0);
+			if (*end || !v || v > 1000000 || *optarg == '-') {
+				ptc_cli_error("--max-open-outputs: expected a count from 1, got '%s'", optarg);
+				return PTC_EXIT_USAGE;
+			}
+			o.max_open_outputs = (unsigned)v;
 			break;
 		}
 		default: usage(stderr); return PTC_EXIT_USAGE;

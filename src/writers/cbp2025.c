@@ -206,6 +206,16 @@ static int cbp_finish(void *st)
 	return ptc_wparts_close(&w->parts);
 }
 
+/* Idle (ptc_writer_pool): the stream is finished and its file closed,
+ * the block templates go; both come back with the next records. */
+int ptc_fmt_cbp2025_suspend(void *st)
+{
+	struct cbp *w = st;
+
+	ptc_walker_trim(&w->walk);
+	return ptc_wparts_suspend(&w->parts);
+}
+
 static void cbp_free(void *st)
 {
 	struct cbp *w = st;

@@ -48,8 +48,11 @@ struct ptc_wparts {
 	void *st;
 	enum ptc_zkind zkind;
 	int level;
-	int threads;			/* > 0: ptc_zout_open_mt with that many */
-	struct ptc_zout *z;
+	int threads;			/* > 0: ptc_zout_open_mt with up to that many */
+	int granted;			/* compression threads z holds from the pool */
+	struct ptc_zout *z;		/* NULL while suspended (ptc_wparts_suspend) */
+	int fresh;			/* suspended before its first byte: the file
+					   is empty, its stream not started */
 	char path[4096];		/* the part being written, or the last one */
 	unsigned part;			/* its number, 0 for the first */
 	int is_open, has_records;
@@ -81,6 +84,21 @@ int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g);
 int ptc_wparts_close(struct ptc_wparts *p);
 /* Error paths: drop the stream without finishing it. */
 void ptc_wparts_free(struct ptc_wparts *p);
+/* Finish the part's stream and close its file (ptc_writer_pool); the
+ * next ptc_wparts_write appends a new stream to it. */
+int ptc_wparts_suspend(struct ptc_wparts *p);
+
+/* Compression threads for one file from cfg->pool: up to want, at least
+ * 1; given back with ptc_writer_pool_put_threads. */
+int ptc_writer_pool_get_threads(struct ptc_writer_pool *pool, int want);
+void ptc_writer_pool_put_threads(struct ptc_writer_pool *pool, int n);
+
+/* Formats that can give up their open outputs and large buffers while
+ * their thread is idle (ptc_writer_pool): the next event reopens them. */
+int ptc_fmt_champsim_suspend(void *st);
+int ptc_fmt_cbp2025_suspend(void *st);
+int ptc_fmt_xtrace_suspend(void *st);
+int ptc_fmt_bbv_suspend(void *st);
 
 struct ptc_fmt_ops {
 	struct ptc_writer_format fmt;

@@ -1,5 +1,6 @@
 /* Decode the instructions of a branch block with Zydis. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,16 @@
 
 /* Decoded instructions cached by address: the per-instruction writers see
  * each hot instruction millions of times; 8192 entries (about 10 MB) hold
- * the hot code of an interpreter, where 2048 missed about a third. */
+ * the hot code of an interpreter, where 2048 missed about a third.
+ *
+ * One cache per OS thread that decodes (the main thread, each -j worker),
+ * shared by every walker that runs on it, not one per walker: a process
+ * with hundreds of live threads would otherwise hold hundreds of caches
+ * of the same code.  Sharing is exact: an entry is reused only while the
+ * code bytes at its address are the same, whoever asks (the decoding
+ * depends on the bytes alone), and an entry is valid only until the next
+ * decoding on the same OS thread, which ptc_insn_decode already says.
+ * Walkers never run on two OS threads at once, so no lock is needed. */
 #define CACHE_SIZE 8192
 
 /* Block templates: a block's non-branch records, reused while its code
@@ -34,6 +44,50 @@ struct ptc_insn *ptc_insn_cache_new(void)
 	return calloc(CACHE_SIZE + 1, sizeof(struct ptc_insn));	/* [CACHE_SIZE]: scratch */
 }
 
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_key_ok;
+static __thread struct ptc_insn *thread_cache;
+
+static void cache_key_init(void)
+{
+	/* The destructor frees a worker's cache when the worker exits. */
+	cache_key_ok = pthread_key_create(&cache_key, free) == 0;
+}
+
+/* This OS thread's cache, made on first use; NULL when out of memory
+ * (decode_bytes then decodes every time). */
+static struct ptc_insn *shared_cache(void)
+{
+	if (thread_cache)
+		return thread_cache;
+	pthread_once(&cache_once, cache_key_init);
+	if (!cache_key_ok)
+		return NULL;
+	thread_cache = ptc_insn_cache_new();
+	if (thread_cache && pthread_setspecific(cache_key, thread_cache) != 0) {
+		free(thread_cache);
+		thread_cache = NULL;
+	}
+	return thread_cache;
+}
+
+void ptc_insn_cache_release(void)
+{
+	if (!thread_cache)
+		return;
+	pthread_setspecific(cache_key, NULL);
+	free(thread_cache);
+	thread_cache = NULL;
+}
+
+/* The cache of walker w for this call: cfg->insn_cache when one was
+ * given, else the calling OS thread's. */
+static struct ptc_insn *walker_cache(struct ptc_walker *w)
+{
+	return w->cache ? w->cache : shared_cache();
+}
+
 void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 		     struct ptc_wctx *c)
 {
@@ -41,20 +95,19 @@ void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 	ZydisDecoderInit(&w->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	w->code = cfg->code;
 	w->wctx = c;
-	w->cache = cfg->insn_cache;
-	if (!w->cache) {
-		w->cache = ptc_insn_cache_new();
-		w->own_cache = 1;
-	}
+	w->cache = cfg->insn_cache;	/* NULL: the OS thread's (walker_cache) */
 }
 
 void ptc_walker_fini(struct ptc_walker *w)
 {
+	w->cache = NULL;
+	ptc_walker_trim(w);
+}
+
+void ptc_walker_trim(struct ptc_walker *w)
+{
 	size_t i;
 
-	if (w->own_cache)
-		free(w->cache);
-	w->cache = NULL;
 	for (i = 0; w->blk && i < BLK_SLOTS; i++)
 		free(w->blk[i]);
 	free(w->blk);
@@ -68,10 +121,10 @@ static const struct ptc_insn *decode_bytes(struct ptc_walker *w, uint64_t ip,
 					   const uint8_t *bytes, size_t n)
 {
 	static __thread struct ptc_insn fallback;
-	struct ptc_insn *in;
+	struct ptc_insn *cache = walker_cache(w), *in;
 
-	if (w->cache) {
-		in = &w->cache[(ip ^ (ip >> 11)) & (CACHE_SIZE - 1)];
+	if (cache) {
+		in = &cache[(ip ^ (ip >> 11)) & (CACHE_SIZE - 1)];
 		/* Reuse only if the bytes there are still the same code. */
 		if (in->decoded && in->ip == ip && n >= in->len && !memcmp(in->bytes, bytes, in->len))
 			return in;
@@ -117,7 +170,8 @@ static int walk_last(struct ptc_walker *w, const struct ptc_branch *b,
 	in = code ? decode_bytes(w, b->ip, code, n) : ptc_insn_decode(w, b->ip);
 	if (!in->decoded) {
 		/* Still list the branch: its IP and length are in the event. */
-		struct ptc_insn *s = w->cache ? &w->cache[CACHE_SIZE] : NULL;
+		struct ptc_insn *cache = walker_cache(w);
+		struct ptc_insn *s = cache ? &cache[CACHE_SIZE] : NULL;
 		static __thread struct ptc_insn scratch;
 		if (!s)
 			s = &scratch;

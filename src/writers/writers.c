@@ -1,8 +1,11 @@
 /* The writer registry: -f names to formats, and a fan-out sink. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "writers/fmt.h"
 #include "writers/insn.h"
@@ -185,6 +188,36 @@ void ptc_wparts_init(struct ptc_wparts *p, const struct ptc_writer_config *cfg,
 	p->ext = ext;
 }
 
+/* Open (or, resuming a suspended part, append to) the part's stream. */
+static int wparts_zopen(struct ptc_wparts *p, int append)
+{
+	int err;
+
+	if (p->threads) {
+		p->granted = ptc_writer_pool_get_threads(p->cfg->pool, p->threads);
+		err = append ? ptc_zout_append_mt(&p->z, p->path, p->zkind, p->level, p->granted) :
+			       ptc_zout_open_mt(&p->z, p->path, p->zkind, p->level, p->granted);
+		if (err < 0) {
+			ptc_writer_pool_put_threads(p->cfg->pool, p->granted);
+			p->granted = 0;
+		}
+	} else {
+		err = append ? ptc_zout_append(&p->z, p->path, p->zkind, p->level) :
+			       ptc_zout_open(&p->z, p->path, p->zkind, p->level);
+	}
+	if (err < 0)
+		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->path, strerror(errno));
+	return 0;
+}
+
+/* Give back the stream's compression threads. */
+static void wparts_zdone(struct ptc_wparts *p)
+{
+	p->z = NULL;
+	ptc_writer_pool_put_threads(p->cfg->pool, p->granted);
+	p->granted = 0;
+}
+
 int ptc_wparts_open(struct ptc_wparts *p)
 {
 	char suffix[64];
@@ -199,20 +232,47 @@ int ptc_wparts_open(struct ptc_wparts *p)
 	if (p->open) {
 		if ((err = p->open(p->st)) < 0)
 			return err;
-	} else if ((p->threads ? ptc_zout_open_mt(&p->z, p->path, p->zkind, p->level, p->threads) :
-		    ptc_zout_open(&p->z, p->path, p->zkind, p->level)) < 0) {
-		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->path, strerror(errno));
+	} else if ((err = wparts_zopen(p, 0)) < 0) {
+		return err;
 	}
 	p->is_open = 1;
 	p->has_records = 0;
+	p->fresh = 0;
 	return 0;
 }
 
 int ptc_wparts_write(struct ptc_wparts *p, const void *buf, size_t n)
 {
+	int err;
+
+	/* Suspended: a new stream after the finished ones (or, when none
+	 * was started, the first, in the file that is still empty). */
+	if (!p->z && (err = wparts_zopen(p, 1)) < 0)
+		return err;
+	p->fresh = 0;
 	if (ptc_zout_write(p->z, buf, n) < 0)
 		return ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(ptc_zout_errno(p->z)));
 	return 0;
+}
+
+int ptc_wparts_suspend(struct ptc_wparts *p)
+{
+	int err = 0;
+
+	if (!p->is_open || p->open || !p->z)
+		return 0;
+	if (!ptc_zout_size_in(p->z)) {
+		/* Nothing written: nothing reached the file either (gzip and
+		 * xz write their headers with the first data).  Dropping the
+		 * stream leaves the file empty, and the part's bytes are then
+		 * those of a part that was never suspended. */
+		ptc_zout_abort(p->z);
+		p->fresh = 1;
+	} else if (ptc_zout_close(p->z) < 0) {
+		err = ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path);
+	}
+	wparts_zdone(p);
+	return err;
 }
 
 int ptc_wparts_close(struct ptc_wparts *p)
@@ -224,8 +284,17 @@ int ptc_wparts_close(struct ptc_wparts *p)
 	p->is_open = 0;
 	if (p->open)
 		return p->close(p->st);
+	if (!p->z) {
+		/* Suspended: its streams are complete, unless it never had a
+		 * byte, where an empty stream is due (as for any empty part). */
+		if (!p->fresh)
+			return 0;
+		p->fresh = 0;
+		if ((err = wparts_zopen(p, 1)) < 0)
+			return err;
+	}
 	err = ptc_zout_close(p->z);
-	p->z = NULL;
+	wparts_zdone(p);
 	return err < 0 ? ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path) : 0;
 }
 
@@ -246,20 +315,246 @@ int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g)
 void ptc_wparts_free(struct ptc_wparts *p)
 {
 	ptc_zout_abort(p->z);
+	if (p->cfg)
+		wparts_zdone(p);
 	p->z = NULL;
 	p->is_open = 0;
+}
+
+/* ---- the pool of open writers ---- */
+
+struct ptc_writer_pool {
+	pthread_mutex_t mu;
+	unsigned max_open, nopen;
+	struct ptc_writer *lru, *mru;	/* the open writers, least recent first */
+	int jobs, threads_used;		/* compression threads: budget, given out */
+	uint64_t suspensions;
+};
+
+/* The formats that can be suspended, and how. */
+static int (*suspend_fn(const struct ptc_fmt_ops *o))(void *)
+{
+	if (o == &ptc_fmt_champsim)
+		return ptc_fmt_champsim_suspend;
+	if (o == &ptc_fmt_cbp2025)
+		return ptc_fmt_cbp2025_suspend;
+	if (o == &ptc_fmt_xtrace)
+		return ptc_fmt_xtrace_suspend;
+	if (o == &ptc_fmt_bbv)
+		return ptc_fmt_bbv_suspend;
+	return NULL;
 }
 
 struct ptc_writer {
 	struct ptc_writer_config cfg;
 	struct ptc_writer_config fcfg[NOPS];	/* each format's, with its -f options */
-	struct ptc_insn *insn_cache;		/* shared by the per-instruction formats */
 	struct ptc_wctx ctx;
 	const struct ptc_fmt_ops *ops[NOPS];
 	void *st[NOPS];
 	size_t n;
 	int begun, ended;
+	/* In cfg.pool's list of open writers (listed), last used by owner. */
+	struct ptc_writer *prev, *next;
+	int listed;
+	pthread_t owner;
+	int suspend_err;		/* a failed suspension, reported on the next event */
 };
+
+int ptc_writer_pool_new(struct ptc_writer_pool **pool, unsigned max_open, int jobs)
+{
+	struct ptc_writer_pool *p = calloc(1, sizeof(*p));
+	pthread_mutexattr_t a;
+	int ok;
+
+	*pool = NULL;
+	if (!p)
+		return -ptc_err_nomem;
+	/* Recursive: a writer suspended under the lock gives its compression
+	 * threads back (ptc_writer_pool_put_threads). */
+	ok = pthread_mutexattr_init(&a) == 0;
+	if (ok) {
+		ok = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE) == 0 &&
+		     pthread_mutex_init(&p->mu, &a) == 0;
+		pthread_mutexattr_destroy(&a);
+	}
+	if (!ok) {
+		free(p);
+		return -ptc_err_nomem;
+	}
+	p->max_open = max_open ? max_open : 1;
+	p->jobs = jobs > 0 ? jobs : 1;
+	*pool = p;
+	return 0;
+}
+
+void ptc_writer_pool_free(struct ptc_writer_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	/* The conversion is over: the calling thread's decoding cache too
+	 * (the workers' went when they exited). */
+	ptc_insn_cache_release();
+}
+
+uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *p)
+{
+	return p ? p->suspensions : 0;
+}
+
+int ptc_writer_pool_get_threads(struct ptc_writer_pool *p, int want)
+{
+	int n;
+
+	if (!p)
+		return want;
+	pthread_mutex_lock(&p->mu);
+	n = p->jobs - p->threads_used;
+	if (n > want)
+		n = want;
+	if (n < 1)
+		n = 1;
+	p->threads_used += n;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+void ptc_writer_pool_put_threads(struct ptc_writer_pool *p, int n)
+{
+	if (!p || !n)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->threads_used -= n;
+	pthread_mutex_unlock(&p->mu);
+}
+
+unsigned ptc_writer_pool_default(const char *formats)
+{
+	struct ptc_writer_config cfg = { 0 };
+	const char *p = formats ? formats : "ptconv";
+	uint64_t per = 0, mem, n;
+	unsigned files = 1;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+
+	/* What one open writer may hold at worst, per format: an xz stream
+	 * of 32 MiB blocks (block in, block out, encoder), blocked gzip
+	 * (4 MiB in and out), else buffers.  Not the compression threads
+	 * (the pool shares them), so that the limit, and with it the bytes,
+	 * are the same for every -j. */
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const struct ptc_fmt_ops *o = len ? parse_entry(p, len, &cfg) : NULL;
+		if (o == &ptc_fmt_champsim && !cfg.champsim_gz)
+			per += 100u << 20;
+		else if (o == &ptc_fmt_champsim || o == &ptc_fmt_cbp2025 || o == &ptc_fmt_bt9)
+			per += 10u << 20;
+		else if (o)
+			per += 1u << 20;
+		if (o)
+			files += o == &ptc_fmt_xtrace ? 2 : 1;
+		p += len;
+		if (*p)
+			p++;
+	}
+	mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 4ull << 30;
+	n = mem / 4 / (per ? per : 1);
+	/* and what the file descriptors allow, keeping 64 for the rest */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t fds = rl.rlim_cur > 64 + 2 * files ? (rl.rlim_cur - 64) / files : 2;
+		if (fds < n)
+			n = fds;
+	}
+	return n < 2 ? 2 : n > 4096 ? 4096 : (unsigned)n;
+}
+
+static void pool_unlink(struct ptc_writer_pool *p, struct ptc_writer *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		p->lru = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		p->mru = w->prev;
+	w->prev = w->next = NULL;
+	w->listed = 0;
+	p->nopen--;
+}
+
+static void pool_append(struct ptc_writer_pool *p, struct ptc_writer *w)
+{
+	w->prev = p->mru;
+	w->next = NULL;
+	if (p->mru)
+		p->mru->next = w;
+	else
+		p->lru = w;
+	p->mru = w;
+	w->listed = 1;
+	p->nopen++;
+}
+
+/* Give up w's open outputs and big buffers until its next event. */
+static void writer_suspend(struct ptc_writer *w)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < w->n; i++) {
+		int (*fn)(void *) = w->st[i] ? suspend_fn(w->ops[i]) : NULL;
+		if (fn && (err = fn(w->st[i])) < 0 && !w->suspend_err)
+			w->suspend_err = err;
+	}
+}
+
+/* w gets an event: it becomes the most recently used writer, and when
+ * that makes one too many open, the least recently used writer of the
+ * calling thread is suspended.  Returns a failure of w's own suspension. */
+static int writer_touch(struct ptc_writer *w)
+{
+	struct ptc_writer_pool *p = w->cfg.pool;
+	pthread_t self;
+	int err;
+
+	if (!p)
+		return 0;
+	self = pthread_self();
+	pthread_mutex_lock(&p->mu);
+	if (w->listed)
+		pool_unlink(p, w);
+	w->owner = self;
+	pool_append(p, w);
+	if (p->nopen > p->max_open) {
+		struct ptc_writer *v;
+		for (v = p->lru; v && v != w && !pthread_equal(v->owner, self); v = v->next)
+			;
+		if (v && v != w) {
+			pool_unlink(p, v);
+			p->suspensions++;
+			writer_suspend(v);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	err = w->suspend_err;
+	w->suspend_err = 0;
+	return err;
+}
+
+/* w is done: out of the pool. */
+static void writer_leave(struct ptc_writer *w)
+{
+	struct ptc_writer_pool *p = w->cfg.pool;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (w->listed)
+		pool_unlink(p, w);
+	pthread_mutex_unlock(&p->mu);
+}
 
 int ptc_writer_new(struct ptc_writer **wp, const char *formats,
 		   const struct ptc_writer_config *cfg)
@@ -306,19 +601,6 @@ int ptc_writer_new(struct ptc_writer **wp, const char *formats,
 		free(w);
 		return -ptc_err_invalid;
 	}
-	/* One decoding cache for all per-instruction formats: each executed
-	 * instruction is decoded once, not once per format. */
-	for (i = 0; i < w->n && !w->ops[i]->fmt.per_instruction; i++)
-		;
-	if (i < w->n) {
-		w->insn_cache = ptc_insn_cache_new();
-		if (!w->insn_cache) {
-			free(w);
-			return -ptc_err_nomem;
-		}
-		for (i = 0; i < w->n; i++)
-			w->fcfg[i].insn_cache = w->insn_cache;
-	}
 	*wp = w;
 	return 0;
 }
@@ -332,6 +614,8 @@ static int w_begin(void *ctx, const struct ptc_thread_info *t)
 	if (w->begun)
 		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: begin called twice");
 	w->begun = 1;
+	if ((err = writer_touch(w)) < 0)
+		return err;
 	for (i = 0; i < w->n; i++) {
 		err = w->ops[i]->open(&w->st[i], &w->fcfg[i], t, &w->ctx);
 		if (err < 0)
@@ -348,6 +632,8 @@ static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
 
 	if (w->ended)
 		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches after the end");
+	if ((err = writer_touch(w)) < 0)
+		return err;
 	for (i = 0; i < w->n; i++) {
 		if (!w->st[i])
 			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches before begin");
@@ -366,6 +652,8 @@ static int w_gap(void *ctx, const struct ptc_gap *g)
 
 	if (w->ended)
 		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap after the end");
+	if ((err = writer_touch(w)) < 0)
+		return err;
 	for (i = 0; i < w->n; i++) {
 		if (!w->st[i])
 			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap before begin");
@@ -385,6 +673,8 @@ static int w_end(void *ctx)
 	if (w->ended)
 		return 0;
 	w->ended = 1;
+	writer_leave(w);
+	first = w->suspend_err;
 	for (i = 0; i < w->n; i++) {
 		if (!w->st[i])
 			continue;
@@ -398,8 +688,6 @@ static int w_end(void *ctx)
 		w->ops[i]->free(w->st[i]);
 		w->st[i] = NULL;
 	}
-	free(w->insn_cache);
-	w->insn_cache = NULL;
 	return first;
 }
 
@@ -426,10 +714,10 @@ void ptc_writer_free(struct ptc_writer *w)
 
 	if (!w)
 		return;
+	writer_leave(w);
 	for (i = 0; i < w->n; i++)
 		if (w->st[i])
 			w->ops[i]->free(w->st[i]);
 	free(w->ctx.warn);
-	free(w->insn_cache);
 	free(w);
 }

@@ -27,6 +27,7 @@
 #include "common/trace_event.h"
 
 struct ptc_insn;
+struct ptc_writer_pool;
 
 struct ptc_writer_config {
 	const char *outdir;		/* existing directory for the files */
@@ -45,8 +46,11 @@ struct ptc_writer_config {
 	int threads;			/* compression threads of champsim and cbp2025
 					   (ptc_zout_open_mt), 0 = 1; the bytes do not
 					   depend on it */
-	struct ptc_insn *insn_cache;	/* set by ptc_writer_new: the decodings its
-					   per-instruction formats share (NULL) */
+	struct ptc_insn *insn_cache;	/* a decoding cache for the per-instruction
+					   formats (ptc_insn_cache_new), or NULL: one
+					   per decoding OS thread, shared by all writers */
+	struct ptc_writer_pool *pool;	/* bounds the writers with open outputs
+					   (ptc_writer_pool_new), or NULL: no bound */
 };
 
 /* One registered format. */
@@ -84,6 +88,40 @@ const char *ptc_writer_errmsg(const struct ptc_writer *w);
 const char *ptc_writer_warnings(const struct ptc_writer *w);
 
 void ptc_writer_free(struct ptc_writer *w);
+
+/* A bound on the writers whose outputs are open at once, shared by the
+ * writers given it in ptc_writer_config.pool.
+ *
+ * Each writer of a live thread holds its formats' compressors, buffers and
+ * file descriptors (tens of MB for xz).  With a pool, a writer that gets
+ * events when max_open others are open first suspends the least recently
+ * used one that the same OS thread used last: its compressed streams are
+ * finished (the file ends in a complete gzip member / xz stream), its
+ * files are closed and its buffers freed; when that writer gets events
+ * again, it appends a new member / stream to its files (gzip and xz
+ * readers read them as one stream; uncompressed outputs are just
+ * appended).  Only the boundaries of members and streams change: the
+ * decompressed bytes never do, and the bytes themselves depend only on
+ * the order of the events given to the writers on each OS thread and on
+ * max_open, not on timing nor on the compression threads.  Formats that
+ * cannot be suspended (ptconv, bt9) keep their state; they still count.
+ *
+ * A writer is suspended only by the OS thread that used it last, so
+ * writers used by one OS thread at a time need no other locking; with
+ * several decoding threads each keeps at least the writer it uses open.
+ *
+ * The pool also shares jobs compression threads between the open files
+ * of champsim and cbp2025 (cfg.threads asks for up to that many per
+ * file; every open file gets at least one), so that -j N does not start
+ * N threads for each of hundreds of files. */
+int ptc_writer_pool_new(struct ptc_writer_pool **pool, unsigned max_open, int jobs);
+void ptc_writer_pool_free(struct ptc_writer_pool *pool);
+/* A default for max_open for the -f list formats: what a quarter of the
+ * physical memory and the file-descriptor limit hold (never fewer than 2,
+ * never more than 4096); it does not depend on the compression threads. */
+unsigned ptc_writer_pool_default(const char *formats);
+/* Writers suspended so far (for the conversion's summary). */
+uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
 
 /* ptconv format only: mark the trace at path as ending with tail
  * instructions after its last branch (used by ptconv slice). */

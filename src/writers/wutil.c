@@ -117,6 +117,7 @@ struct ptc_zout {
 	size_t in_len;
 	uint8_t out[1 << 16];
 	int err_no;
+	uint64_t total_in;		/* bytes given to ptc_zout_write */
 	/* Blocked gzip: jobs[fill] is being filled, jobs[head] is the oldest
 	 * not yet written; workers take queued jobs from jobs[next_run]. */
 	struct zjob *jobs;
@@ -340,6 +341,17 @@ int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, 
 	return zopen(z, path, kind, level, 0, "ab");
 }
 
+int ptc_zout_append_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
+		       int threads)
+{
+	return zopen(z, path, kind, level, threads < 1 ? 1 : threads, "ab");
+}
+
+uint64_t ptc_zout_size_in(const struct ptc_zout *z)
+{
+	return z ? z->total_in : 0;
+}
+
 static int write_out(struct ptc_zout *z, const void *p, size_t n)
 {
 	if (n && fwrite(p, 1, n, z->f) != n) {
@@ -457,6 +469,7 @@ int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n)
 	const uint8_t *s = p;
 	int err;
 
+	z->total_in += n;
 	while (n) {
 		/* Blocked gzip fills its blocks directly, else z->in. */
 		uint8_t *buf = z->blocked ? z->jobs[z->fill].in : z->in;

@@ -40,6 +40,12 @@ int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind,
 		     int threads);
 /* Append to an existing file as a new gzip member / xz stream. */
 int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
+/* The same for the bytes of ptc_zout_open_mt: appending to a file the
+ * stream(s) that ptc_zout_open_mt would have written to an empty one. */
+int ptc_zout_append_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
+		       int threads);
+/* Bytes written into z so far (uncompressed); 0 for NULL. */
+uint64_t ptc_zout_size_in(const struct ptc_zout *z);
 int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n);
 int ptc_zout_printf(struct ptc_zout *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Finish the stream and close; returns a negative error on failure. */

@@ -39,6 +39,9 @@ struct xtw {
 
 static int xt_put(struct xtw *w, const void *p, size_t n)
 {
+	/* suspended (ptc_fmt_xtrace_suspend): the file goes on */
+	if (!w->z && ptc_zout_append(&w->z, w->path, PTC_Z_NONE, 0) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
 	if (ptc_zout_write(w->z, p, n) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(ptc_zout_errno(w->z)));
 	w->offset += n;
@@ -93,6 +96,8 @@ static int xt_snapshot(struct xtw *w)
 	ptc_put64(s + 24, w->insns);	/* all instructions before: only user mode is traced */
 	/* X0-X31, no vector state (length 0), system registers: all 0;
 	 * the last 8 bytes, the vector length, are 0 too. */
+	if (!w->snap && ptc_zout_append(&w->snap, w->snap_path, PTC_Z_NONE, 0) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->snap_path, strerror(errno));
 	if (ptc_zout_write(w->snap, s, sizeof(s)) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
 	w->force_pc = 1;
@@ -178,6 +183,21 @@ static int xt_gap(void *st, const struct ptc_gap *g)
 	return 0;
 }
 
+/* Close the instruction and snapshot files (NULL-safe). */
+static int xt_close_files(struct xtw *w)
+{
+	int err = w->z ? ptc_zout_close(w->z) : 0;
+
+	w->z = NULL;
+	if (err < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->path);
+	err = w->snap ? ptc_zout_close(w->snap) : 0;
+	w->snap = NULL;
+	if (err < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
+	return 0;
+}
+
 static int xt_finish(void *st)
 {
 	struct xtw *w = st;
@@ -185,15 +205,14 @@ static int xt_finish(void *st)
 
 	if (err < 0)
 		return err;
-	err = ptc_zout_close(w->z);
-	w->z = NULL;
-	if (err < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->path);
-	err = ptc_zout_close(w->snap);
-	w->snap = NULL;
-	if (err < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
-	return 0;
+	return xt_close_files(w);
+}
+
+/* Idle (ptc_writer_pool): both files are closed (their buffers written)
+ * and appended to with the next events; the bytes do not change. */
+int ptc_fmt_xtrace_suspend(void *st)
+{
+	return xt_close_files(st);
 }
 
 static void xt_free(void *st)

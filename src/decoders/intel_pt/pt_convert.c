@@ -105,6 +105,7 @@ struct conv {
 	int formats;
 	char wformats[256];	/* the -f formats of the writer registry, comma-separated */
 	int use_writer;
+	struct ptc_writer_pool *pool;	/* --max-open-outputs: the writers' open outputs */
 	char outdir[4096];
 
 	struct queue *q;
@@ -435,6 +436,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.code = &t->code;
 		cfg.bbv_interval = c->pto->bbv_interval;
 		cfg.threads = c->opt->jobs;
+		cfg.pool = c->pool;
 		err = ptc_writer_new(&t->w, c->wformats, &cfg);
 		if (err < 0) {
 			ptc_cli_error("%s: cannot write %s: %s", c->outdir, c->wformats, ptc_errstr(err));
@@ -1886,6 +1888,12 @@ static int parse_formats(struct conv *c)
 		ptc_cli_error("-f: no format given");
 		return -1;
 	}
+	if (c->use_writer && ptc_writer_pool_new(&c->pool, c->opt->max_open_outputs ?
+						 c->opt->max_open_outputs : ptc_writer_pool_default(c->wformats),
+						 c->opt->jobs) < 0) {
+		ptc_cli_error("%s", ptc_errstr(-ptc_err_nomem));
+		return -1;
+	}
 	return 0;
 }
 
@@ -2013,6 +2021,7 @@ static void free_conv(struct conv *c)
 		free(c->th[i]);
 	}
 	free(c->th);
+	ptc_writer_pool_free(c->pool);
 	free(c->exits);
 	free(c->cpu_seen);
 	ptc_sched_switch_samples_fini(&c->ss);

@@ -1,0 +1,145 @@
+#!/bin/sh
+# Many threads alive at once, with few outputs open (--max-open-outputs).
+# A ptgen-walk of 10 threads that take turns every few hundred branches,
+# all alive to the end, is converted to champsim (xz and gz), cbp2025 and
+# xtrace with at most 4 threads' outputs open: the others are finished and
+# closed, and appended to (a new xz stream, gzip member, or the raw bytes)
+# when their thread runs again.  Each thread's files, read back by the
+# independent readers of tests/writers, must equal its ground truth; they
+# must decompress to the same bytes as without the limit, be the same bytes
+# with -j 1 and -j 2, and the conversion must work with fewer file
+# descriptors than the threads' outputs need all at once (ulimit -n).
+# (--escape 0 and seed 5: no asynchronous exit right after a branch before
+# the end, where the readers and the writers do not agree on the record
+# after the branch; not what this test is about, and checked below)
+. "${top_srcdir:-.}/tests/lib/common.sh"
+WALK="$top_builddir/tests/ptgen/ptgen-walk"
+W="$top_srcdir/tests/writers"
+[ -x "$WALK" ] || skip "ptgen-walk not built"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v xz >/dev/null || skip "xz not installed"
+# a real binary with plenty of code (as pt_walk.sh)
+BIN=$PTCONV
+for b in /usr/bin/python3 /usr/bin/perl; do
+	b=$(readlink -f "$b" 2>/dev/null) || continue
+	[ "$(head -c 4 "$b" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] && { BIN=$b; break; }
+done
+scratch
+N=10
+"$WALK" --threads $N --branches 24000 --slice 600 --escape 0 --seed 5 --truth "$T/w.truth" -o "$T/w.data" "$BIN" \
+	2>"$T/err" || { cat "$T/err"; fail "ptgen-walk"; }
+tids=$(awk '$1 == "T" { print $4 }' "$T/w.truth")
+[ "$(echo $tids | wc -w)" -eq $N ] || fail "the truth has $(echo $tids | wc -w) threads, want $N"
+# every thread runs again after the others: all alive at once
+[ "$(awk '$1 == "S"' "$T/w.truth" | wc -l)" -ge $((3 * N)) ] || fail "threads do not take turns"
+last=$(tail -1 "$T/w.truth" | awk '{ print $2 }')
+[ "$(awk -v l="$last" '$1 == "A" && $2 != l' "$T/w.truth" | wc -l)" -eq 0 ] ||
+	fail "the walk has asynchronous exits before its end"
+
+# conv DIR FORMATS [OPTIONS]: convert w.data into DIR
+conv() {
+	d=$1 f=$2
+	shift 2
+	rm -rf "$T/$d"
+	"$PTCONV" convert "$DATA" -f "$f" -o "$T/$d" -q "$@" 2>"$T/err" ||
+		{ cat "$T/err" >&2; fail "$d: ptconv -f $f $* exited $?"; }
+	grep -q . "$T/err" && { cat "$T/err" >&2; fail "$d: messages"; }
+	return 0
+}
+# unz FILE: the decompressed bytes
+unz() { case $1 in *.xz) xz -dc "$1" ;; *.gz) gzip -dc "$1" ;; *) cat "$1" ;; esac; }
+# same_content A B: every file of A decompresses to what B's does
+same_content() {
+	n=0
+	for f in "$T/$1"/trace.* "$T/$1"/xtrace.*; do
+		[ -e "$f" ] || continue
+		g="$T/$2/$(basename "$f")"
+		[ -e "$g" ] || fail "$2: no $(basename "$f")"
+		unz "$f" > "$T/x" && unz "$g" > "$T/y" || fail "$(basename "$f"): not a valid stream"
+		cmp -s "$T/x" "$T/y" || fail "$1 and $2: $(basename "$f") differs once decompressed"
+		n=$((n + 1))
+	done
+	[ $n -ge $N ] || fail "$1: only $n files"
+}
+# same_bytes A B: the same files, byte for byte
+same_bytes() {
+	(cd "$T/$1" && ls trace.* xtrace.* 2>/dev/null) > "$T/la"
+	(cd "$T/$2" && ls trace.* xtrace.* 2>/dev/null) > "$T/lb"
+	cmp -s "$T/la" "$T/lb" || fail "$1 and $2: not the same files"
+	while read -r f; do
+		cmp -s "$T/$1/$f" "$T/$2/$f" || fail "$1 and $2: $f differs"
+	done < "$T/la"
+}
+# check_truth DIR: every thread's files against its ground truth
+check_truth() {
+	for tid in $tids; do
+		export TRUTH_TID=$tid
+		for f in "$T/$1"/trace.$tid.champsim.*; do
+			[ -e "$f" ] || continue
+			python3 "$W/read_champsim.py" "$f" "$T/w.truth" - > /dev/null || fail "$1: $f"
+		done
+		if [ -e "$T/$1/trace.$tid.cbp2025.gz" ]; then
+			python3 "$W/read_cbp2025.py" "$T/$1/trace.$tid.cbp2025.gz" "$T/w.truth" - > /dev/null ||
+				fail "$1: cbp2025 of thread $tid"
+		fi
+		if ls "$T/$1"/xtrace.*.$tid.hint9.xinsndata.bin > /dev/null 2>&1; then
+			python3 "$W/read_xtrace.py" "$T/$1" "$T/w.truth" - 1000000 > /dev/null ||
+				fail "$1: xtrace of thread $tid"
+		fi
+	done
+	unset TRUTH_TID
+}
+
+DATA=$T/w.data
+F=champsim,cbp2025,xtrace
+conv all $F
+conv lim $F --max-open-outputs 4
+check_truth lim
+same_content all lim
+# the limit was reached: files were closed and continued as new streams
+streams=$(xz -lv "$T"/lim/trace.*.champsim.xz | awk '$1 == "Streams:" { s += $2 } END { print s }')
+[ "$streams" -gt $((2 * N)) ] || fail "only $streams xz streams in $N files: nothing was suspended"
+members=$(for f in "$T"/lim/trace.*.cbp2025.gz; do
+	python3 -c 'import sys, zlib
+d = open(sys.argv[1], "rb").read(); n = 0
+while d:
+    o = zlib.decompressobj(31); o.decompress(d); d = o.unused_data; n += 1
+print(n)' "$f"; done | awk '{ s += $1 } END { print s }')
+[ "$members" -gt $((2 * N)) ] || fail "only $members gzip members in $N files: nothing was suspended"
+echo "ok - $N live threads, 4 open: champsim.xz, cbp2025, xtrace equal to the truth ($streams xz streams, $members gzip members)"
+
+# -j 2: the same bytes (compression threads shared, eviction by input order)
+conv lim2 $F --max-open-outputs 4 -j 2
+same_bytes lim lim2
+echo "ok - -j 2 writes the same bytes as -j 1"
+
+# few file descriptors: 10 threads with 4 files each need 40 at once
+(ulimit -n 30 && exec "$PTCONV" convert "$T/w.data" -f $F -o "$T/fdx" -q --max-open-outputs 100) \
+	2>/dev/null && fail "ulimit -n 30 is enough for all outputs: the test shows nothing"
+(ulimit -n 30 && conv fd $F --max-open-outputs 4 -j 2) || fail "ulimit -n 30, --max-open-outputs 4"
+same_bytes lim fd
+(ulimit -n 30 && conv fdd $F) || fail "ulimit -n 30, default limit"
+same_content lim fdd
+echo "ok - 30 file descriptors: the default limit follows them, outputs equal to the truth"
+
+# champsim with gzip
+conv gall champsim:gz
+conv glim champsim:gz --max-open-outputs 3 -j 2
+check_truth glim
+same_content gall glim
+conv glim1 champsim:gz --max-open-outputs 3
+same_bytes glim glim1
+echo "ok - champsim.gz, 3 open: equal to the truth, the same bytes with -j 1 and -j 2"
+
+# per thread (perf record --per-thread): queues decode on -j threads, each
+# suspending only what it wrote itself; the bytes still do not depend on -j
+"$WALK" --threads $N --branches 12000 --slice 600 --escape 0 --seed 5 --per-thread \
+	-o "$T/p.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk --per-thread"; }
+DATA=$T/p.data
+conv pall champsim
+conv p1 champsim --max-open-outputs 1
+conv p2 champsim --max-open-outputs 1 -j 3
+same_content pall p1
+same_bytes p1 p2
+echo "ok - per-thread recording, 1 open: the same content, the same bytes with -j 1 and -j 3"
+exit 0

@@ -1,0 +1,266 @@
+/* The writer pool (ptc_writer_pool): writers suspended when more than
+ * max_open are open write the same contents as writers that never were.
+ *
+ * Three threads' writers (champsim and cbp2025 with a loss in between,
+ * xtrace, bbv) get one interleaved sequence of events twice: without a
+ * pool and with a pool of one open writer, so that every switch suspends
+ * the previous writer, once even before its first byte (its file must
+ * then be byte for byte the unsuspended one).  Every file must decompress
+ * (zlib, liblzma: independent of ptconv's writers) to the same bytes. */
+#include <dirent.h>
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/error.h"
+#include "writers/writers.h"
+#include "writers/fmt.h"
+#include "../lib/check.h"
+
+static const uint8_t code_bytes[] = {
+	0x48, 0x31, 0xc0,		/* 0x1000: xor %rax,%rax */
+	0x48, 0xff, 0xc0,		/* 0x1003: inc %rax */
+	0x75, 0xf8,			/* 0x1006: jne 0x1000 */
+};
+
+static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	(void)ctx;
+	if (ip < 0x1000 || ip >= 0x1000 + sizeof(code_bytes))
+		return 0;
+	if (n > 0x1000 + sizeof(code_bytes) - ip)
+		n = 0x1000 + sizeof(code_bytes) - ip;
+	memcpy(buf, code_bytes + (ip - 0x1000), n);
+	return n;
+}
+
+/* The whole file, or NULL. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p = NULL;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (p = malloc((size_t)n + 1)) && fread(p, 1, (size_t)n, f) == (size_t)n)
+		*len = (size_t)n;
+	fclose(f);
+	return p;
+}
+
+/* Decompress every concatenated gzip member / xz stream of path (plain
+ * files as they are) into a malloc'd buffer; NULL when invalid. */
+static uint8_t *unpack(const char *path, size_t *out_len, int *streams)
+{
+	size_t len, cap = 1 << 20, n = 0;
+	uint8_t *in = slurp(path, &len), *out = malloc(cap);
+	int gz = strstr(path, ".gz") != NULL, xz = strstr(path, ".xz") != NULL;
+
+	*streams = 0;
+	if (!in || !out) {
+		free(in);
+		free(out);
+		return NULL;
+	}
+	if (!gz && !xz) {
+		free(out);
+		*out_len = len;
+		*streams = 1;
+		return in;
+	}
+	if (gz) {
+		size_t pos = 0;
+		while (pos < len) {
+			z_stream s;
+			int r;
+			memset(&s, 0, sizeof(s));
+			if (inflateInit2(&s, 31) != Z_OK)
+				goto bad;
+			s.next_in = in + pos;
+			s.avail_in = (uInt)(len - pos);
+			do {
+				if (n == cap && !(out = realloc(out, cap *= 2)))
+					goto bad;
+				s.next_out = out + n;
+				s.avail_out = (uInt)(cap - n);
+				r = inflate(&s, Z_NO_FLUSH);
+				n = cap - s.avail_out;
+			} while (r == Z_OK);
+			pos = len - s.avail_in;
+			inflateEnd(&s);
+			if (r != Z_STREAM_END)
+				goto bad;
+			++*streams;
+		}
+	} else {
+		lzma_stream s = LZMA_STREAM_INIT;
+		lzma_ret r;
+		if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED | LZMA_TELL_ANY_CHECK) != LZMA_OK)
+			goto bad;
+		s.next_in = in;
+		s.avail_in = len;
+		do {
+			if (n == cap && !(out = realloc(out, cap *= 2)))
+				break;
+			s.next_out = out + n;
+			s.avail_out = cap - n;
+			r = lzma_code(&s, s.avail_in ? LZMA_RUN : LZMA_FINISH);
+			n = cap - s.avail_out;
+			if (r == LZMA_GET_CHECK) {
+				++*streams;	/* one per stream header */
+				r = LZMA_OK;
+			}
+		} while (r == LZMA_OK && out);
+		lzma_end(&s);
+		if (r != LZMA_STREAM_END || !out)
+			goto bad;
+	}
+	free(in);
+	*out_len = n;
+	return out;
+bad:
+	free(in);
+	free(out);
+	return NULL;
+}
+
+/* Run the event sequence into dir, with pool or without (NULL). */
+static void run(const char *dir, struct ptc_writer_pool *pool)
+{
+	struct ptc_code_reader code = { code_read, NULL };
+	struct ptc_writer_config cfg = { 0 };
+	struct ptc_thread_info ti[3] = { { 10, 11, "a", -1 }, { 10, 12, "b", -1 }, { 10, 13, "c", -1 } };
+	struct ptc_gap start = { PTC_GAP_START, 0, 0, 1, 0, 0x1000, 0, 0, NULL };
+	struct ptc_gap loss = { PTC_GAP_OVERFLOW, 0, 0, 50, 0x1006, 0x1000, 7, 0, NULL };
+	struct ptc_branch b[4];
+	struct ptc_writer *w[3];
+	struct ptc_sink s[3];
+	int i, k, r;
+
+	cfg.outdir = dir;
+	cfg.code = &code;
+	cfg.bbv_interval = 5;
+	cfg.threads = 2;
+	cfg.pool = pool;
+	for (i = 0; i < 4; i++) {
+		b[i] = (struct ptc_branch){ 0x1006, 0x1000, (uint64_t)(5 + i), 3, PTC_BR_COND, 1, 2, 0 };
+	}
+	for (i = 0; i < 3; i++) {
+		CHECK(ptc_writer_new(&w[i], "champsim,cbp2025,xtrace", &cfg) == 0, "new %d", i);
+		s[i] = ptc_writer_sink(w[i]);
+	}
+	/* c begins first and never writes: suspended before its first byte */
+	CHECK(s[2].begin(s[2].ctx, &ti[2]) == 0, "begin c: %s", ptc_writer_errmsg(w[2]));
+	for (i = 0; i < 2; i++) {
+		CHECK(s[i].begin(s[i].ctx, &ti[i]) == 0, "begin: %s", ptc_writer_errmsg(w[i]));
+		CHECK(s[i].gap(s[i].ctx, &start) == 0, "start: %s", ptc_writer_errmsg(w[i]));
+	}
+	/* a and b take turns; a loses data once (a new part file) */
+	for (k = 0; k < 6; k++) {
+		for (i = 0; i < 2; i++) {
+			r = s[i].branches(s[i].ctx, b, 4);
+			CHECK(r == 0, "branches %d/%d: %s", k, i, ptc_writer_errmsg(w[i]));
+		}
+		if (k == 2)
+			CHECK(s[0].gap(s[0].ctx, &loss) == 0, "loss: %s", ptc_writer_errmsg(w[0]));
+	}
+	for (i = 0; i < 3; i++) {
+		CHECK(s[i].end(s[i].ctx) == 0, "end %d: %s", i, ptc_writer_errmsg(w[i]));
+		CHECK(!strcmp(ptc_writer_warnings(w[i]), ""), "warnings: %s", ptc_writer_warnings(w[i]));
+		ptc_writer_free(w[i]);
+	}
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted file names of dir (at most max). */
+static size_t names(const char *dir, char **out, size_t max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	while (d && (e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.')
+			out[n++] = strdup(e->d_name);
+	if (d)
+		closedir(d);
+	qsort(out, n, sizeof(*out), cmp_name);
+	return n;
+}
+
+int main(void)
+{
+	char d1[512], d2[512], p1[1200], p2[1200], *n1[64], *n2[64];
+	struct ptc_writer_pool *pool;
+	size_t i, c1, c2, suspended_streams = 0;
+	int threads_a, threads_b;
+
+	snprintf(d1, sizeof(d1), "%s/ptc-pool-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(d2, sizeof(d2), "%s", d1);
+	if (!mkdtemp(d1) || !mkdtemp(d2))
+		SKIP("no temporary directory");
+
+	run(d1, NULL);
+	CHECK(ptc_writer_pool_new(&pool, 1, 2) == 0, "pool");
+	/* the compression threads are shared: 2 for the first file, then 1 */
+	threads_a = ptc_writer_pool_get_threads(pool, 2);
+	threads_b = ptc_writer_pool_get_threads(pool, 2);
+	CHECK(threads_a == 2 && threads_b == 1, "threads given: %d, %d", threads_a, threads_b);
+	ptc_writer_pool_put_threads(pool, threads_a);
+	ptc_writer_pool_put_threads(pool, threads_b);
+	run(d2, pool);
+	CHECK(ptc_writer_pool_suspensions(pool) >= 10, "suspensions: %llu",
+	      (unsigned long long)ptc_writer_pool_suspensions(pool));
+	ptc_writer_pool_free(pool);
+
+	c1 = names(d1, n1, 64);
+	c2 = names(d2, n2, 64);
+	CHECK(c1 == c2 && c1 == 3 * 5 + 2, "files: %zu and %zu", c1, c2);
+	for (i = 0; i < c1 && i < c2; i++) {
+		uint8_t *a, *b;
+		size_t la, lb;
+		int sa, sb;
+
+		CHECK(!strcmp(n1[i], n2[i]), "names %s, %s", n1[i], n2[i]);
+		snprintf(p1, sizeof(p1), "%s/%s", d1, n1[i]);
+		snprintf(p2, sizeof(p2), "%s/%s", d2, n2[i]);
+		a = unpack(p1, &la, &sa);
+		b = unpack(p2, &lb, &sb);
+		CHECK(a && b, "%s: valid", n1[i]);
+		if (a && b) {
+			CHECK(la == lb && !memcmp(a, b, la), "%s: same contents (%zu, %zu bytes)", n1[i], la, lb);
+			CHECK(sa == 1, "%s: one stream without a pool, %d", n1[i], sa);
+			if (sb > 1)
+				suspended_streams += (size_t)sb;
+			/* thread c's files were suspended before their first
+			 * byte: the very same bytes */
+			if (strstr(n1[i], ".13.")) {
+				uint8_t *x = slurp(p1, &la), *y = slurp(p2, &lb);
+				CHECK(x && y && la == lb && !memcmp(x, y, la), "%s: same bytes", n1[i]);
+				free(x);
+				free(y);
+			}
+		}
+		free(a);
+		free(b);
+		unlink(p1);
+		unlink(p2);
+	}
+	CHECK(suspended_streams >= 8, "streams after suspensions: %zu", suspended_streams);
+	for (i = 0; i < c1; i++)
+		free(n1[i]);
+	for (i = 0; i < c2; i++)
+		free(n2[i]);
+	rmdir(d1);
+	rmdir(d2);
+	return check_result();
+}
