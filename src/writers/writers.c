@@ -435,7 +435,6 @@ unsigned ptc_writer_pool_default(const char *formats)
 	const char *p = formats ? formats : "ptconv";
 	uint64_t per = 0, mem, n;
 	unsigned files = 1;
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	struct rlimit rl;
 
 	/* What one open writer may hold at worst, per format: an xz stream
@@ -458,8 +457,11 @@ unsigned ptc_writer_pool_default(const char *formats)
 		if (*p)
 			p++;
 	}
-	mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 4ull << 30;
-	n = mem / 4 / (per ? per : 1);
+	/* A fixed budget rather than the machine's memory: the limit decides
+	 * where streams restart, so the same recording must give the same
+	 * bytes on every machine. */
+	mem = 4ull << 30;
+	n = mem / (per ? per : 1);
 	/* and what the file descriptors allow, keeping 64 for the rest */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		uint64_t fds = rl.rlim_cur > 64 + 2 * files ? (rl.rlim_cur - 64) / files : 2;
