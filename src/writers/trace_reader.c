@@ -59,7 +59,7 @@ struct redge {
  * follows tags, offset | class, whose class says which way to go without a
  * load; a conditional's or direct node's succ[] hold its successors' tags,
  * an indirect node's succ[0] its edge count. */
-enum { TAG_DIRECT = 0, TAG_COND = 1, TAG_INDIRECT = 2, TAG_NONE = 3 };
+enum { TAG_DIRECT = 0, TAG_COND = 1, TAG_INDIRECT = 2 };
 
 struct hedge {
 	uint64_t dest;
@@ -68,7 +68,8 @@ struct hedge {
 };
 
 /* Successors are stored as byte offsets into the node array, the sentinel
- * node n_nodes standing for none (see expand_run). */
+ * node n_nodes standing for none: an indirect node
+ * without edges, so that following it fails (see expand). */
 #define MAX_NODES ((UINT32_MAX / 32) - 1)
 
 struct rchunk {
@@ -113,7 +114,8 @@ struct ptc_trace {
 	const uint8_t *bits, *slots, *ev, *ev_end, *slots_end;
 	uint32_t n_bits_bytes;
 	uint32_t rec, nrec;	/* next record in chunk, records in chunk */
-	uint64_t bitpos;
+	uint64_t bitpos;	/* the taken bits before it are in bitword or used */
+	uint64_t bitword;	/* see refill_bits */
 	uint32_t next_ev;	/* record index of the next event, UINT32_MAX none */
 	uint32_t cur;		/* tag of the next record's node (predicted) */
 	uint64_t time;
@@ -415,8 +417,8 @@ static int build_hot(struct ptc_trace *t, uint64_t off)
 	for (i = 0; i <= t->n_nodes; i++) {
 		const struct rnode *n = &t->nodes[i];
 		uint8_t kind = n->tail.kind;
-		int cls = i == t->n_nodes ? TAG_NONE : kind == PTC_TRACE_COND ? TAG_COND :
-			  is_direct(kind) ? TAG_DIRECT : TAG_INDIRECT;
+		int cls = i < t->n_nodes && kind == PTC_TRACE_COND ? TAG_COND :
+			  i < t->n_nodes && is_direct(kind) ? TAG_DIRECT : TAG_INDIRECT;
 		if (size > UINT32_MAX - 64)
 			return fail(t, ptc_err_unsupported, off, "static part: more nodes and edges than this reader handles");
 		t->tag[i] = (uint32_t)size | cls;
@@ -439,7 +441,9 @@ static int build_hot(struct ptc_trace *t, uint64_t off)
 			}
 			n->succ[0] = t->nodes[i].succ[1];
 			n->succ[1] = 0;
-		} else if ((t->tag[i] & 3) != TAG_NONE) {
+		} else {
+			if ((t->tag[i] & 3) == TAG_COND)
+				n->tail.taken = 0;	/* expand adds the taken bit */
 			n->succ[0] = t->tag[n->succ[0] / sizeof(struct rnode)];
 			n->succ[1] = t->tag[n->succ[1] / sizeof(struct rnode)];
 		}
@@ -774,7 +778,7 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	}
 	if (c->raw > t->raw_cap) {
 		free(t->raw);
-		t->raw = calloc(1, (size_t)c->raw + 8);	/* + padding read by expand_run */
+		t->raw = calloc(1, (size_t)c->raw + 8);	/* + padding read by refill_bits */
 		t->raw_cap = t->raw ? c->raw : 0;
 	}
 	if (!t->comp || !t->raw)
@@ -797,6 +801,7 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	t->rec = 0;
 	t->nrec = c->n_records;
 	t->bitpos = 0;
+	t->bitword = 1;
 	t->time = 0;
 	t->cur = t->tag[t->n_nodes];
 	t->insns_before = c->first_insn;
@@ -877,79 +882,170 @@ bad:
 		    t->chunk, t->rec);
 }
 
-/* Expand records [t->rec, end) of the current chunk, none of which has an
- * event, into out.  This is the hot loop: state lives in locals (the output
- * records could otherwise alias it) and every input byte is bounds-checked. */
-static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t count)
+/* The next up to 56 taken bits into the word: the bits from bit 0 up, a 1
+ * above them, so that a word equal to 1 is empty.  Reads 8 bytes at the
+ * word's first byte, which may run over the bits into the chunk's other
+ * streams and its 8 bytes of padding (load_chunk), never beyond; only the
+ * bits inside the stream are used. */
+static int refill_bits(struct ptc_trace *t, uint64_t *w)
+{
+	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
+	uint64_t avail;
+
+	if (t->bitpos >= nbits)
+		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+			    "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+	avail = nbits - t->bitpos < 56 ? nbits - t->bitpos : 56;
+	*w = (ptc_le64(t->bits + t->bitpos / 8) & ((1ull << avail) - 1)) | 1ull << avail;
+	t->bitpos += avail;
+	return 0;
+}
+
+/* Why an indirect node's slot could not be used: the error of record rec. */
+static int slot_error(struct ptc_trace *t, uint64_t cur, const uint8_t *sp, const uint8_t *send,
+		      uint32_t rec)
+{
+	const struct rnode *nd = (const struct rnode *)(t->hot + cur - TAG_INDIRECT);
+	uint64_t v;
+
+	if (cur == t->tag[t->n_nodes])
+		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+			    "chunk %" PRIu64 ": record %u has no node", t->chunk, rec);
+	if (get_varint(&sp, send, &v) < 0)
+		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+			    "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+	return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+		    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk, rec, v,
+		    nd->succ[0]);
+}
+
+/* Apply the events of record rec when they are all time changes (the
+ * common event) and return 1; else 0, leaving the rest to do_events (which
+ * also reports a malformed event). */
+static int time_events(struct ptc_trace *t, uint32_t rec, uint64_t *time)
+{
+	while (t->next_ev == rec) {
+		const uint8_t *ev = t->ev;
+		uint64_t v, d;
+		if (ev >= t->ev_end || *ev != PTCF_EV_TIME)
+			return 0;
+		ev++;
+		if (get_varint(&ev, t->ev_end, &v) < 0)
+			return 0;
+		if (ev == t->ev_end) {
+			d = UINT32_MAX;
+		} else {
+			if (get_varint(&ev, t->ev_end, &d) < 0 || d > t->nrec - rec)
+				return 0;
+			d += rec;
+		}
+		*time += unzigzag(v);
+		t->ev = ev;
+		t->next_ev = (uint32_t)d;
+	}
+	return 1;
+}
+
+/* Expand the records [t->rec, t->rec + (seg - r)), which have no events,
+ * into r..seg; returns where it stopped (seg unless *err).  This is the hot
+ * loop: state lives in locals (the output records could otherwise alias
+ * it) and every input byte is bounds-checked.  It is a function of its own
+ * so that the compiler keeps that state in registers.
+ *
+ * Each record is one step along the chain of tags: the class in the tag
+ * says which arm runs, so that each arm addresses its node as hot + tag -
+ * its class, the constant folding into the loads' displacement, and the
+ * next tag is one load away from the current one (of the successor the
+ * taken bit picks, or of the edge the slot picks).  The taken bits come
+ * from a register word refilled every 56 conditionals. */
+static __attribute__((noinline)) struct ptc_trace_record *
+run(struct ptc_trace *t, struct ptc_trace_record *r, struct ptc_trace_record *seg, int *err)
 {
 	const char *hot = t->hot;
-	const uint8_t *bits = t->bits, *sp = t->slots, *send = t->slots_end;
-	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
-	uint64_t bitpos = t->bitpos, time = t->time, insns = t->insns_before;
-	/* The current node's tag: the chain from one node to the next is a
-	 * single load (of the node's successor, or of the slot's edge). */
-	uint32_t cur = t->cur;
-	uint32_t i;
-	int err = 0;
+	const uint8_t *sp = t->slots, *send = t->slots_end;
+	uint64_t w = t->bitword, time = t->time, insns = t->insns_before, cur = t->cur;
+	struct ptc_trace_record *const first = r;
 
-	for (i = 0; i < count; i++) {
-		const struct rnode *nd = (const struct rnode *)(hot + (cur & ~3u));
-		struct ptc_trace_record *r = &out[i];
+	while (r != seg) {
+		const struct rnode *nd;
+		const char *hb;
+		uint64_t tail, v;
 
-		r->ip = nd->ip;
-		r->target = nd->target;
-		r->time = time;
-		memcpy((char *)r + TAIL_OFF, &nd->tail, sizeof(nd->tail));
-		if ((cur & 3) == TAG_COND) {
-			if (bitpos >= nbits) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+		if (cur & 1) {
+			nd = (const struct rnode *)(hot + cur - TAG_COND);
+			memcpy(r, nd, 16);
+			memcpy(&tail, &nd->tail, 8);
+			if (__builtin_expect(w == 1, 0) && (*err = refill_bits(t, &w)) < 0)
 				break;
-			}
-			/* A branch rather than an index: the CPU then predicts
-			 * the next node instead of waiting for the bit. */
-			if ((bits[bitpos >> 3] >> (bitpos & 7)) & 1) {
-				cur = nd->succ[1];
-			} else {
-				r->taken = 0;
-				cur = nd->succ[0];
-			}
-			bitpos++;
-		} else if ((cur & 3) == TAG_DIRECT) {
-			cur = nd->succ[0];
+			/* the node's taken is 0; the bit picks the successor */
+			tail |= (w & 1) << 40;
+			hb = hot + (w & 1) * 4;
+			/* keep hot + bit off the chain from cur to cur */
+			__asm__("" : "+r"(hb));
+			cur = *(const uint32_t *)(hb + cur - TAG_COND + offsetof(struct rnode, succ));
+			w >>= 1;
+		} else if (!(cur & 2)) {
+			nd = (const struct rnode *)(hot + cur - TAG_DIRECT);
+			memcpy(r, nd, 16);
+			memcpy(&tail, &nd->tail, 8);
+			cur = *(const uint32_t *)(hot + cur - TAG_DIRECT + offsetof(struct rnode, succ));
 		} else {
-			const struct hedge *e;
-			uint64_t v;
-			if ((cur & 3) == TAG_NONE) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
-				break;
-			}
-			if (sp < send && *sp < 0x80) {
+			nd = (const struct rnode *)(hot + cur - TAG_INDIRECT);
+			if (__builtin_expect(sp < send && *sp < 0x80, 1)) {
 				v = *sp++;
 			} else if (get_varint(&sp, send, &v) < 0) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+				*err = slot_error(t, cur, sp, send, t->rec + (uint32_t)(r - first));
 				break;
 			}
-			if (v >= nd->succ[0]) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
-					   t->chunk, t->rec + i, v, nd->succ[0]);
+			if (__builtin_expect(v >= nd->succ[0], 0)) {
+				*err = cur == t->tag[t->n_nodes] ?
+				       slot_error(t, cur, sp, send, t->rec + (uint32_t)(r - first)) :
+				       fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk,
+					    t->rec + (uint32_t)(r - first), v, nd->succ[0]);
 				break;
 			}
-			e = (const struct hedge *)(hot + (cur & ~3u) + sizeof(*nd)) + v;
-			r->target = e->dest;
-			cur = e->succ;
+			r->ip = nd->ip;
+			memcpy(&tail, &nd->tail, 8);
+			hb = hot + v * sizeof(struct hedge);
+			__asm__("" : "+r"(hb));
+			r->target = *(const uint64_t *)(hb + cur - TAG_INDIRECT + sizeof(struct rnode));
+			cur = *(const uint32_t *)(hb + cur - TAG_INDIRECT + sizeof(struct rnode) +
+						  offsetof(struct hedge, succ));
 		}
-		insns += nd->tail.insns;
+		memcpy((char *)r + TAIL_OFF, &tail, 8);
+		r->time = time;
+		insns += (uint32_t)tail;
+		r++;
 	}
-	t->bitpos = bitpos;
+	t->bitword = w;
 	t->slots = sp;
-	t->cur = cur;
+	t->cur = (uint32_t)cur;
 	t->insns_before = insns;
-	t->rec += i;
-	return err < 0 ? err : (int)i;
+	t->rec += (uint32_t)(r - first);
+	return r;
+}
+
+/* Expand up to n records from t->rec on into out, stopping at the chunk's
+ * end and before a record with events other than time changes. */
+static int expand(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t n)
+{
+	struct ptc_trace_record *r = out, *end = out + n;
+	int err = 0;
+
+	while (r != end) {
+		uint32_t left = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
+		if (!left) {
+			/* at the chunk's end, or at a record with events */
+			if (t->rec == t->nrec || !time_events(t, t->rec, &t->time))
+				break;
+			continue;
+		}
+		r = run(t, r, (uint64_t)(end - r) < left ? end : r + left, &err);
+		if (err < 0)
+			return err;
+	}
+	return (int)(r - out);
 }
 
 int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
@@ -961,7 +1057,6 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 		n = INT32_MAX;
 	while (k < n) {
 		struct ptc_trace_record *r;
-		uint32_t run;
 
 		if (!t->loaded || t->rec == t->nrec) {
 			uint64_t next = t->loaded ? t->chunk + 1 : t->chunk;
@@ -985,7 +1080,7 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 				k++;
 				continue;
 			}
-			if ((err = expand_run(t, r, 1)) < 0)
+			if ((err = expand(t, r, 1)) < 0)
 				return err;
 			r->flags = flags;
 			if (taken >= 0)
@@ -993,13 +1088,11 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 			k++;
 			continue;
 		}
-		/* Records up to the next event (or chunk end, or n) have none. */
-		run = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
-		if (run > n - k)
-			run = (uint32_t)(n - k);
-		if ((err = expand_run(t, r, run)) < 0)
+		/* Records up to the next event other than a time change (or
+		 * the chunk's end, or n). */
+		if ((err = expand(t, r, (uint32_t)(n - k))) < 0)
 			return err;
-		k += run;
+		k += (size_t)err;
 	}
 	return (int)k;
 }
