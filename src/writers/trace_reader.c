@@ -20,10 +20,9 @@
 #include "common/error.h"
 #include "writers/ptc_format.h"
 
-/* A node as the hot loop wants it: the record it expands to.  32 bytes,
- * aligned, so that a node is one cache line access and the nodes of a hot
- * loop stay in the first-level cache; insns to flags are laid out as in
- * struct ptc_trace_record, so that they are copied as one 8-byte word. */
+/* A node as loading builds it: the record it expands to (see struct hnode
+ * for the hot loop's copy); insns to flags are laid out as in struct
+ * ptc_trace_record, so that they are copied as one 8-byte word. */
 struct rnode {
 	uint64_t ip, target;
 	struct rtail {
@@ -31,12 +30,10 @@ struct rnode {
 		uint8_t kind, taken, length, flags;	/* taken 1, flags 0 */
 	} tail;
 	uint32_t succ[2];	/* successors of slots 0 and 1 (direct kinds);
-				   first edge and edge count (indirect kinds);
-				   in t->hot see struct hedge */
+				   first edge and edge count (indirect kinds) */
 };
 
 #define TAIL_OFF offsetof(struct ptc_trace_record, insns)
-_Static_assert(sizeof(struct rnode) == 32, "rnode is 32 bytes");
 _Static_assert(sizeof(struct rtail) == 8 && sizeof(struct ptc_trace_record) == TAIL_OFF + 8,
 	       "the node's tail is the record's");
 
@@ -53,13 +50,28 @@ struct redge {
 	uint32_t succ;
 };
 
-/* The hot loop's copy of the nodes (t->hot): each node (32 bytes) with,
- * after an indirect one, its edges (16 bytes each), so that an edge's
+/* The hot loop's copy of the nodes (t->hot): each node as a struct hnode,
+ * after an indirect one its edges (struct hedge), so that an edge's
  * address follows from the node's offset and the slot alone.  The loop
- * follows tags, offset | class, whose class says which way to go without a
- * load; a conditional's or direct node's succ[] hold its successors' tags,
- * an indirect node's succ[0] its edge count. */
-enum { TAG_DIRECT = 0, TAG_COND = 1, TAG_INDIRECT = 2 };
+ * follows tags, the nodes' byte offsets into t->hot, whose low bits say
+ * which way to go without a load: conditional nodes sit at offsets 4 mod 8
+ * (bit 2, TAG_COND), direct ones at 0 mod 8 and indirect ones at 0 mod 8
+ * with tag bit 1 set (TAG_INDIRECT, not part of the offset).
+ *
+ * A conditional's succ[] hold its successors' tags by taken bit, a direct
+ * node's both its successor's, so that for both the next tag is at
+ * hot + tag + 4 * bit, one load from the current tag with no branch on the
+ * class; only a conditional uses up the bit.  An indirect node's succ[0]
+ * is its edge count. */
+enum { TAG_INDIRECT = 2, TAG_COND = 4 };
+
+struct hnode {
+	uint32_t succ[2];
+	uint64_t ip, target;
+	struct rtail tail;	/* taken 0 for a conditional: the loop adds the bit */
+};
+
+_Static_assert(sizeof(struct hnode) == 32 && offsetof(struct hnode, ip) == 8, "hnode layout");
 
 struct hedge {
 	uint64_t dest;
@@ -405,7 +417,8 @@ out:
 }
 
 /* t->hot and t->tag from the nodes and edges (successors as offsets into
- * t->nodes), which it frees. */
+ * t->nodes), which it frees.  Conditional nodes are 4-byte aligned only:
+ * hnodes are read with memcpy. */
 static int build_hot(struct ptc_trace *t, uint64_t off)
 {
 	uint64_t size = 0, i;
@@ -418,35 +431,43 @@ static int build_hot(struct ptc_trace *t, uint64_t off)
 		const struct rnode *n = &t->nodes[i];
 		uint8_t kind = n->tail.kind;
 		int cls = i < t->n_nodes && kind == PTC_TRACE_COND ? TAG_COND :
-			  i < t->n_nodes && is_direct(kind) ? TAG_DIRECT : TAG_INDIRECT;
+			  i < t->n_nodes && is_direct(kind) ? 0 : TAG_INDIRECT;
+		size = (size + 7) & ~(uint64_t)7;
+		if (cls == TAG_COND)
+			size += 4;
 		if (size > UINT32_MAX - 64)
 			return fail(t, ptc_err_unsupported, off, "static part: more nodes and edges than this reader handles");
-		t->tag[i] = (uint32_t)size | cls;
-		size += sizeof(struct rnode) + (cls == TAG_INDIRECT ? (uint64_t)n->succ[1] * sizeof(struct hedge) : 0);
+		t->tag[i] = (uint32_t)size | (cls == TAG_INDIRECT ? TAG_INDIRECT : 0);
+		size += sizeof(struct hnode) + (cls == TAG_INDIRECT ? (uint64_t)n->succ[1] * sizeof(struct hedge) : 0);
 	}
 	t->hot = h = aligned_alloc(64, (size + 63) & ~(uint64_t)63);
 	if (!h)
 		return fail(t, ptc_err_nomem, off, "out of memory");
+	memset(h, 0, (size + 63) & ~(uint64_t)63);
 	for (i = 0; i <= t->n_nodes; i++) {
-		struct rnode *n = (struct rnode *)(h + (t->tag[i] & ~3u));
-		*n = t->nodes[i];
-		if ((t->tag[i] & 3) == TAG_INDIRECT) {
-			struct hedge *e = (struct hedge *)(n + 1);
+		const struct rnode *n = &t->nodes[i];
+		char *at = h + (t->tag[i] & ~(uint32_t)TAG_INDIRECT);
+		struct hnode hn;
+		hn.ip = n->ip;
+		hn.target = n->target;
+		hn.tail = n->tail;
+		if (t->tag[i] & TAG_INDIRECT) {
 			uint32_t k;
-			for (k = 0; k < t->nodes[i].succ[1]; k++) {
-				const struct redge *f = &t->edges[t->nodes[i].succ[0] + k];
-				e[k].dest = f->dest;
-				e[k].succ = t->tag[f->succ / sizeof(struct rnode)];
-				e[k].unused = 0;
+			for (k = 0; k < n->succ[1]; k++) {
+				const struct redge *f = &t->edges[n->succ[0] + k];
+				struct hedge e = { f->dest, t->tag[f->succ / sizeof(struct rnode)], 0 };
+				memcpy(at + sizeof(hn) + k * sizeof(e), &e, sizeof(e));
 			}
-			n->succ[0] = t->nodes[i].succ[1];
-			n->succ[1] = 0;
+			hn.succ[0] = n->succ[1];
+			hn.succ[1] = 0;
+		} else if (t->tag[i] & TAG_COND) {
+			hn.tail.taken = 0;
+			hn.succ[0] = t->tag[n->succ[0] / sizeof(struct rnode)];
+			hn.succ[1] = t->tag[n->succ[1] / sizeof(struct rnode)];
 		} else {
-			if ((t->tag[i] & 3) == TAG_COND)
-				n->tail.taken = 0;	/* expand adds the taken bit */
-			n->succ[0] = t->tag[n->succ[0] / sizeof(struct rnode)];
-			n->succ[1] = t->tag[n->succ[1] / sizeof(struct rnode)];
+			hn.succ[0] = hn.succ[1] = t->tag[n->succ[0] / sizeof(struct rnode)];
 		}
+		memcpy(at, &hn, sizeof(hn));
 	}
 	free(t->nodes);
 	free(t->edges);
@@ -886,37 +907,39 @@ bad:
  * above them, so that a word equal to 1 is empty.  Reads 8 bytes at the
  * word's first byte, which may run over the bits into the chunk's other
  * streams and its 8 bytes of padding (load_chunk), never beyond; only the
- * bits inside the stream are used. */
-static int refill_bits(struct ptc_trace *t, uint64_t *w)
+ * bits inside the stream are used.  Returns the word, or 1 and *err when
+ * there are no bits left. */
+static uint64_t refill_bits(struct ptc_trace *t, int *err)
 {
 	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
-	uint64_t avail;
+	uint64_t avail, w;
 
-	if (t->bitpos >= nbits)
-		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+	if (t->bitpos >= nbits) {
+		*err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 			    "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+		return 1;
+	}
 	avail = nbits - t->bitpos < 56 ? nbits - t->bitpos : 56;
-	*w = (ptc_le64(t->bits + t->bitpos / 8) & ((1ull << avail) - 1)) | 1ull << avail;
+	w = (ptc_le64(t->bits + t->bitpos / 8) & ((1ull << avail) - 1)) | 1ull << avail;
 	t->bitpos += avail;
-	return 0;
+	return w;
 }
 
-/* Why an indirect node's slot could not be used: the error of record rec. */
-static int slot_error(struct ptc_trace *t, uint64_t cur, const uint8_t *sp, const uint8_t *send,
-		      uint32_t rec)
+/* Why an indirect node's slot could not be used: the error of record rec,
+ * whose slot is v (have_v) or could not be read. */
+static int slot_error(struct ptc_trace *t, uint64_t cur, int have_v, uint64_t v, uint32_t rec)
 {
-	const struct rnode *nd = (const struct rnode *)(t->hot + cur - TAG_INDIRECT);
-	uint64_t v;
+	uint32_t count;
 
 	if (cur == t->tag[t->n_nodes])
 		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 			    "chunk %" PRIu64 ": record %u has no node", t->chunk, rec);
-	if (get_varint(&sp, send, &v) < 0)
+	if (!have_v)
 		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
 			    "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+	memcpy(&count, t->hot + cur - TAG_INDIRECT, sizeof(count));
 	return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-		    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk, rec, v,
-		    nd->succ[0]);
+		    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk, rec, v, count);
 }
 
 /* Apply the events of record rec when they are all time changes (the
@@ -952,12 +975,12 @@ static int time_events(struct ptc_trace *t, uint32_t rec, uint64_t *time)
  * it) and every input byte is bounds-checked.  It is a function of its own
  * so that the compiler keeps that state in registers.
  *
- * Each record is one step along the chain of tags: the class in the tag
- * says which arm runs, so that each arm addresses its node as hot + tag -
- * its class, the constant folding into the loads' displacement, and the
- * next tag is one load away from the current one (of the successor the
- * taken bit picks, or of the edge the slot picks).  The taken bits come
- * from a register word refilled every 56 conditionals. */
+ * Each record is one step along the chain of tags (see struct hnode): the
+ * next tag is one load away from the current one, of the successor the
+ * taken bit picks, or of the edge the slot picks.  Conditional and direct
+ * nodes share one branch-free path, so that the CPU need not predict
+ * their order; the taken bits come from a register word refilled every 56
+ * conditionals. */
 static __attribute__((noinline)) struct ptc_trace_record *
 run(struct ptc_trace *t, struct ptc_trace_record *r, struct ptc_trace_record *seg, int *err)
 {
@@ -967,54 +990,50 @@ run(struct ptc_trace *t, struct ptc_trace_record *r, struct ptc_trace_record *se
 	struct ptc_trace_record *const first = r;
 
 	while (r != seg) {
-		const struct rnode *nd;
-		const char *hb;
-		uint64_t tail, v;
+		const char *nd, *hb;
+		uint64_t tail, v, b;
+		uint32_t count;
 
-		if (cur & 1) {
-			nd = (const struct rnode *)(hot + cur - TAG_COND);
-			memcpy(r, nd, 16);
-			memcpy(&tail, &nd->tail, 8);
-			if (__builtin_expect(w == 1, 0) && (*err = refill_bits(t, &w)) < 0)
+		if (!(cur & TAG_INDIRECT)) {
+			nd = hot + cur;
+			if (__builtin_expect(w == 1, 0) && (cur & TAG_COND) && (w = refill_bits(t, err)) == 1)
 				break;
-			/* the node's taken is 0; the bit picks the successor */
-			tail |= (w & 1) << 40;
-			hb = hot + (w & 1) * 4;
+			b = w & 1;
 			/* keep hot + bit off the chain from cur to cur */
+			hb = hot + b * 4;
 			__asm__("" : "+r"(hb));
-			cur = *(const uint32_t *)(hb + cur - TAG_COND + offsetof(struct rnode, succ));
-			w >>= 1;
-		} else if (!(cur & 2)) {
-			nd = (const struct rnode *)(hot + cur - TAG_DIRECT);
-			memcpy(r, nd, 16);
-			memcpy(&tail, &nd->tail, 8);
-			cur = *(const uint32_t *)(hot + cur - TAG_DIRECT + offsetof(struct rnode, succ));
+			memcpy(r, nd + offsetof(struct hnode, ip), 16);
+			memcpy(&tail, nd + offsetof(struct hnode, tail), 8);
+			/* a conditional's taken is 0, a direct node's 1 */
+			tail |= b << 40;
+			w >>= (cur >> 2) & 1;
+			cur = *(const uint32_t *)(hb + cur);
 		} else {
-			nd = (const struct rnode *)(hot + cur - TAG_INDIRECT);
+			nd = hot + cur - TAG_INDIRECT;
 			if (__builtin_expect(sp < send && *sp < 0x80, 1)) {
 				v = *sp++;
 			} else if (get_varint(&sp, send, &v) < 0) {
-				*err = slot_error(t, cur, sp, send, t->rec + (uint32_t)(r - first));
+				*err = slot_error(t, cur, 0, 0, t->rec + (uint32_t)(r - first));
 				break;
 			}
-			if (__builtin_expect(v >= nd->succ[0], 0)) {
-				*err = cur == t->tag[t->n_nodes] ?
-				       slot_error(t, cur, sp, send, t->rec + (uint32_t)(r - first)) :
-				       fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk,
-					    t->rec + (uint32_t)(r - first), v, nd->succ[0]);
+			memcpy(&count, nd, 4);
+			if (__builtin_expect(v >= count, 0)) {
+				*err = slot_error(t, cur, 1, v, t->rec + (uint32_t)(r - first));
 				break;
 			}
-			r->ip = nd->ip;
-			memcpy(&tail, &nd->tail, 8);
+			memcpy(&r->ip, nd + offsetof(struct hnode, ip), 8);
+			memcpy(&tail, nd + offsetof(struct hnode, tail), 8);
 			hb = hot + v * sizeof(struct hedge);
 			__asm__("" : "+r"(hb));
-			r->target = *(const uint64_t *)(hb + cur - TAG_INDIRECT + sizeof(struct rnode));
-			cur = *(const uint32_t *)(hb + cur - TAG_INDIRECT + sizeof(struct rnode) +
+			memcpy(&r->target, hb + cur - TAG_INDIRECT + sizeof(struct hnode), 8);
+			cur = *(const uint32_t *)(hb + cur - TAG_INDIRECT + sizeof(struct hnode) +
 						  offsetof(struct hedge, succ));
 		}
-		memcpy((char *)r + TAIL_OFF, &tail, 8);
 		r->time = time;
+		/* two 8-byte stores: the compiler would otherwise build a
+		 * 16-byte one of time and tail through the stack */
+		__asm__("" ::: "memory");
+		memcpy((char *)r + TAIL_OFF, &tail, 8);
 		insns += (uint32_t)tail;
 		r++;
 	}
