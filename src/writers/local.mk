@@ -35,8 +35,9 @@ EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/thread
 check_PROGRAMS += tests/fuzz/fuzz_ptc_trace
 tests_fuzz_fuzz_ptc_trace_SOURCES = tests/fuzz/fuzz_ptc_trace.c tests/fuzz/standalone_main.c
 tests_fuzz_fuzz_ptc_trace_LDFLAGS = $(FUZZ_LDFLAGS)
-TESTS += tests/writers/fuzz_seeds.sh
-EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace
+TESTS += tests/writers/fuzz_seeds.sh tests/writers/corrupt.sh
+EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace tests/writers/corrupt.sh \
+	tests/writers/corrupt_ptc.py
 
 # Manual pages of the formats and of dump, stats, slice; the SimPoint flow.
 dist_man_MANS += man/ptconv-trace.5 man/ptconv-formats.5 man/ptconv-xtrace.5 \

@@ -20,10 +20,9 @@
 #include "common/error.h"
 #include "writers/ptc_format.h"
 
-/* A node as the hot loop wants it: the record it expands to.  32 bytes,
- * aligned, so that a node is one cache line access and the nodes of a hot
- * loop stay in the first-level cache; insns to flags are laid out as in
- * struct ptc_trace_record, so that they are copied as one 8-byte word. */
+/* A node as loading builds it: the record it expands to (see struct hnode
+ * for the hot loop's copy); insns to flags are laid out as in struct
+ * ptc_trace_record, so that they are copied as one 8-byte word. */
 struct rnode {
 	uint64_t ip, target;
 	struct rtail {
@@ -31,12 +30,10 @@ struct rnode {
 		uint8_t kind, taken, length, flags;	/* taken 1, flags 0 */
 	} tail;
 	uint32_t succ[2];	/* successors of slots 0 and 1 (direct kinds);
-				   first edge and edge count (indirect kinds);
-				   in t->hot see struct hedge */
+				   first edge and edge count (indirect kinds) */
 };
 
 #define TAIL_OFF offsetof(struct ptc_trace_record, insns)
-_Static_assert(sizeof(struct rnode) == 32, "rnode is 32 bytes");
 _Static_assert(sizeof(struct rtail) == 8 && sizeof(struct ptc_trace_record) == TAIL_OFF + 8,
 	       "the node's tail is the record's");
 
@@ -53,13 +50,28 @@ struct redge {
 	uint32_t succ;
 };
 
-/* The hot loop's copy of the nodes (t->hot): each node (32 bytes) with,
- * after an indirect one, its edges (16 bytes each), so that an edge's
+/* The hot loop's copy of the nodes (t->hot): each node as a struct hnode,
+ * after an indirect one its edges (struct hedge), so that an edge's
  * address follows from the node's offset and the slot alone.  The loop
- * follows tags, offset | class, whose class says which way to go without a
- * load; a conditional's or direct node's succ[] hold its successors' tags,
- * an indirect node's succ[0] its edge count. */
-enum { TAG_DIRECT = 0, TAG_COND = 1, TAG_INDIRECT = 2, TAG_NONE = 3 };
+ * follows tags, the nodes' byte offsets into t->hot, whose low bits say
+ * which way to go without a load: conditional nodes sit at offsets 4 mod 8
+ * (bit 2, TAG_COND), direct ones at 0 mod 8 and indirect ones at 0 mod 8
+ * with tag bit 1 set (TAG_INDIRECT, not part of the offset).
+ *
+ * A conditional's succ[] hold its successors' tags by taken bit, a direct
+ * node's both its successor's, so that for both the next tag is at
+ * hot + tag + 4 * bit, one load from the current tag with no branch on the
+ * class; only a conditional uses up the bit.  An indirect node's succ[0]
+ * is its edge count. */
+enum { TAG_INDIRECT = 2, TAG_COND = 4 };
+
+struct hnode {
+	uint32_t succ[2];
+	uint64_t ip, target;
+	struct rtail tail;	/* taken 0 for a conditional: the loop adds the bit */
+};
+
+_Static_assert(sizeof(struct hnode) == 32 && offsetof(struct hnode, ip) == 8, "hnode layout");
 
 struct hedge {
 	uint64_t dest;
@@ -68,7 +80,8 @@ struct hedge {
 };
 
 /* Successors are stored as byte offsets into the node array, the sentinel
- * node n_nodes standing for none (see expand_run). */
+ * node n_nodes standing for none: an indirect node
+ * without edges, so that following it fails (see expand). */
 #define MAX_NODES ((UINT32_MAX / 32) - 1)
 
 struct rchunk {
@@ -113,7 +126,8 @@ struct ptc_trace {
 	const uint8_t *bits, *slots, *ev, *ev_end, *slots_end;
 	uint32_t n_bits_bytes;
 	uint32_t rec, nrec;	/* next record in chunk, records in chunk */
-	uint64_t bitpos;
+	uint64_t bitpos;	/* the taken bits before it are in bitword or used */
+	uint64_t bitword;	/* see refill_bits */
 	uint32_t next_ev;	/* record index of the next event, UINT32_MAX none */
 	uint32_t cur;		/* tag of the next record's node (predicted) */
 	uint64_t time;
@@ -403,7 +417,8 @@ out:
 }
 
 /* t->hot and t->tag from the nodes and edges (successors as offsets into
- * t->nodes), which it frees. */
+ * t->nodes), which it frees.  Conditional nodes are 4-byte aligned only:
+ * hnodes are read with memcpy. */
 static int build_hot(struct ptc_trace *t, uint64_t off)
 {
 	uint64_t size = 0, i;
@@ -415,34 +430,44 @@ static int build_hot(struct ptc_trace *t, uint64_t off)
 	for (i = 0; i <= t->n_nodes; i++) {
 		const struct rnode *n = &t->nodes[i];
 		uint8_t kind = n->tail.kind;
-		int cls = i == t->n_nodes ? TAG_NONE : kind == PTC_TRACE_COND ? TAG_COND :
-			  is_direct(kind) ? TAG_DIRECT : TAG_INDIRECT;
+		int cls = i < t->n_nodes && kind == PTC_TRACE_COND ? TAG_COND :
+			  i < t->n_nodes && is_direct(kind) ? 0 : TAG_INDIRECT;
+		size = (size + 7) & ~(uint64_t)7;
+		if (cls == TAG_COND)
+			size += 4;
 		if (size > UINT32_MAX - 64)
 			return fail(t, ptc_err_unsupported, off, "static part: more nodes and edges than this reader handles");
-		t->tag[i] = (uint32_t)size | cls;
-		size += sizeof(struct rnode) + (cls == TAG_INDIRECT ? (uint64_t)n->succ[1] * sizeof(struct hedge) : 0);
+		t->tag[i] = (uint32_t)size | (cls == TAG_INDIRECT ? TAG_INDIRECT : 0);
+		size += sizeof(struct hnode) + (cls == TAG_INDIRECT ? (uint64_t)n->succ[1] * sizeof(struct hedge) : 0);
 	}
 	t->hot = h = aligned_alloc(64, (size + 63) & ~(uint64_t)63);
 	if (!h)
 		return fail(t, ptc_err_nomem, off, "out of memory");
+	memset(h, 0, (size + 63) & ~(uint64_t)63);
 	for (i = 0; i <= t->n_nodes; i++) {
-		struct rnode *n = (struct rnode *)(h + (t->tag[i] & ~3u));
-		*n = t->nodes[i];
-		if ((t->tag[i] & 3) == TAG_INDIRECT) {
-			struct hedge *e = (struct hedge *)(n + 1);
+		const struct rnode *n = &t->nodes[i];
+		char *at = h + (t->tag[i] & ~(uint32_t)TAG_INDIRECT);
+		struct hnode hn;
+		hn.ip = n->ip;
+		hn.target = n->target;
+		hn.tail = n->tail;
+		if (t->tag[i] & TAG_INDIRECT) {
 			uint32_t k;
-			for (k = 0; k < t->nodes[i].succ[1]; k++) {
-				const struct redge *f = &t->edges[t->nodes[i].succ[0] + k];
-				e[k].dest = f->dest;
-				e[k].succ = t->tag[f->succ / sizeof(struct rnode)];
-				e[k].unused = 0;
+			for (k = 0; k < n->succ[1]; k++) {
+				const struct redge *f = &t->edges[n->succ[0] + k];
+				struct hedge e = { f->dest, t->tag[f->succ / sizeof(struct rnode)], 0 };
+				memcpy(at + sizeof(hn) + k * sizeof(e), &e, sizeof(e));
 			}
-			n->succ[0] = t->nodes[i].succ[1];
-			n->succ[1] = 0;
-		} else if ((t->tag[i] & 3) != TAG_NONE) {
-			n->succ[0] = t->tag[n->succ[0] / sizeof(struct rnode)];
-			n->succ[1] = t->tag[n->succ[1] / sizeof(struct rnode)];
+			hn.succ[0] = n->succ[1];
+			hn.succ[1] = 0;
+		} else if (t->tag[i] & TAG_COND) {
+			hn.tail.taken = 0;
+			hn.succ[0] = t->tag[n->succ[0] / sizeof(struct rnode)];
+			hn.succ[1] = t->tag[n->succ[1] / sizeof(struct rnode)];
+		} else {
+			hn.succ[0] = hn.succ[1] = t->tag[n->succ[0] / sizeof(struct rnode)];
 		}
+		memcpy(at, &hn, sizeof(hn));
 	}
 	free(t->nodes);
 	free(t->edges);
@@ -774,7 +799,7 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	}
 	if (c->raw > t->raw_cap) {
 		free(t->raw);
-		t->raw = calloc(1, (size_t)c->raw + 8);	/* + padding read by expand_run */
+		t->raw = calloc(1, (size_t)c->raw + 8);	/* + padding read by refill_bits */
 		t->raw_cap = t->raw ? c->raw : 0;
 	}
 	if (!t->comp || !t->raw)
@@ -797,6 +822,7 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	t->rec = 0;
 	t->nrec = c->n_records;
 	t->bitpos = 0;
+	t->bitword = 1;
 	t->time = 0;
 	t->cur = t->tag[t->n_nodes];
 	t->insns_before = c->first_insn;
@@ -877,79 +903,168 @@ bad:
 		    t->chunk, t->rec);
 }
 
-/* Expand records [t->rec, end) of the current chunk, none of which has an
- * event, into out.  This is the hot loop: state lives in locals (the output
- * records could otherwise alias it) and every input byte is bounds-checked. */
-static int expand_run(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t count)
+/* The next up to 56 taken bits into the word: the bits from bit 0 up, a 1
+ * above them, so that a word equal to 1 is empty.  Reads 8 bytes at the
+ * word's first byte, which may run over the bits into the chunk's other
+ * streams and its 8 bytes of padding (load_chunk), never beyond; only the
+ * bits inside the stream are used.  Returns the word, or 1 and *err when
+ * there are no bits left. */
+static uint64_t refill_bits(struct ptc_trace *t, int *err)
+{
+	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
+	uint64_t avail, w;
+
+	if (t->bitpos >= nbits) {
+		*err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+			    "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+		return 1;
+	}
+	avail = nbits - t->bitpos < 56 ? nbits - t->bitpos : 56;
+	w = (ptc_le64(t->bits + t->bitpos / 8) & ((1ull << avail) - 1)) | 1ull << avail;
+	t->bitpos += avail;
+	return w;
+}
+
+/* Why an indirect node's slot could not be used: the error of record rec,
+ * whose slot is v (have_v) or could not be read. */
+static int slot_error(struct ptc_trace *t, uint64_t cur, int have_v, uint64_t v, uint32_t rec)
+{
+	uint32_t count;
+
+	if (cur == t->tag[t->n_nodes])
+		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+			    "chunk %" PRIu64 ": record %u has no node", t->chunk, rec);
+	if (!have_v)
+		return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+			    "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+	memcpy(&count, t->hot + cur - TAG_INDIRECT, sizeof(count));
+	return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+		    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk, rec, v, count);
+}
+
+/* Apply the events of record rec when they are all time changes (the
+ * common event) and return 1; else 0, leaving the rest to do_events (which
+ * also reports a malformed event). */
+static int time_events(struct ptc_trace *t, uint32_t rec, uint64_t *time)
+{
+	while (t->next_ev == rec) {
+		const uint8_t *ev = t->ev;
+		uint64_t v, d;
+		if (ev >= t->ev_end || *ev != PTCF_EV_TIME)
+			return 0;
+		ev++;
+		if (get_varint(&ev, t->ev_end, &v) < 0)
+			return 0;
+		if (ev == t->ev_end) {
+			d = UINT32_MAX;
+		} else {
+			if (get_varint(&ev, t->ev_end, &d) < 0 || d > t->nrec - rec)
+				return 0;
+			d += rec;
+		}
+		*time += unzigzag(v);
+		t->ev = ev;
+		t->next_ev = (uint32_t)d;
+	}
+	return 1;
+}
+
+/* Expand the records [t->rec, t->rec + (seg - r)), which have no events,
+ * into r..seg; returns where it stopped (seg unless *err).  This is the hot
+ * loop: state lives in locals (the output records could otherwise alias
+ * it) and every input byte is bounds-checked.  It is a function of its own
+ * so that the compiler keeps that state in registers.
+ *
+ * Each record is one step along the chain of tags (see struct hnode): the
+ * next tag is one load away from the current one, of the successor the
+ * taken bit picks, or of the edge the slot picks.  Conditional and direct
+ * nodes share one branch-free path, so that the CPU need not predict
+ * their order; the taken bits come from a register word refilled every 56
+ * conditionals. */
+static __attribute__((noinline)) struct ptc_trace_record *
+run(struct ptc_trace *t, struct ptc_trace_record *r, struct ptc_trace_record *seg, int *err)
 {
 	const char *hot = t->hot;
-	const uint8_t *bits = t->bits, *sp = t->slots, *send = t->slots_end;
-	const uint64_t nbits = (uint64_t)t->n_bits_bytes * 8;
-	uint64_t bitpos = t->bitpos, time = t->time, insns = t->insns_before;
-	/* The current node's tag: the chain from one node to the next is a
-	 * single load (of the node's successor, or of the slot's edge). */
-	uint32_t cur = t->cur;
-	uint32_t i;
-	int err = 0;
+	const uint8_t *sp = t->slots, *send = t->slots_end;
+	uint64_t w = t->bitword, time = t->time, insns = t->insns_before, cur = t->cur;
+	struct ptc_trace_record *const first = r;
 
-	for (i = 0; i < count; i++) {
-		const struct rnode *nd = (const struct rnode *)(hot + (cur & ~3u));
-		struct ptc_trace_record *r = &out[i];
+	while (r != seg) {
+		const char *nd, *hb;
+		uint64_t tail, v, b;
+		uint32_t count;
 
-		r->ip = nd->ip;
-		r->target = nd->target;
-		r->time = time;
-		memcpy((char *)r + TAIL_OFF, &nd->tail, sizeof(nd->tail));
-		if ((cur & 3) == TAG_COND) {
-			if (bitpos >= nbits) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": taken bits exhausted", t->chunk);
+		if (!(cur & TAG_INDIRECT)) {
+			nd = hot + cur;
+			if (__builtin_expect(w == 1, 0) && (cur & TAG_COND) && (w = refill_bits(t, err)) == 1)
 				break;
-			}
-			/* A branch rather than an index: the CPU then predicts
-			 * the next node instead of waiting for the bit. */
-			if ((bits[bitpos >> 3] >> (bitpos & 7)) & 1) {
-				cur = nd->succ[1];
-			} else {
-				r->taken = 0;
-				cur = nd->succ[0];
-			}
-			bitpos++;
-		} else if ((cur & 3) == TAG_DIRECT) {
-			cur = nd->succ[0];
+			b = w & 1;
+			/* keep hot + bit off the chain from cur to cur */
+			hb = hot + b * 4;
+			__asm__("" : "+r"(hb));
+			memcpy(r, nd + offsetof(struct hnode, ip), 16);
+			memcpy(&tail, nd + offsetof(struct hnode, tail), 8);
+			/* a conditional's taken is 0, a direct node's 1 */
+			tail |= b << 40;
+			w >>= (cur >> 2) & 1;
+			cur = *(const uint32_t *)(hb + cur);
 		} else {
-			const struct hedge *e;
-			uint64_t v;
-			if ((cur & 3) == TAG_NONE) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": record %u has no node", t->chunk, t->rec + i);
-				break;
-			}
-			if (sp < send && *sp < 0x80) {
+			nd = hot + cur - TAG_INDIRECT;
+			if (__builtin_expect(sp < send && *sp < 0x80, 1)) {
 				v = *sp++;
 			} else if (get_varint(&sp, send, &v) < 0) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": target slots exhausted", t->chunk);
+				*err = slot_error(t, cur, 0, 0, t->rec + (uint32_t)(r - first));
 				break;
 			}
-			if (v >= nd->succ[0]) {
-				err = fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
-					   "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u",
-					   t->chunk, t->rec + i, v, nd->succ[0]);
+			memcpy(&count, nd, 4);
+			if (__builtin_expect(v >= count, 0)) {
+				*err = slot_error(t, cur, 1, v, t->rec + (uint32_t)(r - first));
 				break;
 			}
-			e = (const struct hedge *)(hot + (cur & ~3u) + sizeof(*nd)) + v;
-			r->target = e->dest;
-			cur = e->succ;
+			memcpy(&r->ip, nd + offsetof(struct hnode, ip), 8);
+			memcpy(&tail, nd + offsetof(struct hnode, tail), 8);
+			hb = hot + v * sizeof(struct hedge);
+			__asm__("" : "+r"(hb));
+			memcpy(&r->target, hb + cur - TAG_INDIRECT + sizeof(struct hnode), 8);
+			cur = *(const uint32_t *)(hb + cur - TAG_INDIRECT + sizeof(struct hnode) +
+						  offsetof(struct hedge, succ));
 		}
-		insns += nd->tail.insns;
+		r->time = time;
+		/* two 8-byte stores: the compiler would otherwise build a
+		 * 16-byte one of time and tail through the stack */
+		__asm__("" ::: "memory");
+		memcpy((char *)r + TAIL_OFF, &tail, 8);
+		insns += (uint32_t)tail;
+		r++;
 	}
-	t->bitpos = bitpos;
+	t->bitword = w;
 	t->slots = sp;
-	t->cur = cur;
+	t->cur = (uint32_t)cur;
 	t->insns_before = insns;
-	t->rec += i;
-	return err < 0 ? err : (int)i;
+	t->rec += (uint32_t)(r - first);
+	return r;
+}
+
+/* Expand up to n records from t->rec on into out, stopping at the chunk's
+ * end and before a record with events other than time changes. */
+static int expand(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t n)
+{
+	struct ptc_trace_record *r = out, *end = out + n;
+	int err = 0;
+
+	while (r != end) {
+		uint32_t left = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
+		if (!left) {
+			/* at the chunk's end, or at a record with events */
+			if (t->rec == t->nrec || !time_events(t, t->rec, &t->time))
+				break;
+			continue;
+		}
+		r = run(t, r, (uint64_t)(end - r) < left ? end : r + left, &err);
+		if (err < 0)
+			return err;
+	}
+	return (int)(r - out);
 }
 
 int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
@@ -961,7 +1076,6 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 		n = INT32_MAX;
 	while (k < n) {
 		struct ptc_trace_record *r;
-		uint32_t run;
 
 		if (!t->loaded || t->rec == t->nrec) {
 			uint64_t next = t->loaded ? t->chunk + 1 : t->chunk;
@@ -985,7 +1099,7 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 				k++;
 				continue;
 			}
-			if ((err = expand_run(t, r, 1)) < 0)
+			if ((err = expand(t, r, 1)) < 0)
 				return err;
 			r->flags = flags;
 			if (taken >= 0)
@@ -993,13 +1107,11 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 			k++;
 			continue;
 		}
-		/* Records up to the next event (or chunk end, or n) have none. */
-		run = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
-		if (run > n - k)
-			run = (uint32_t)(n - k);
-		if ((err = expand_run(t, r, run)) < 0)
+		/* Records up to the next event other than a time change (or
+		 * the chunk's end, or n). */
+		if ((err = expand(t, r, (uint32_t)(n - k))) < 0)
 			return err;
-		k += run;
+		k += (size_t)err;
 	}
 	return (int)k;
 }

@@ -1,0 +1,26 @@
+#!/bin/sh
+# The trace reader's hot loop on damaged chunk streams (corrupt_ptc.py):
+# it must stop with the error of the damaged record, naming the file, the
+# damaged chunk and its offset, which corrupt_ptc.py knows from the damage.
+. "$top_srcdir/tests/lib/common.sh"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v zstd >/dev/null || skip "zstd not installed"
+scratch
+B="$top_builddir/tests/writers"
+S="$top_srcdir/tests/fuzz/seeds/ptc_trace"
+for seed in chunks-v2 chunks; do
+	for damage in bits slots slot; do
+		case $damage in
+		bits) why="taken bits exhausted" ;;
+		slots) why="target slots exhausted" ;;
+		slot) why="record [0-9]*: slot 127 of [0-9]*" ;;
+		esac
+		at=$(python3 "$top_srcdir/tests/writers/corrupt_ptc.py" "$S/$seed.ptc" "$T/c.ptc" $damage) ||
+			fail "corrupt_ptc.py $seed $damage"
+		set -- $at
+		"$B/bench_reader" "$T/c.ptc" >/dev/null 2>"$T/err" && fail "$seed $damage: read without an error"
+		grep -q "c\.ptc: offset $2: chunk $1: $why\$" "$T/err" ||
+			fail "$seed $damage: expected offset $2: chunk $1: $why, got: $(cat "$T/err")"
+	done
+done
+echo "ok - damaged taken bits and target slots stop the reader at the damaged chunk"
