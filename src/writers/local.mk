@@ -29,14 +29,14 @@ EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/thread
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
 	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py tests/writers/cmp_dump.py
 
-# Fuzz target for the trace readers; its seeds are replayed by make check.
-# (This fragment is included before tests/fuzz/local.mk, so the target is
-# not in FUZZ_TARGETS: build it by name, `make tests/fuzz/fuzz_ptc_trace`.)
+# Fuzz target for the trace readers; its seeds are replayed by make check
+# and `make fuzz` builds it (contrib/fuzz.sh).
+fuzz: tests/fuzz/fuzz_ptc_trace
 check_PROGRAMS += tests/fuzz/fuzz_ptc_trace
 tests_fuzz_fuzz_ptc_trace_SOURCES = tests/fuzz/fuzz_ptc_trace.c tests/fuzz/standalone_main.c
 tests_fuzz_fuzz_ptc_trace_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/writers/fuzz_seeds.sh tests/writers/corrupt.sh
-EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/ptc_trace tests/writers/corrupt.sh \
+EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/fuzz_ptc_trace tests/writers/corrupt.sh \
 	tests/writers/corrupt_ptc.py
 
 # Manual pages of the formats and of dump, stats, slice; the SimPoint flow.

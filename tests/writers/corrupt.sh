@@ -7,7 +7,7 @@ command -v python3 >/dev/null || skip "python3 not installed"
 command -v zstd >/dev/null || skip "zstd not installed"
 scratch
 B="$top_builddir/tests/writers"
-S="$top_srcdir/tests/fuzz/seeds/ptc_trace"
+S="$top_srcdir/tests/fuzz/seeds/fuzz_ptc_trace"
 for seed in chunks-v2 chunks; do
 	for damage in bits slots slot; do
 		case $damage in

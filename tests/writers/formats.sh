@@ -35,11 +35,11 @@ done
 
 # Both format versions: the library reads the version 1 and version 2 seed
 # traces exactly as the independent reader decodes them from the man page.
-for f in "$top_srcdir"/tests/fuzz/seeds/ptc_trace/*.ptc; do
+for f in "$top_srcdir"/tests/fuzz/seeds/fuzz_ptc_trace/*.ptc; do
 	"$PTCONV" dump "$f" > "$T/seed.dump" || fail "dump $f"
 	python3 "$W/cmp_dump.py" "$f" < "$T/seed.dump" || fail "dump of $f differs from read_ptc.py"
 done
-S="$top_srcdir/tests/fuzz/seeds/ptc_trace"
+S="$top_srcdir/tests/fuzz/seeds/fuzz_ptc_trace"
 [ "$(od -An -tu4 -j8 -N4 "$S/chunks.ptc" | tr -d ' ')" = 1 ] &&
 	[ "$(od -An -tu4 -j8 -N4 "$S/chunks-v2.ptc" | tr -d ' ')" = 2 ] || fail "seeds of both versions"
 echo "ok - version 1 and 2 traces read as the independent reader decodes them"
