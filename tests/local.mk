@@ -9,5 +9,5 @@ TESTS += tests/unit/test_error
 TESTS += tests/pt_live_threads.sh
 EXTRA_DIST += tests/pt_live_threads.sh
 check_PROGRAMS += tests/unit/test_writer_pool
-tests_unit_test_writer_pool_SOURCES = tests/unit/test_writer_pool.c
+tests_unit_test_writer_pool_SOURCES = tests/unit/test_writer_pool.c tests/unit/loop_code.h
 TESTS += tests/unit/test_writer_pool

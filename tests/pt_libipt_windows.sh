@@ -63,11 +63,7 @@ for opts in "--ovf-at 5000:100" "--drop 50@2500 --aux-chunk 4096" "--ovf-at 1200
 done
 # a synthetic execution: several threads on two CPUs, system calls and
 # asynchronous exits, on a large binary
-BIN=$PTCONV
-for b in /usr/bin/python3 /usr/bin/perl; do
-	b=$(readlink -f "$b" 2>/dev/null) || continue
-	[ "$(head -c 4 "$b" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] && { BIN=$b; break; }
-done
+BIN=$(walk_binary)
 "$WALK" --branches 100000 --seed 5 --threads 3 --cpus 2 --psb-period 0 --interrupt-every 500 \
 	--truth "$T/w.truth" -o "$T/w.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk"; }
 check "$T/w.truth" "$T/w.data" --expect-gaps 0

@@ -18,12 +18,8 @@ W="$top_srcdir/tests/writers"
 [ -x "$WALK" ] || skip "ptgen-walk not built"
 command -v python3 >/dev/null || skip "python3 not installed"
 command -v xz >/dev/null || skip "xz not installed"
-# a real binary with plenty of code (as pt_walk.sh)
-BIN=$PTCONV
-for b in /usr/bin/python3 /usr/bin/perl; do
-	b=$(readlink -f "$b" 2>/dev/null) || continue
-	[ "$(head -c 4 "$b" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] && { BIN=$b; break; }
-done
+# a real binary with plenty of code (walk_binary, tests/lib/common.sh)
+BIN=$(walk_binary)
 scratch
 N=10
 "$WALK" --threads $N --branches 24000 --slice 600 --escape 0 --seed 5 --truth "$T/w.truth" -o "$T/w.data" "$BIN" \

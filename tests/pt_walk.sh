@@ -8,13 +8,8 @@ WALK="$top_builddir/tests/ptgen/ptgen-walk"
 CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
 [ -x "$WALK" ] || skip "ptgen-walk not built"
 command -v python3 >/dev/null || skip "python3 not installed"
-# a real binary with plenty of code: the python interpreter if there is
-# one, else ptconv itself
-BIN=$PTCONV
-for b in /usr/bin/python3 /usr/bin/perl; do
-	b=$(readlink -f "$b" 2>/dev/null) || continue
-	[ "$(head -c 4 "$b" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] && { BIN=$b; break; }
-done
+# a real binary with plenty of code (walk_binary, tests/lib/common.sh)
+BIN=$(walk_binary)
 scratch
 n=0
 for seed in 1 2; do

@@ -11,6 +11,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 need_shared() { [ -d "$PTC_SHARED/data" ] || skip "shared data not found at $PTC_SHARED"; }
 need_perf() { [ -n "${PERF:-}" ] && [ -x "$PERF" ] || PERF=$(command -v perf) || skip "Linux perf not installed"; }
 # A scratch directory removed when the test ends.
+# A real ELF binary with plenty of code for ptgen-walk to walk: the python
+# interpreter or perl if there is one, else ptconv itself.
+walk_binary() {
+	for b in /usr/bin/python3 /usr/bin/perl; do
+		b=$(readlink -f "$b" 2>/dev/null) || continue
+		[ "$(head -c 4 "$b" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] && { echo "$b"; return; }
+	done
+	echo "$PTCONV"
+}
 scratch() { T=$(mktemp -d "${TMPDIR:-/tmp}/ptconv-test.XXXXXX"); trap 'rm -rf "$T"' EXIT; }
 # mutate_seeds SEEDDIR OUTDIR "CUTS" END STEP [START]: for every seed, its
 # prefixes of CUTS bytes (plus half and all but one byte) and copies with

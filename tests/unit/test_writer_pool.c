@@ -18,23 +18,7 @@
 #include "writers/writers.h"
 #include "writers/fmt.h"
 #include "../lib/check.h"
-
-static const uint8_t code_bytes[] = {
-	0x48, 0x31, 0xc0,		/* 0x1000: xor %rax,%rax */
-	0x48, 0xff, 0xc0,		/* 0x1003: inc %rax */
-	0x75, 0xf8,			/* 0x1006: jne 0x1000 */
-};
-
-static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
-{
-	(void)ctx;
-	if (ip < 0x1000 || ip >= 0x1000 + sizeof(code_bytes))
-		return 0;
-	if (n > 0x1000 + sizeof(code_bytes) - ip)
-		n = 0x1000 + sizeof(code_bytes) - ip;
-	memcpy(buf, code_bytes + (ip - 0x1000), n);
-	return n;
-}
+#include "loop_code.h"
 
 /* The whole file, or NULL. */
 static uint8_t *slurp(const char *path, size_t *len)
