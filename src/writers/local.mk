@@ -45,5 +45,5 @@ dist_man_MANS += man/ptconv-trace.5 man/ptconv-formats.5 man/ptconv-xtrace.5 \
 EXTRA_DIST += contrib/simpoint-flow contrib/bench-formats
 
 check_PROGRAMS += tests/unit/test_writers
-tests_unit_test_writers_SOURCES = tests/unit/test_writers.c
+tests_unit_test_writers_SOURCES = tests/unit/test_writers.c tests/unit/loop_code.h
 TESTS += tests/unit/test_writers
