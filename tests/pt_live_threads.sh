@@ -93,8 +93,16 @@ conv lim $F --max-open-outputs 4
 check_truth lim
 same_content all lim
 # the limit was reached: files were closed and continued as new streams
-streams=$(xz -lv "$T"/lim/trace.*.champsim.xz | awk '$1 == "Streams:" { s += $2 } END { print s }')
+streams=$(xz --robot -l "$T"/lim/trace.*.champsim.xz | awk '$1 == "totals" { print $2 }')
 [ "$streams" -gt $((2 * N)) ] || fail "only $streams xz streams in $N files: nothing was suspended"
+# and summary.json says so: each stream after a file's first follows a suspension
+python3 - "$T/lim/summary.json" "$streams" $N <<'PY' || fail "summary.json: max_open_outputs/output_suspensions"
+import json, sys
+s = json.load(open(sys.argv[1]))
+streams, n = int(sys.argv[2]), int(sys.argv[3])
+assert s["max_open_outputs"] == 4, s["max_open_outputs"]
+assert s["output_suspensions"] >= streams - n, (s["output_suspensions"], streams, n)
+PY
 members=$(for f in "$T"/lim/trace.*.cbp2025.gz; do
 	python3 -c 'import sys, zlib
 d = open(sys.argv[1], "rb").read(); n = 0

@@ -106,6 +106,7 @@ struct conv {
 	char wformats[256];	/* the -f formats of the writer registry, comma-separated */
 	int use_writer;
 	struct ptc_writer_pool *pool;	/* --max-open-outputs: the writers' open outputs */
+	unsigned max_open;		/* its limit */
 	char outdir[4096];
 
 	struct queue *q;
@@ -1757,6 +1758,12 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			ptc_json_u64(&j, "lost_records", lost);
 		}
 		ptc_json_u64(&j, "auxtrace_errors", c->aux_errors);
+		if (c->pool) {
+			/* how often a thread's outputs were closed and later
+			 * continued as a new stream (--max-open-outputs) */
+			ptc_json_u64(&j, "max_open_outputs", c->max_open);
+			ptc_json_u64(&j, "output_suspensions", ptc_writer_pool_suspensions(c->pool));
+		}
 		if (c->sb)
 			summary_attribution(c, &j);
 		ptc_json_begin_array(&j, "missing_images");
@@ -1888,9 +1895,9 @@ static int parse_formats(struct conv *c)
 		ptc_cli_error("-f: no format given");
 		return -1;
 	}
-	if (c->use_writer && ptc_writer_pool_new(&c->pool, c->opt->max_open_outputs ?
-						 c->opt->max_open_outputs : ptc_writer_pool_default(c->wformats),
-						 c->opt->jobs) < 0) {
+	c->max_open = c->opt->max_open_outputs ? c->opt->max_open_outputs
+					       : ptc_writer_pool_default(c->wformats);
+	if (c->use_writer && ptc_writer_pool_new(&c->pool, c->max_open, c->opt->jobs) < 0) {
 		ptc_cli_error("%s", ptc_errstr(-ptc_err_nomem));
 		return -1;
 	}
