@@ -51,7 +51,7 @@ static int flush_interval(struct bbv *w)
 
 	if (!w->n_touched)
 		return 0;
-	/* suspended (ptc_fmt_bbv_suspend): the file goes on */
+	/* suspended (bbv_suspend): the file goes on */
 	if (!w->z && ptc_zout_append(&w->z, w->path, PTC_Z_NONE, 0) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
 	if ((err = ptc_zout_write(w->z, "T", 1)) < 0)
@@ -169,7 +169,7 @@ static int bbv_finish(void *st)
 }
 
 /* Idle (ptc_writer_pool): close the file; the counts stay. */
-int ptc_fmt_bbv_suspend(void *st)
+static int bbv_suspend(void *st)
 {
 	struct bbv *w = st;
 	int err;
@@ -222,5 +222,5 @@ static int bbv_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_bbv = {
 	{ "bbv", "SimPoint 3.2 basic-block vectors (.bb; --bbv INTERVAL sets the interval)", 0 },
-	bbv_open, bbv_branches, bbv_gap, bbv_finish, bbv_free,
+	bbv_open, bbv_branches, bbv_gap, bbv_finish, bbv_free, bbv_suspend,
 };

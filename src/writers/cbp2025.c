@@ -208,7 +208,7 @@ static int cbp_finish(void *st)
 
 /* Idle (ptc_writer_pool): the stream is finished and its file closed,
  * the block templates go; both come back with the next records. */
-int ptc_fmt_cbp2025_suspend(void *st)
+static int cbp_suspend(void *st)
 {
 	struct cbp *w = st;
 
@@ -253,5 +253,5 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_cbp2025 = {
 	{ "cbp2025", "CBP2025 per-instruction records (.cbp2025.gz)", 1 },
-	cbp_open, cbp_branches, cbp_gap, cbp_finish, cbp_free,
+	cbp_open, cbp_branches, cbp_gap, cbp_finish, cbp_free, cbp_suspend,
 };

@@ -192,7 +192,7 @@ static int cs_finish(void *st)
 
 /* Idle (ptc_writer_pool): the stream is finished and its file closed,
  * the block templates go; both come back with the next records. */
-int ptc_fmt_champsim_suspend(void *st)
+static int cs_suspend(void *st)
 {
 	struct champsim *w = st;
 
@@ -238,5 +238,5 @@ static int cs_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_champsim = {
 	{ "champsim", "ChampSim input_instr, every instruction (.champsim.xz, .gz)", 1 },
-	cs_open, cs_branches, cs_gap, cs_finish, cs_free,
+	cs_open, cs_branches, cs_gap, cs_finish, cs_free, cs_suspend,
 };

@@ -93,13 +93,6 @@ int ptc_wparts_suspend(struct ptc_wparts *p);
 int ptc_writer_pool_get_threads(struct ptc_writer_pool *pool, int want);
 void ptc_writer_pool_put_threads(struct ptc_writer_pool *pool, int n);
 
-/* Formats that can give up their open outputs and large buffers while
- * their thread is idle (ptc_writer_pool): the next event reopens them. */
-int ptc_fmt_champsim_suspend(void *st);
-int ptc_fmt_cbp2025_suspend(void *st);
-int ptc_fmt_xtrace_suspend(void *st);
-int ptc_fmt_bbv_suspend(void *st);
-
 struct ptc_fmt_ops {
 	struct ptc_writer_format fmt;
 	int (*open)(void **st, const struct ptc_writer_config *cfg,
@@ -108,6 +101,9 @@ struct ptc_fmt_ops {
 	int (*gap)(void *st, const struct ptc_gap *g);
 	int (*finish)(void *st);
 	void (*free)(void *st);
+	/* Optional: give up the open outputs and large buffers while the
+	 * thread is idle (ptc_writer_pool); the next event reopens them. */
+	int (*suspend)(void *st);
 };
 
 extern const struct ptc_fmt_ops ptc_fmt_ptconv, ptc_fmt_bt9, ptc_fmt_champsim,

@@ -791,6 +791,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
 	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free,
+	NULL,	/* not suspended: its file and chunk buffers stay open */
 };
 
 /* For ptconv slice: record that the trace at path ends with tail

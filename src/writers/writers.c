@@ -331,20 +331,6 @@ struct ptc_writer_pool {
 	uint64_t suspensions;
 };
 
-/* The formats that can be suspended, and how. */
-static int (*suspend_fn(const struct ptc_fmt_ops *o))(void *)
-{
-	if (o == &ptc_fmt_champsim)
-		return ptc_fmt_champsim_suspend;
-	if (o == &ptc_fmt_cbp2025)
-		return ptc_fmt_cbp2025_suspend;
-	if (o == &ptc_fmt_xtrace)
-		return ptc_fmt_xtrace_suspend;
-	if (o == &ptc_fmt_bbv)
-		return ptc_fmt_bbv_suspend;
-	return NULL;
-}
-
 struct ptc_writer {
 	struct ptc_writer_config cfg;
 	struct ptc_writer_config fcfg[NOPS];	/* each format's, with its -f options */
@@ -506,8 +492,8 @@ static void writer_suspend(struct ptc_writer *w)
 	int err;
 
 	for (i = 0; i < w->n; i++) {
-		int (*fn)(void *) = w->st[i] ? suspend_fn(w->ops[i]) : NULL;
-		if (fn && (err = fn(w->st[i])) < 0 && !w->suspend_err)
+		if (w->st[i] && w->ops[i]->suspend && (err = w->ops[i]->suspend(w->st[i])) < 0 &&
+		    !w->suspend_err)
 			w->suspend_err = err;
 	}
 }

@@ -39,7 +39,7 @@ struct xtw {
 
 static int xt_put(struct xtw *w, const void *p, size_t n)
 {
-	/* suspended (ptc_fmt_xtrace_suspend): the file goes on */
+	/* suspended (xt_suspend): the file goes on */
 	if (!w->z && ptc_zout_append(&w->z, w->path, PTC_Z_NONE, 0) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
 	if (ptc_zout_write(w->z, p, n) < 0)
@@ -210,7 +210,7 @@ static int xt_finish(void *st)
 
 /* Idle (ptc_writer_pool): both files are closed (their buffers written)
  * and appended to with the next events; the bytes do not change. */
-int ptc_fmt_xtrace_suspend(void *st)
+static int xt_suspend(void *st)
 {
 	return xt_close_files(st);
 }
@@ -249,7 +249,7 @@ static int xt_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_xtrace = {
 	{ "xtrace", "xtrace-format instruction stream and snapshots (x86 extension tokens)", 1 },
-	xt_open, xt_branches, xt_gap, xt_finish, xt_free,
+	xt_open, xt_branches, xt_gap, xt_finish, xt_free, xt_suspend,
 };
 
 /* ---- reader ---- */
