@@ -52,8 +52,8 @@ static int flush_interval(struct bbv *w)
 	if (!w->n_touched)
 		return 0;
 	/* suspended (bbv_suspend): the file goes on */
-	if (!w->z && ptc_zout_append(&w->z, w->path, PTC_Z_NONE, 0) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+	if ((err = ptc_wfile_resume(w->c, &w->z, w->path)) < 0)
+		return err;
 	if ((err = ptc_zout_write(w->z, "T", 1)) < 0)
 		goto io;
 	for (i = 0; i < w->n_touched; i++) {
@@ -161,24 +161,15 @@ static int bbv_finish(void *st)
 	struct bbv *w = st;
 	int err = flush_interval(w);
 
-	if (err < 0 || !w->z)
-		return err;
-	err = ptc_zout_close(w->z);
-	w->z = NULL;
-	return err < 0 ? ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->path) : 0;
+	return err < 0 ? err : ptc_wfile_close(w->c, &w->z, w->path);
 }
 
 /* Idle (ptc_writer_pool): close the file; the counts stay. */
 static int bbv_suspend(void *st)
 {
 	struct bbv *w = st;
-	int err;
 
-	if (!w->z)
-		return 0;
-	err = ptc_zout_close(w->z);
-	w->z = NULL;
-	return err < 0 ? ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->path) : 0;
+	return ptc_wfile_close(w->c, &w->z, w->path);
 }
 
 static void bbv_free(void *st)

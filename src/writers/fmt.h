@@ -84,6 +84,14 @@ int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g);
 int ptc_wparts_close(struct ptc_wparts *p);
 /* Error paths: drop the stream without finishing it. */
 void ptc_wparts_free(struct ptc_wparts *p);
+
+/* An uncompressed output file that a suspension (ptc_fmt_ops.suspend)
+ * closes: ptc_wfile_resume reopens it for appending when *z is NULL, so
+ * that the file's bytes are those it would have had open all along;
+ * ptc_wfile_close closes it if open (*z becomes NULL).  Failures name
+ * the file in c. */
+int ptc_wfile_resume(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
+int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
 /* Finish the part's stream and close its file (ptc_writer_pool); the
  * next ptc_wparts_write appends a new stream to it. */
 int ptc_wparts_suspend(struct ptc_wparts *p);

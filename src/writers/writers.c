@@ -321,6 +321,21 @@ void ptc_wparts_free(struct ptc_wparts *p)
 	p->is_open = 0;
 }
 
+int ptc_wfile_resume(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
+{
+	if (!*z && ptc_zout_append(z, path, PTC_Z_NONE, 0) < 0)
+		return ptc_wfail(c, ptc_err_io, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
+{
+	int err = *z ? ptc_zout_close(*z) : 0;
+
+	*z = NULL;
+	return err < 0 ? ptc_wfail(c, ptc_err_io, "%s: write failed", path) : 0;
+}
+
 /* ---- the pool of open writers ---- */
 
 struct ptc_writer_pool {

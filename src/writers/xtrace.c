@@ -39,9 +39,11 @@ struct xtw {
 
 static int xt_put(struct xtw *w, const void *p, size_t n)
 {
+	int err;
+
 	/* suspended (xt_suspend): the file goes on */
-	if (!w->z && ptc_zout_append(&w->z, w->path, PTC_Z_NONE, 0) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
+	if ((err = ptc_wfile_resume(w->c, &w->z, w->path)) < 0)
+		return err;
 	if (ptc_zout_write(w->z, p, n) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(ptc_zout_errno(w->z)));
 	w->offset += n;
@@ -88,6 +90,7 @@ static int xt_open_files(struct xtw *w, uint64_t time)
 static int xt_snapshot(struct xtw *w)
 {
 	uint8_t s[PTC_XT_SNAPSHOT_SIZE];
+	int err;
 
 	memset(s, 0, sizeof(s));
 	ptc_put64(s, 0);		/* file number */
@@ -96,8 +99,8 @@ static int xt_snapshot(struct xtw *w)
 	ptc_put64(s + 24, w->insns);	/* all instructions before: only user mode is traced */
 	/* X0-X31, no vector state (length 0), system registers: all 0;
 	 * the last 8 bytes, the vector length, are 0 too. */
-	if (!w->snap && ptc_zout_append(&w->snap, w->snap_path, PTC_Z_NONE, 0) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->snap_path, strerror(errno));
+	if ((err = ptc_wfile_resume(w->c, &w->snap, w->snap_path)) < 0)
+		return err;
 	if (ptc_zout_write(w->snap, s, sizeof(s)) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
 	w->force_pc = 1;
@@ -186,16 +189,9 @@ static int xt_gap(void *st, const struct ptc_gap *g)
 /* Close the instruction and snapshot files (NULL-safe). */
 static int xt_close_files(struct xtw *w)
 {
-	int err = w->z ? ptc_zout_close(w->z) : 0;
+	int err = ptc_wfile_close(w->c, &w->z, w->path);
 
-	w->z = NULL;
-	if (err < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->path);
-	err = w->snap ? ptc_zout_close(w->snap) : 0;
-	w->snap = NULL;
-	if (err < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
-	return 0;
+	return err < 0 ? err : ptc_wfile_close(w->c, &w->snap, w->snap_path);
 }
 
 static int xt_finish(void *st)
