@@ -39,11 +39,6 @@ struct ptc_blk {
 
 static void compute_regs(const struct ptc_insn *in, struct ptc_insn_regs *r);
 
-struct ptc_insn *ptc_insn_cache_new(void)
-{
-	return calloc(CACHE_SIZE + 1, sizeof(struct ptc_insn));	/* [CACHE_SIZE]: scratch */
-}
-
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static int cache_key_ok;
@@ -64,7 +59,7 @@ static struct ptc_insn *shared_cache(void)
 	pthread_once(&cache_once, cache_key_init);
 	if (!cache_key_ok)
 		return NULL;
-	thread_cache = ptc_insn_cache_new();
+	thread_cache = calloc(CACHE_SIZE + 1, sizeof(*thread_cache));	/* [CACHE_SIZE]: scratch */
 	if (thread_cache && pthread_setspecific(cache_key, thread_cache) != 0) {
 		free(thread_cache);
 		thread_cache = NULL;
@@ -81,13 +76,6 @@ void ptc_insn_cache_release(void)
 	thread_cache = NULL;
 }
 
-/* The cache of walker w for this call: cfg->insn_cache when one was
- * given, else the calling OS thread's. */
-static struct ptc_insn *walker_cache(struct ptc_walker *w)
-{
-	return w->cache ? w->cache : shared_cache();
-}
-
 void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 		     struct ptc_wctx *c)
 {
@@ -95,12 +83,10 @@ void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 	ZydisDecoderInit(&w->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	w->code = cfg->code;
 	w->wctx = c;
-	w->cache = cfg->insn_cache;	/* NULL: the OS thread's (walker_cache) */
 }
 
 void ptc_walker_fini(struct ptc_walker *w)
 {
-	w->cache = NULL;
 	ptc_walker_trim(w);
 }
 
@@ -121,7 +107,7 @@ static const struct ptc_insn *decode_bytes(struct ptc_walker *w, uint64_t ip,
 					   const uint8_t *bytes, size_t n)
 {
 	static __thread struct ptc_insn fallback;
-	struct ptc_insn *cache = walker_cache(w), *in;
+	struct ptc_insn *cache = shared_cache(), *in;
 
 	if (cache) {
 		in = &cache[(ip ^ (ip >> 11)) & (CACHE_SIZE - 1)];
@@ -170,7 +156,7 @@ static int walk_last(struct ptc_walker *w, const struct ptc_branch *b,
 	in = code ? decode_bytes(w, b->ip, code, n) : ptc_insn_decode(w, b->ip);
 	if (!in->decoded) {
 		/* Still list the branch: its IP and length are in the event. */
-		struct ptc_insn *cache = walker_cache(w);
+		struct ptc_insn *cache = shared_cache();
 		struct ptc_insn *s = cache ? &cache[CACHE_SIZE] : NULL;
 		static __thread struct ptc_insn scratch;
 		if (!s)

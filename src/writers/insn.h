@@ -45,15 +45,13 @@ struct ptc_walker {
 	int next_known;
 	uint64_t missing;		/* instructions not listed (unknown start, no bytes) */
 	uint64_t mismatches;		/* blocks whose decoded path missed the branch */
-	struct ptc_insn *cache;		/* cfg->insn_cache, or NULL: the OS thread's */
 	struct ptc_blk **blk;		/* record templates by block (ptc_walk_branch_tmpl) */
 	uint8_t *tmpl;			/* a block's records being built */
 };
 
-/* A walker over cfg->code; it uses the decoding cache cfg->insn_cache
- * when there is one, else the cache of the OS thread it runs on (one per
- * decoding thread, shared by all the walkers of all the threads' writers
- * it runs: see insn.c). */
+/* A walker over cfg->code; it uses the decoding cache of the OS thread
+ * it runs on (one per decoding thread, shared by all the walkers of all
+ * the threads' writers it runs: see insn.c). */
 void ptc_walker_init(struct ptc_walker *w, const struct ptc_writer_config *cfg,
 		     struct ptc_wctx *c);
 void ptc_walker_fini(struct ptc_walker *w);
@@ -61,8 +59,6 @@ void ptc_walker_fini(struct ptc_walker *w);
  * output does not change): for writers that are idle a long time. */
 void ptc_walker_trim(struct ptc_walker *w);
 
-/* A decoding cache for ptc_writer_config.insn_cache; free() it. */
-struct ptc_insn *ptc_insn_cache_new(void);
 /* Free the calling OS thread's shared cache now (an exiting thread's goes
  * by itself); the next decoding on it makes a new one. */
 void ptc_insn_cache_release(void);

@@ -46,9 +46,6 @@ struct ptc_writer_config {
 	int threads;			/* compression threads of champsim and cbp2025
 					   (ptc_zout_open_mt), 0 = 1; the bytes do not
 					   depend on it */
-	struct ptc_insn *insn_cache;	/* a decoding cache for the per-instruction
-					   formats (ptc_insn_cache_new), or NULL: one
-					   per decoding OS thread, shared by all writers */
 	struct ptc_writer_pool *pool;	/* bounds the writers with open outputs
 					   (ptc_writer_pool_new), or NULL: no bound */
 };
