@@ -837,6 +837,22 @@ static int load_chunk(struct ptc_trace *t, uint64_t ci)
 	return 0;
 }
 
+/* After the events of record t->rec, read from *ev: the index of the next
+ * record with events into *next (UINT32_MAX: none); -1 if malformed. */
+static int next_event(const struct ptc_trace *t, const uint8_t **ev, uint32_t *next)
+{
+	uint64_t d;
+
+	if (*ev == t->ev_end) {
+		*next = UINT32_MAX;
+		return 0;
+	}
+	if (get_varint(ev, t->ev_end, &d) < 0 || d > t->nrec - t->rec)
+		return -1;
+	*next = t->rec + (uint32_t)d;
+	return 0;
+}
+
 /* Apply the events of record t->rec; may produce a gap record in *gap_out. */
 static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_gap, uint8_t *flags,
 		     int *taken)
@@ -858,7 +874,7 @@ static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_
 		case PTCF_EV_TIME:
 			if (get_varint(&t->ev, t->ev_end, &v) < 0)
 				goto bad;
-			t->time += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+			t->time += unzigzag(v);
 			break;
 		case PTCF_EV_FLAGS:
 			if (t->ev >= t->ev_end)
@@ -889,13 +905,8 @@ static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_
 		default:
 			goto bad;
 		}
-		if (t->ev == t->ev_end) {
-			t->next_ev = UINT32_MAX;
-		} else {
-			if (get_varint(&t->ev, t->ev_end, &v) < 0 || v > t->nrec - t->rec)
-				goto bad;
-			t->next_ev = t->rec + (uint32_t)v;
-		}
+		if (next_event(t, &t->ev, &t->next_ev) < 0)
+			goto bad;
 	}
 	return 0;
 bad:
@@ -942,29 +953,23 @@ static int slot_error(struct ptc_trace *t, uint64_t cur, int have_v, uint64_t v,
 		    "chunk %" PRIu64 ": record %u: slot %" PRIu64 " of %u", t->chunk, rec, v, count);
 }
 
-/* Apply the events of record rec when they are all time changes (the
+/* Apply the events of record t->rec when they are all time changes (the
  * common event) and return 1; else 0, leaving the rest to do_events (which
  * also reports a malformed event). */
-static int time_events(struct ptc_trace *t, uint32_t rec, uint64_t *time)
+static int time_events(struct ptc_trace *t)
 {
-	while (t->next_ev == rec) {
+	while (t->next_ev == t->rec) {
 		const uint8_t *ev = t->ev;
-		uint64_t v, d;
+		uint64_t v;
+		uint32_t next;
 		if (ev >= t->ev_end || *ev != PTCF_EV_TIME)
 			return 0;
 		ev++;
-		if (get_varint(&ev, t->ev_end, &v) < 0)
+		if (get_varint(&ev, t->ev_end, &v) < 0 || next_event(t, &ev, &next) < 0)
 			return 0;
-		if (ev == t->ev_end) {
-			d = UINT32_MAX;
-		} else {
-			if (get_varint(&ev, t->ev_end, &d) < 0 || d > t->nrec - rec)
-				return 0;
-			d += rec;
-		}
-		*time += unzigzag(v);
+		t->time += unzigzag(v);
 		t->ev = ev;
-		t->next_ev = (uint32_t)d;
+		t->next_ev = next;
 	}
 	return 1;
 }
@@ -1056,7 +1061,7 @@ static int expand(struct ptc_trace *t, struct ptc_trace_record *out, uint32_t n)
 		uint32_t left = (t->next_ev < t->nrec ? t->next_ev : t->nrec) - t->rec;
 		if (!left) {
 			/* at the chunk's end, or at a record with events */
-			if (t->rec == t->nrec || !time_events(t, t->rec, &t->time))
+			if (t->rec == t->nrec || !time_events(t))
 				break;
 			continue;
 		}
