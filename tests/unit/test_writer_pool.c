@@ -12,7 +12,8 @@
  * threads' .ptc writers take turns under a pool of one, one of them
  * suspended before its first byte and right after a loss gap; read back
  * with libptconv-trace, each file must give exactly the branch and gap
- * events the test fed in, in as many chunks as the turns ended. */
+ * events the test fed in, in as many chunks as the turns ended; one
+ * whose file is removed while it is suspended must fail naming it. */
 #include <dirent.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -325,6 +326,43 @@ static void run_ptc(const char *dir, struct ptc_writer_pool *pool)
 	}
 }
 
+/* A suspended .ptc writer whose file is gone by its next event: the
+ * event fails, naming the file and why. */
+static void run_ptc_reopen_fails(const char *dir)
+{
+	struct ptc_writer_config cfg = { 0 };
+	struct ptc_thread_info ti[2] = { { 30, 31, "x", -1 }, { 30, 32, "y", -1 } };
+	struct ptc_branch b = { 0x1006, 0x1000, 5, 3, PTC_BR_COND, 1, 2, 0 };
+	struct ptc_writer_pool *pool;
+	struct ptc_writer *w[2];
+	struct ptc_sink s[2];
+	char path[1200];
+	int i;
+
+	CHECK(ptc_writer_pool_new(&pool, 1, 1) == 0, "pool");
+	cfg.outdir = dir;
+	cfg.pool = pool;
+	for (i = 0; i < 2; i++) {
+		CHECK(ptc_writer_new(&w[i], "ptconv", &cfg) == 0, "new ptc %d", i);
+		s[i] = ptc_writer_sink(w[i]);
+		CHECK(s[i].begin(s[i].ctx, &ti[i]) == 0, "begin: %s", ptc_writer_errmsg(w[i]));
+	}
+	/* x is suspended (y began): its file goes */
+	snprintf(path, sizeof(path), "%s/trace.31.ptc", dir);
+	CHECK(unlink(path) == 0, "unlink %s", path);
+	CHECK(s[0].branches(s[0].ctx, &b, 1) < 0, "branches into a file that is gone succeeded");
+	CHECK(strstr(ptc_writer_errmsg(w[0]), path) && strstr(ptc_writer_errmsg(w[0]), "No such file"),
+	      "message: %s", ptc_writer_errmsg(w[0]));
+	for (i = 0; i < 2; i++) {
+		s[i].end(s[i].ctx);
+		ptc_writer_free(w[i]);
+	}
+	ptc_writer_pool_free(pool);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/trace.32.ptc", dir);
+	unlink(path);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -378,6 +416,7 @@ int main(void)
 	CHECK(ptc_writer_pool_suspensions(pool) >= 10, "ptc suspensions: %llu",
 	      (unsigned long long)ptc_writer_pool_suspensions(pool));
 	ptc_writer_pool_free(pool);
+	run_ptc_reopen_fails(d1);
 
 	c1 = names(d1, n1, 64);
 	c2 = names(d2, n2, 64);
