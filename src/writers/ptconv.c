@@ -538,17 +538,23 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
 /* The nodes' start addresses, as ptcf_start_map_* read them. */
 #define NODE_STARTS(w) (w)->nodes, sizeof(*(w)->nodes), offsetof(struct node, start)
 
-static const struct node *sort_nodes;
+/* A block to sort by address, longest first: the key itself, not a
+ * node number into a table that a comparator would have to reach through
+ * a global (writers of several threads finish at once with -j). */
+struct block_key {
+	uint64_t start;
+	uint32_t code_len, node;
+};
 
 static int cmp_block(const void *a, const void *b)
 {
-	const struct node *x = &sort_nodes[*(const uint32_t *)a], *y = &sort_nodes[*(const uint32_t *)b];
+	const struct block_key *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (x->code_len != y->code_len)
 		return x->code_len > y->code_len ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	return x->node < y->node ? -1 : 1;
 }
 
 /* The code bytes of the blocks as spans: blocks sorted by address, merged
@@ -556,7 +562,8 @@ static int cmp_block(const void *a, const void *b)
  * between two blocks, e.g. after an exec, starts a new span). */
 static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint32_t *n_spans)
 {
-	uint32_t *idx = malloc(((size_t)w->n_nodes + 1) * sizeof(*idx)), n = 0, i;
+	struct block_key *idx = malloc(((size_t)w->n_nodes + 1) * sizeof(*idx));
+	uint32_t n = 0, i;
 	uint64_t span_start = 0, span_end = 0, prev_end = 0;
 	size_t span_off = 0;
 	int have = 0, err = 0;
@@ -565,12 +572,11 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 		return -ptc_err_nomem;
 	for (i = 0; i < w->n_nodes; i++)
 		if (w->nodes[i].code_len)
-			idx[n++] = i;
-	sort_nodes = w->nodes;
+			idx[n++] = (struct block_key){ w->nodes[i].start, w->nodes[i].code_len, i };
 	qsort(idx, n, sizeof(*idx), cmp_block);
 	*n_spans = 0;
 	for (i = 0; i <= n && !err; i++) {
-		const struct node *b = i < n ? &w->nodes[idx[i]] : NULL;
+		const struct node *b = i < n ? &w->nodes[idx[i].node] : NULL;
 		const uint8_t *bytes = b ? w->code.p + b->code_off : NULL;
 		if (b && have && b->start <= span_end) {
 			uint64_t end = b->start + b->code_len, common = (end < span_end ? end : span_end) - b->start;
