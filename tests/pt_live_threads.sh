@@ -9,6 +9,10 @@
 # must decompress to the same bytes as without the limit, be the same bytes
 # with -j 1 and -j 2, and the conversion must work with fewer file
 # descriptors than the threads' outputs need all at once (ulimit -n).
+# ptconv's own format (.ptc) is suspended too: each thread's file must equal
+# its truth (read_ptc.py), hold more chunks than without the limit (each
+# suspension ends one) and the same records, and be the same bytes with
+# -j 1 and -j 2.
 # (--escape 0 and seed 5: no asynchronous exit right after a branch before
 # the end, where the readers and the writers do not agree on the record
 # after the branch; not what this test is about, and checked below)
@@ -42,8 +46,18 @@ conv() {
 	grep -q . "$T/err" && { cat "$T/err" >&2; fail "$d: messages"; }
 	return 0
 }
-# unz FILE: the decompressed bytes
-unz() { case $1 in *.xz) xz -dc "$1" ;; *.gz) gzip -dc "$1" ;; *) cat "$1" ;; esac; }
+# unz FILE: the decompressed bytes (of a .ptc, its records: a suspension
+# ends a chunk, so the file's bytes differ, not what it holds)
+unz() {
+	case $1 in
+	*.xz) xz -dc "$1" ;;
+	*.gz) gzip -dc "$1" ;;
+	*.ptc) "$PTCONV" dump "$1" | grep -v '^#' ;;
+	*) cat "$1" ;;
+	esac
+}
+# chunks FILE.ptc: its number of chunks (ptconv stats)
+chunks() { "$PTCONV" stats "$1" | sed -n 's/.*format version [0-9]*, \([0-9]*\) chunks.*/\1/p'; }
 # same_content A B: every file of A decompresses to what B's does
 same_content() {
 	n=0
@@ -135,15 +149,34 @@ conv glim1 champsim:gz --max-open-outputs 3
 same_bytes glim glim1
 echo "ok - champsim.gz, 3 open: equal to the truth, the same bytes with -j 1 and -j 2"
 
+# ptconv's own format: a suspension makes the thread's records so far a
+# chunk of their own and closes the file; the next records reopen it
+conv tall ptconv
+conv tlim ptconv --max-open-outputs 4
+more=0
+for tid in $tids; do
+	f=trace.$tid.ptc
+	TRUTH_TID=$tid TRUTH_NO_TIMES=1 python3 "$W/read_ptc.py" "$T/tlim/$f" "$T/w.truth" > /dev/null ||
+		fail "tlim: $f against the truth"
+	a=$(chunks "$T/tall/$f") b=$(chunks "$T/tlim/$f")
+	[ -n "$a" ] && [ -n "$b" ] || fail "$f: no chunk count"
+	[ "$b" -gt "$a" ] && more=$((more + 1))
+done
+[ $more -eq $N ] || fail "only $more of $N .ptc files have more chunks under the limit: not suspended"
+same_content tall tlim
+conv tlim2 ptconv --max-open-outputs 4 -j 2
+same_bytes tlim tlim2
+echo "ok - ptconv, 4 open: equal to the truth, more chunks than without the limit, the same bytes with -j 1 and -j 2"
+
 # per thread (perf record --per-thread): queues decode on -j threads, each
 # suspending only what it wrote itself; the bytes still do not depend on -j
 "$WALK" --threads $N --branches 12000 --slice 600 --escape 0 --seed 5 --per-thread \
 	-o "$T/p.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk --per-thread"; }
 DATA=$T/p.data
-conv pall champsim
-conv p1 champsim --max-open-outputs 1
-conv p2 champsim --max-open-outputs 1 -j 3
+conv pall champsim,ptconv
+conv p1 champsim,ptconv --max-open-outputs 1
+conv p2 champsim,ptconv --max-open-outputs 1 -j 3
 same_content pall p1
 same_bytes p1 p2
-echo "ok - per-thread recording, 1 open: the same content, the same bytes with -j 1 and -j 3"
+echo "ok - per-thread recording, champsim and ptconv, 1 open: the same content, the same bytes with -j 1 and -j 3"
 exit 0

@@ -73,10 +73,45 @@ struct ptcw {
 	struct buf bits, slots, events;
 	uint32_t c_records, c_bitn, last_ev;
 	uint64_t c_first_record, c_first_insn;
-	uint64_t file_off;
-	ZSTD_CCtx *zc;
+	uint64_t file_off;	/* where the next chunk goes */
+	ZSTD_CCtx *zc;		/* created by the first compression, freed by a suspension */
 	struct buf zbuf;
 };
+
+/* The ZSTD context, created on first use: a writer that is suspended
+ * (ptcw_suspend) has none until it compresses again. */
+static ZSTD_CCtx *cctx(struct ptcw *w)
+{
+	if (!w->zc)
+		w->zc = ZSTD_createCCtx();
+	return w->zc;
+}
+
+/* Reopen the file of a suspended writer, to write from file_off on (the
+ * header and the chunks before are already there; the header is written
+ * again at the end). */
+static int resume(struct ptcw *w)
+{
+	if (w->f)
+		return 0;
+	w->f = fopen(w->path, "r+b");
+	if (!w->f)
+		return ptc_wfail(w->c, ptc_err_io, "%s: reopen: %s", w->path, strerror(errno));
+	if (fseeko(w->f, (off_t)w->file_off, SEEK_SET) < 0) {
+		int e = errno;
+		fclose(w->f);
+		w->f = NULL;
+		return ptc_wfail(w->c, ptc_err_io, "%s: seek to %" PRIu64 ": %s", w->path,
+				 w->file_off, strerror(e));
+	}
+	return 0;
+}
+
+static void buf_free(struct buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
 
 static int buf_grow(struct buf *b, size_t add)
 {
@@ -320,6 +355,10 @@ static int flush_chunk(struct ptcw *w)
 		free(all.p);
 		return -ptc_err_nomem;
 	}
+	if (!cctx(w)) {
+		free(all.p);
+		return -ptc_err_nomem;
+	}
 	z = ZSTD_compressCCtx(w->zc, w->zbuf.p, bound, all.p, raw, w->level);
 	free(all.p);
 	if (ZSTD_isError(z))
@@ -455,6 +494,8 @@ static int ptcw_branches(void *st, const struct ptc_branch *b, size_t n)
 	size_t i;
 	int err;
 
+	if (n && (err = resume(w)) < 0)
+		return err;
 	for (i = 0; i < n; i++)
 		if ((err = put_branch(w, &b[i])) < 0)
 			return err;
@@ -468,7 +509,7 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
 	size_t dlen = g->detail ? strlen(g->detail) : 0;
 	int err;
 
-	if ((err = start_record(w)) < 0)
+	if ((err = resume(w)) < 0 || (err = start_record(w)) < 0)
 		return err;
 	memset(ent, 0, sizeof(ent));
 	ent[0] = g->cause;
@@ -497,17 +538,23 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
 /* The nodes' start addresses, as ptcf_start_map_* read them. */
 #define NODE_STARTS(w) (w)->nodes, sizeof(*(w)->nodes), offsetof(struct node, start)
 
-static const struct node *sort_nodes;
+/* A block to sort by address, longest first: the key itself, not a
+ * node number into a table that a comparator would have to reach through
+ * a global (writers of several threads finish at once with -j). */
+struct block_key {
+	uint64_t start;
+	uint32_t code_len, node;
+};
 
 static int cmp_block(const void *a, const void *b)
 {
-	const struct node *x = &sort_nodes[*(const uint32_t *)a], *y = &sort_nodes[*(const uint32_t *)b];
+	const struct block_key *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (x->code_len != y->code_len)
 		return x->code_len > y->code_len ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	return x->node < y->node ? -1 : 1;
 }
 
 /* The code bytes of the blocks as spans: blocks sorted by address, merged
@@ -515,7 +562,8 @@ static int cmp_block(const void *a, const void *b)
  * between two blocks, e.g. after an exec, starts a new span). */
 static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint32_t *n_spans)
 {
-	uint32_t *idx = malloc(((size_t)w->n_nodes + 1) * sizeof(*idx)), n = 0, i;
+	struct block_key *idx = malloc(((size_t)w->n_nodes + 1) * sizeof(*idx));
+	uint32_t n = 0, i;
 	uint64_t span_start = 0, span_end = 0, prev_end = 0;
 	size_t span_off = 0;
 	int have = 0, err = 0;
@@ -524,12 +572,11 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 		return -ptc_err_nomem;
 	for (i = 0; i < w->n_nodes; i++)
 		if (w->nodes[i].code_len)
-			idx[n++] = i;
-	sort_nodes = w->nodes;
+			idx[n++] = (struct block_key){ w->nodes[i].start, w->nodes[i].code_len, i };
 	qsort(idx, n, sizeof(*idx), cmp_block);
 	*n_spans = 0;
 	for (i = 0; i <= n && !err; i++) {
-		const struct node *b = i < n ? &w->nodes[idx[i]] : NULL;
+		const struct node *b = i < n ? &w->nodes[idx[i].node] : NULL;
 		const uint8_t *bytes = b ? w->code.p + b->code_off : NULL;
 		if (b && have && b->start <= span_end) {
 			uint64_t end = b->start + b->code_len, common = (end < span_end ? end : span_end) - b->start;
@@ -653,7 +700,7 @@ static int write_static(struct ptcw *w)
 		goto out;
 	bound = ZSTD_compressBound(s.len);
 	z = malloc(bound + 16);
-	if (!z)
+	if (!z || !cctx(w))
 		goto out;
 	/* Written once per file and small beside the dynamic part of a
 	 * long trace: worth a high level (19 costs about 0.3 s per MB, so
@@ -707,7 +754,7 @@ static int ptcw_finish(void *st)
 	uint64_t static_off;
 	int err;
 
-	if ((err = flush_chunk(w)) < 0)
+	if ((err = resume(w)) < 0 || (err = flush_chunk(w)) < 0)
 		return err;
 	static_off = w->file_off;
 	if ((err = write_static(w)) < 0 || (err = write_header(w, PTCF_FLAG_COMPLETE, static_off)) < 0)
@@ -720,6 +767,32 @@ static int ptcw_finish(void *st)
 	}
 	w->f = NULL;
 	return 0;
+}
+
+/* Idle (ptc_writer_pool): the records so far become a chunk of their own
+ * (the next one starts with a NODE or GAP event like any chunk), the file
+ * is closed, and the compression context and chunk buffers go.  The
+ * static part (nodes, edges, code, chunk index, gaps) stays: it is
+ * written at the end.  The next event reopens the file at file_off. */
+static int ptcw_suspend(void *st)
+{
+	struct ptcw *w = st;
+	int err = 0;
+
+	if (!w->f)
+		return 0;
+	if ((err = flush_chunk(w)) < 0)
+		return err;	/* reported with the writer's next event */
+	if (fclose(w->f) != 0)
+		err = ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
+	w->f = NULL;
+	ZSTD_freeCCtx(w->zc);
+	w->zc = NULL;
+	buf_free(&w->bits);
+	buf_free(&w->slots);
+	buf_free(&w->events);
+	buf_free(&w->zbuf);
+	return err;
 }
 
 static void ptcw_free(void *st)
@@ -763,8 +836,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->pred_edge = PTCF_NO_NODE;
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
-	w->zc = ZSTD_createCCtx();
-	if (!w->hash || !w->zc || ptc_map_init(&w->edge_of) < 0) {
+	if (!w->hash || ptc_map_init(&w->edge_of) < 0) {
 		ptcw_free(w);
 		return -ptc_err_nomem;
 	}
@@ -790,8 +862,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
-	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free,
-	NULL,	/* not suspended: its file and chunk buffers stay open */
+	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend,
 };
 
 /* For ptconv slice: record that the trace at path ends with tail

@@ -340,6 +340,7 @@ int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
 
 struct ptc_writer_pool {
 	pthread_mutex_t mu;
+	pthread_cond_t idle;		/* a writer's suspension ended */
 	unsigned max_open, nopen;
 	struct ptc_writer *lru, *mru;	/* the open writers, least recent first */
 	int jobs, threads_used;		/* compression threads: budget, given out */
@@ -358,25 +359,25 @@ struct ptc_writer {
 	struct ptc_writer *prev, *next;
 	int listed;
 	pthread_t owner;
+	int suspending;			/* being suspended, outside the pool's lock */
 	int suspend_err;		/* a failed suspension, reported on the next event */
 };
 
 int ptc_writer_pool_new(struct ptc_writer_pool **pool, unsigned max_open, int jobs)
 {
 	struct ptc_writer_pool *p = calloc(1, sizeof(*p));
-	pthread_mutexattr_t a;
 	int ok;
 
 	*pool = NULL;
 	if (!p)
 		return -ptc_err_nomem;
-	/* Recursive: a writer suspended under the lock gives its compression
-	 * threads back (ptc_writer_pool_put_threads). */
-	ok = pthread_mutexattr_init(&a) == 0;
-	if (ok) {
-		ok = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE) == 0 &&
-		     pthread_mutex_init(&p->mu, &a) == 0;
-		pthread_mutexattr_destroy(&a);
+	/* Not recursive: nothing is called with the lock held (a suspension,
+	 * which gives compression threads back, runs after it is released),
+	 * and idle is waited on with it. */
+	ok = pthread_mutex_init(&p->mu, NULL) == 0;
+	if (ok && pthread_cond_init(&p->idle, NULL) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		ok = 0;
 	}
 	if (!ok) {
 		free(p);
@@ -392,6 +393,7 @@ void ptc_writer_pool_free(struct ptc_writer_pool *p)
 {
 	if (!p)
 		return;
+	pthread_cond_destroy(&p->idle);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 	/* The conversion is over: the calling thread's decoding cache too
@@ -513,12 +515,28 @@ static void writer_suspend(struct ptc_writer *w)
 	}
 }
 
+/* Wait (holding p->mu) until no thread is suspending w.  Only a caller
+ * that hands one writer from thread to thread can get here while it is:
+ * ptconv's conversions feed each writer from one thread at a time, and
+ * a thread suspends only writers it used last itself. */
+static void wait_idle(struct ptc_writer_pool *p, struct ptc_writer *w)
+{
+	while (w->suspending)
+		pthread_cond_wait(&p->idle, &p->mu);
+}
+
 /* w gets an event: it becomes the most recently used writer, and when
  * that makes one too many open, the least recently used writer of the
- * calling thread is suspended.  Returns a failure of w's own suspension. */
+ * calling thread is suspended.  Which writer, and so the output bytes,
+ * is decided under the pool's lock in input order; the suspension itself
+ * (finishing a compressed stream can take a while) runs after the lock is
+ * released, so that other threads' writers do not wait for it: the victim
+ * is out of the list and marked as being suspended until then.  Returns a
+ * failure of w's own suspension. */
 static int writer_touch(struct ptc_writer *w)
 {
 	struct ptc_writer_pool *p = w->cfg.pool;
+	struct ptc_writer *v = NULL;
 	pthread_t self;
 	int err;
 
@@ -526,23 +544,32 @@ static int writer_touch(struct ptc_writer *w)
 		return 0;
 	self = pthread_self();
 	pthread_mutex_lock(&p->mu);
+	wait_idle(p, w);
 	if (w->listed)
 		pool_unlink(p, w);
 	w->owner = self;
 	pool_append(p, w);
 	if (p->nopen > p->max_open) {
-		struct ptc_writer *v;
 		for (v = p->lru; v && v != w && !pthread_equal(v->owner, self); v = v->next)
 			;
 		if (v && v != w) {
 			pool_unlink(p, v);
 			p->suspensions++;
-			writer_suspend(v);
+			v->suspending = 1;
+		} else {
+			v = NULL;
 		}
 	}
-	pthread_mutex_unlock(&p->mu);
 	err = w->suspend_err;
 	w->suspend_err = 0;
+	pthread_mutex_unlock(&p->mu);
+	if (v) {
+		writer_suspend(v);
+		pthread_mutex_lock(&p->mu);
+		v->suspending = 0;
+		pthread_cond_broadcast(&p->idle);
+		pthread_mutex_unlock(&p->mu);
+	}
 	return err;
 }
 
@@ -554,6 +581,7 @@ static void writer_leave(struct ptc_writer *w)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
+	wait_idle(p, w);
 	if (w->listed)
 		pool_unlink(p, w);
 	pthread_mutex_unlock(&p->mu);

@@ -6,7 +6,14 @@
  * pool and with a pool of one open writer, so that every switch suspends
  * the previous writer, once even before its first byte (its file must
  * then be byte for byte the unsuspended one).  Every file must decompress
- * (zlib, liblzma: independent of ptconv's writers) to the same bytes. */
+ * (zlib, liblzma: independent of ptconv's writers) to the same bytes.
+ *
+ * ptconv's own format (.ptc) is suspended by ending its chunk: two
+ * threads' .ptc writers take turns under a pool of one, one of them
+ * suspended before its first byte and right after a loss gap; read back
+ * with libptconv-trace, each file must give exactly the branch and gap
+ * events the test fed in, in as many chunks as the turns ended; one
+ * whose file is removed while it is suspended must fail naming it. */
 #include <dirent.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -15,6 +22,7 @@
 #include <zlib.h>
 
 #include "common/error.h"
+#include "ptconv/trace.h"
 #include "writers/writers.h"
 #include "writers/fmt.h"
 #include "../lib/check.h"
@@ -160,6 +168,201 @@ static void run(const char *dir, struct ptc_writer_pool *pool)
 	}
 }
 
+/* ---- .ptc ---- */
+
+/* What a thread was fed: the oracle its file is read back against. */
+struct fed {
+	struct ptc_trace_record rec[64];
+	int n;
+	int chunks, pending;	/* chunks its turns ended, records since */
+};
+
+static void feed_branches(struct ptc_sink *s, struct ptc_writer *w, struct fed *f, int n, int after_gap)
+{
+	struct ptc_branch b[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int k = f->n + i;
+		/* taken loops, and an indirect jump to 0x1000 or 0x1003 */
+		b[i] = (struct ptc_branch){ 0x1006, k % 3 == 2 && k % 2 ? 0x1003 : 0x1000,
+					    1000 + (uint64_t)(k / 2) * 7, (uint32_t)(2 + k % 2),
+					    k % 3 == 2 ? PTC_BR_JMP_IND : PTC_BR_COND, 1, 2,
+					    i == 0 && after_gap ? PTC_BRF_AFTER_GAP : 0 };
+		f->rec[k] = (struct ptc_trace_record){ b[i].ip, b[i].target, b[i].time, b[i].insns,
+						       b[i].kind, b[i].taken, b[i].length, b[i].flags };
+	}
+	CHECK(s->branches(s->ctx, b, (size_t)n) == 0, "ptc branches: %s", ptc_writer_errmsg(w));
+	f->n += n;
+	f->pending += n;
+}
+
+static void feed_gap(struct ptc_sink *s, struct ptc_writer *w, struct fed *f, uint8_t cause, uint64_t time)
+{
+	struct ptc_gap g = { cause, 0, 0, time, cause == PTC_GAP_START ? 0 : 0x1006, 0x1000, 3, 0, NULL };
+
+	CHECK(s->gap(s->ctx, &g) == 0, "ptc gap: %s", ptc_writer_errmsg(w));
+	f->rec[f->n++] = (struct ptc_trace_record){ g.ip, g.resume_ip, g.time, 0, PTC_TRACE_GAP, cause, 0, 0 };
+	f->pending++;
+}
+
+/* Thread t's turn: with a pool of one, the other thread's writer is
+ * suspended, which ends its chunk if it has records since its last. */
+static void turn(struct fed *f, int t, int pooled)
+{
+	if (pooled && f[!t].pending) {
+		f[!t].chunks++;
+		f[!t].pending = 0;
+	}
+}
+
+/* Read path back and compare it with what f fed. */
+static void check_ptc(const char *path, struct fed *f, int want_chunks)
+{
+	struct ptc_trace_record got[80];
+	struct ptc_trace_info info;
+	struct ptc_trace *t;
+	int err, n, i, gaps = 0;
+
+	t = ptc_trace_open(path, &err);
+	CHECK(t != NULL, "%s: open: %s", path, ptc_trace_errstr(err));
+	if (!t)
+		return;
+	CHECK(ptc_trace_info(t, &info) == 0, "%s: info", path);
+	n = ptc_trace_read(t, got, 80);
+	CHECK(n == f->n, "%s: %d records, fed %d: %s", path, n, f->n, n < 0 ? ptc_trace_errmsg(t) : "");
+	CHECK(info.records == (uint64_t)f->n, "%s: header says %llu records", path,
+	      (unsigned long long)info.records);
+	CHECK(info.chunks == (uint64_t)want_chunks, "%s: %llu chunks, want %d", path,
+	      (unsigned long long)info.chunks, want_chunks);
+	for (i = 0; i < n && i < f->n; i++) {
+		const struct ptc_trace_record *a = &got[i], *b = &f->rec[i];
+		if (b->kind == PTC_TRACE_GAP) {
+			/* a gap record's insns is its number */
+			CHECK(a->kind == PTC_TRACE_GAP && a->ip == b->ip && a->target == b->target &&
+			      a->time == b->time && a->taken == b->taken && a->insns == (uint32_t)gaps,
+			      "%s: record %d: not the gap fed", path, i);
+			gaps++;
+			continue;
+		}
+		CHECK(a->ip == b->ip && a->target == b->target && a->time == b->time &&
+		      a->insns == b->insns && a->kind == b->kind && a->taken == b->taken &&
+		      a->length == b->length && a->flags == b->flags,
+		      "%s: record %d: ip %llx target %llx time %llu insns %u kind %u flags %u, fed %llx %llx %llu %u %u %u",
+		      path, i, (unsigned long long)a->ip, (unsigned long long)a->target,
+		      (unsigned long long)a->time, a->insns, a->kind, a->flags, (unsigned long long)b->ip,
+		      (unsigned long long)b->target, (unsigned long long)b->time, b->insns, b->kind, b->flags);
+	}
+	ptc_trace_close(t);
+}
+
+/* Threads x (0) and y (1) take turns; with pool, one writer is open at
+ * a time.  x is suspended before its first byte (y begins), and right
+ * after a loss gap (y's next records). */
+static void run_ptc(const char *dir, struct ptc_writer_pool *pool)
+{
+	struct ptc_code_reader code = { code_read, NULL };
+	struct ptc_writer_config cfg = { 0 };
+	struct ptc_thread_info ti[2] = { { 20, 21, "x", -1 }, { 20, 22, "y", -1 } };
+	struct ptc_writer *w[2];
+	struct ptc_sink s[2];
+	struct fed f[2];
+	char path[1200];
+	int i, k, pooled = pool != NULL;
+
+	memset(f, 0, sizeof(f));
+	cfg.outdir = dir;
+	cfg.code = &code;
+	cfg.pool = pool;
+	for (i = 0; i < 2; i++) {
+		CHECK(ptc_writer_new(&w[i], "ptconv", &cfg) == 0, "new ptc %d", i);
+		s[i] = ptc_writer_sink(w[i]);
+	}
+	CHECK(s[0].begin(s[0].ctx, &ti[0]) == 0, "begin x: %s", ptc_writer_errmsg(w[0]));
+	turn(f, 1, pooled);
+	CHECK(s[1].begin(s[1].ctx, &ti[1]) == 0, "begin y: %s", ptc_writer_errmsg(w[1]));
+	/* x was suspended with no record: its file, closed, is the 64-byte
+	 * header alone (open, the header would still be in its buffer) */
+	if (pooled) {
+		size_t len;
+		uint8_t *p;
+		snprintf(path, sizeof(path), "%s/trace.%u.ptc", dir, ti[0].tid);
+		p = slurp(path, &len);
+		CHECK(p && len == 64 && !memcmp(p, "PTCTRACE", 8), "%s: %zu bytes while suspended", path, len);
+		free(p);
+	}
+	turn(f, 0, pooled);
+	feed_gap(&s[0], w[0], &f[0], PTC_GAP_START, 900);
+	feed_branches(&s[0], w[0], &f[0], 5, 0);
+	turn(f, 1, pooled);
+	feed_gap(&s[1], w[1], &f[1], PTC_GAP_START, 950);
+	feed_branches(&s[1], w[1], &f[1], 3, 0);
+	turn(f, 0, pooled);
+	feed_branches(&s[0], w[0], &f[0], 2, 0);
+	feed_gap(&s[0], w[0], &f[0], PTC_GAP_OVERFLOW, 2000);
+	/* x suspended right after the gap */
+	turn(f, 1, pooled);
+	feed_branches(&s[1], w[1], &f[1], 4, 0);
+	turn(f, 0, pooled);
+	feed_branches(&s[0], w[0], &f[0], 5, 1);
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < 2; i++) {
+			turn(f, i, pooled);
+			feed_branches(&s[i], w[i], &f[i], 6 + k, 0);
+		}
+	}
+	/* y's last records and a gap at its very end, x ends suspended */
+	feed_gap(&s[1], w[1], &f[1], PTC_GAP_AUX_LOST, 9000);
+	for (i = 0; i < 2; i++) {
+		CHECK(s[i].end(s[i].ctx) == 0, "end ptc %d: %s", i, ptc_writer_errmsg(w[i]));
+		CHECK(!strcmp(ptc_writer_warnings(w[i]), ""), "warnings: %s", ptc_writer_warnings(w[i]));
+		ptc_writer_free(w[i]);
+		if (f[i].pending)
+			f[i].chunks++;
+		snprintf(path, sizeof(path), "%s/trace.%u.ptc", dir, ti[i].tid);
+		check_ptc(path, &f[i], f[i].chunks);
+		CHECK(!pooled || f[i].chunks >= 5, "thread %d: only %d chunks", i, f[i].chunks);
+		unlink(path);
+	}
+}
+
+/* A suspended .ptc writer whose file is gone by its next event: the
+ * event fails, naming the file and why. */
+static void run_ptc_reopen_fails(const char *dir)
+{
+	struct ptc_writer_config cfg = { 0 };
+	struct ptc_thread_info ti[2] = { { 30, 31, "x", -1 }, { 30, 32, "y", -1 } };
+	struct ptc_branch b = { 0x1006, 0x1000, 5, 3, PTC_BR_COND, 1, 2, 0 };
+	struct ptc_writer_pool *pool;
+	struct ptc_writer *w[2];
+	struct ptc_sink s[2];
+	char path[1200];
+	int i;
+
+	CHECK(ptc_writer_pool_new(&pool, 1, 1) == 0, "pool");
+	cfg.outdir = dir;
+	cfg.pool = pool;
+	for (i = 0; i < 2; i++) {
+		CHECK(ptc_writer_new(&w[i], "ptconv", &cfg) == 0, "new ptc %d", i);
+		s[i] = ptc_writer_sink(w[i]);
+		CHECK(s[i].begin(s[i].ctx, &ti[i]) == 0, "begin: %s", ptc_writer_errmsg(w[i]));
+	}
+	/* x is suspended (y began): its file goes */
+	snprintf(path, sizeof(path), "%s/trace.31.ptc", dir);
+	CHECK(unlink(path) == 0, "unlink %s", path);
+	CHECK(s[0].branches(s[0].ctx, &b, 1) < 0, "branches into a file that is gone succeeded");
+	CHECK(strstr(ptc_writer_errmsg(w[0]), path) && strstr(ptc_writer_errmsg(w[0]), "No such file"),
+	      "message: %s", ptc_writer_errmsg(w[0]));
+	for (i = 0; i < 2; i++) {
+		s[i].end(s[i].ctx);
+		ptc_writer_free(w[i]);
+	}
+	ptc_writer_pool_free(pool);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/trace.32.ptc", dir);
+	unlink(path);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -205,6 +408,15 @@ int main(void)
 	CHECK(ptc_writer_pool_suspensions(pool) >= 10, "suspensions: %llu",
 	      (unsigned long long)ptc_writer_pool_suspensions(pool));
 	ptc_writer_pool_free(pool);
+
+	/* .ptc: without a pool (one chunk each), then with a pool of one */
+	run_ptc(d1, NULL);
+	CHECK(ptc_writer_pool_new(&pool, 1, 2) == 0, "pool");
+	run_ptc(d2, pool);
+	CHECK(ptc_writer_pool_suspensions(pool) >= 10, "ptc suspensions: %llu",
+	      (unsigned long long)ptc_writer_pool_suspensions(pool));
+	ptc_writer_pool_free(pool);
+	run_ptc_reopen_fails(d1);
 
 	c1 = names(d1, n1, 64);
 	c2 = names(d2, n2, 64);
