@@ -1,11 +1,20 @@
 /* Reader check and benchmark for libptconv-trace:
  *   bench_reader FILE.ptc            read it all, print counts and records/s
- *   bench_reader -s FILE.ptc         also check that seeking to every
- *                                    record and instruction number agrees
- *                                    with the sequential read.
+ *   bench_reader -s FILE.ptc         also check that seeking agrees with
+ *                                    the sequential read: to about 100
+ *                                    records, and to every 7th
+ *                                    instruction number (about 20000 on
+ *                                    long traces).
  *   bench_reader -r N [-n] FILE.ptc  read it N times; -n: the records are
  *                                    not looked at (the library's own rate,
- *                                    without the caller's use of them). */
+ *                                    without the caller's use of them).
+ *   bench_reader -r N -b B ...       read in batches of B (1..1024) records
+ *   bench_reader -h B FILE.ptc       read it in batches of B records and
+ *                                    print a hash of all 32 bytes of every
+ *                                    record, to compare two readers.
+ *   bench_reader -d B FILE.ptc       read it in batches of B records and
+ *                                    list them as ptconv dump does (for
+ *                                    cmp_dump.py). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +40,7 @@ int main(int argc, char **argv)
 	struct ptc_trace_info info;
 	struct ptc_trace *t;
 	uint64_t n = 0, insns = 0, sum = 0, cap = 0;
-	int seek = 0, got, err, rounds = 1, r, look = 1;
+	int seek = 0, got, err, rounds = 1, r, look = 1, batch = 0, chunk = 1024, dump = 0;
 	double t0, dt;
 	const char *path;
 
@@ -39,6 +48,19 @@ int main(int argc, char **argv)
 		seek = 1;
 	if (argc > 2 && !strcmp(argv[1], "-r")) {
 		rounds = atoi(argv[2]);
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc > 3 && !strcmp(argv[1], "-b")) {
+		chunk = atoi(argv[2]);
+		if (chunk < 1 || chunk > 1024)
+			chunk = 1024;
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc > 3 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "-d"))) {
+		dump = argv[1][1] == 'd';
+		batch = atoi(argv[2]);
 		argv += 2;
 		argc -= 2;
 	}
@@ -54,11 +76,44 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ptc_trace_info(t, &info);
+	if (batch > 0) {
+		struct ptc_trace_record *b = calloc(batch, sizeof(*b));
+		uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a over the records' bytes */
+		if (!b)
+			return 1;
+		static const char *const kinds[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far", "gap" };
+		while ((got = ptc_trace_read(t, b, batch)) > 0) {
+			const unsigned char *p = (const unsigned char *)b;
+			size_t i;
+			for (i = 0; !dump && i < got * sizeof(*b); i++)
+				h = (h ^ p[i]) * 0x100000001b3ull;
+			for (i = 0; dump && i < (size_t)got; i++) {
+				const struct ptc_trace_record *x = &b[i];
+				struct ptc_trace_gap g;
+				if (x->kind != PTC_TRACE_GAP) {
+					printf("%" PRIu64 " %" PRIu64 " 0x%" PRIx64 " %s %u 0x%" PRIx64 " %" PRIu32 " %u\n",
+					       n + i, x->time, x->ip, kinds[x->kind & 7], x->taken, x->target, x->insns,
+					       x->flags);
+				} else if (ptc_trace_gap(t, x->insns, &g) == 0) {
+					printf("%" PRIu64 " %" PRIu64 " gap cause %u ip 0x%" PRIx64 " resume 0x%" PRIx64 "\n",
+					       n + i, x->time, x->taken, g.ip, g.resume_ip);
+				}
+			}
+			n += got;
+		}
+		if (!dump)
+			printf("records %" PRIu64 " batch %d hash %016" PRIx64 " end %d\n", n, batch, h, got);
+		else if (got < 0)
+			fprintf(stderr, "bench_reader: %s\n", ptc_trace_errmsg(t));
+		free(b);
+		ptc_trace_close(t);
+		return got < 0;
+	}
 	t0 = now();
 	for (r = 0; r < rounds; r++) {
 		ptc_trace_seek_record(t, 0);
 		n = insns = 0;
-		while ((got = ptc_trace_read(t, buf, 1024)) > 0) {
+		while ((got = ptc_trace_read(t, buf, chunk)) > 0) {
 			int i;
 			for (i = 0; look && i < got; i++) {
 				insns += buf[i].kind == PTC_TRACE_GAP ? 0 : buf[i].insns;
@@ -93,20 +148,23 @@ int main(int argc, char **argv)
 			CHECK(ptc_trace_read(t, &one, 1) == 1, "read at %" PRIu64, i);
 			CHECK(!memcmp(&one, &all[i], sizeof(one)), "record %" PRIu64 " differs after seek", i);
 		}
-		/* Every instruction number maps to the record holding it. */
+		/* Instruction numbers map to the record holding them: every
+		 * 7th one, or on long traces about 20000 spread evenly (each
+		 * seek may decode a whole chunk). */
+		uint64_t total = 0, x = 0, istep;
+		for (i = 0; i < n; i++)
+			total += all[i].kind == PTC_TRACE_GAP ? 0 : all[i].insns;
+		istep = total / 20000 > 7 ? total / 20000 : 7;
 		for (i = 0; i < n; i++) {
 			uint32_t before = 0;
 			struct ptc_trace_record one;
-			uint64_t k;
 			if (all[i].kind == PTC_TRACE_GAP)
 				continue;
-			for (k = 0; k < all[i].insns; k += all[i].insns / 3 + 1) {
-				if ((at + k) % 7)
-					continue;
-				CHECK(ptc_trace_seek_insn(t, at + k, &before) == 0, "seek insn %" PRIu64, at + k);
-				CHECK_EQ_U64(before, k);
+			for (; x < at + all[i].insns; x += istep) {
+				CHECK(ptc_trace_seek_insn(t, x, &before) == 0, "seek insn %" PRIu64, x);
+				CHECK_EQ_U64(before, x - at);
 				CHECK(ptc_trace_read(t, &one, 1) == 1 && !memcmp(&one, &all[i], sizeof(one)),
-				      "insn %" PRIu64 ": wrong record", at + k);
+				      "insn %" PRIu64 ": wrong record", x);
 			}
 			at += all[i].insns;
 		}

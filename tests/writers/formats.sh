@@ -32,6 +32,22 @@ for chunk in 0 100; do
 	python3 "$W/read_ptc.py" "$T"/out/trace.*.ptc "$T/prog.truth" "$T/prog" "$START" || fail "ptc (chunk $chunk)"
 	"$B/bench_reader" -s "$T"/out/trace.*.ptc >/dev/null || fail "ptc seek (chunk $chunk)"
 done
+# The library lists what the independent reader decodes over long
+# stretches without events (the hot loop, trace_reader.c: run): coarse
+# times (-q) leave few time changes, repeats (-r) make the same paths
+# recur, losses (-g) put gaps inside chunks; batches of 64 and 777 end
+# anywhere in a stretch, 1 and 3 leave no room for one.
+for chunk in 0 1000; do
+	fmt ptconv -c $chunk -q 2000 -r 3 -g 5000:10 -g 20000:0
+	"$B/bench_reader" -d 4096 "$T"/out/trace.*.ptc > "$T/lib.dump" || fail "ptc read (chunk $chunk)"
+	python3 "$W/cmp_dump.py" "$T"/out/trace.*.ptc < "$T/lib.dump" >/dev/null || fail "ptc read (chunk $chunk)"
+	# and the instruction counts it keeps across runs agree with seeking
+	"$B/bench_reader" -s "$T"/out/trace.*.ptc >/dev/null || fail "ptc seek (runs, chunk $chunk)"
+	for batch in 1 3 64 777; do
+		"$B/bench_reader" -d $batch "$T"/out/trace.*.ptc | cmp -s - "$T/lib.dump" ||
+			fail "ptc read in batches of $batch (chunk $chunk)"
+	done
+done
 
 # Both format versions: the library reads the version 1 and version 2 seed
 # traces exactly as the independent reader decodes them from the man page.
