@@ -97,11 +97,13 @@ void ptc_writer_free(struct ptc_writer *w);
  * files are closed and its buffers freed; when that writer gets events
  * again, it appends a new member / stream to its files (gzip and xz
  * readers read them as one stream; uncompressed outputs are just
- * appended).  Only the boundaries of members and streams change: the
- * decompressed bytes never do, and the bytes themselves depend only on
- * the order of the events given to the writers on each OS thread and on
- * max_open, not on timing nor on the compression threads.  Formats that
- * cannot be suspended (ptconv, bt9) keep their state; they still count.
+ * appended), and a .ptc continues with a new chunk.  Only the boundaries
+ * of members, streams and chunks change: the decompressed bytes and the
+ * records never do, and the bytes themselves depend only on the order of
+ * the events given to the writers on each OS thread and on max_open, not
+ * on timing nor on the compression threads.  A format that cannot be
+ * suspended (bt9, whose tables are written at the end) keeps its state;
+ * it still counts.
  *
  * A writer is suspended only by the OS thread that used it last, so
  * writers used by one OS thread at a time need no other locking; with
@@ -113,9 +115,10 @@ void ptc_writer_free(struct ptc_writer *w);
  * N threads for each of hundreds of files. */
 int ptc_writer_pool_new(struct ptc_writer_pool **pool, unsigned max_open, int jobs);
 void ptc_writer_pool_free(struct ptc_writer_pool *pool);
-/* A default for max_open for the -f list formats: what a quarter of the
- * physical memory and the file-descriptor limit hold (never fewer than 2,
- * never more than 4096); it does not depend on the compression threads. */
+/* A default for max_open for the -f list formats: what a fixed 4 GiB
+ * budget and the file-descriptor limit hold (never fewer than 2, never
+ * more than 4096); it depends neither on the machine's memory nor on the
+ * compression threads, so that the bytes do not either. */
 unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
