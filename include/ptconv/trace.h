@@ -144,6 +144,15 @@ int ptc_trace_gap(const struct ptc_trace *t, uint64_t index, struct ptc_trace_ga
  * returns the number of bytes, 0 if ip is in no executed block. */
 size_t ptc_trace_code(const struct ptc_trace *t, uint64_t ip, uint8_t *buf, size_t n);
 
+/* A record kind's name: "jmp", "jmp-ind", "call", "call-ind", "ret",
+ * "cond", "far" or "gap" ("unknown" for other numbers), as ptconv dump,
+ * ptconv stats and -f text spell them. */
+const char *ptc_trace_kind_name(int kind);
+
+/* A gap cause's name: "overflow", "aux-lost", "records-lost", "no-image",
+ * "build-id", "decode", "disabled" or "start" ("unknown" otherwise). */
+const char *ptc_trace_gap_cause_name(int cause);
+
 const char *ptc_trace_errmsg(const struct ptc_trace *t);
 const char *ptc_trace_errstr(int code);
 

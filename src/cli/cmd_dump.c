@@ -13,8 +13,6 @@
 #include "ptconv/trace.h"
 #include "writers/xtrace.h"
 
-static const char *const kind_names[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far", "gap" };
-
 static void usage(FILE *to)
 {
 	fprintf(to, "usage: ptconv dump [-i] [--start REC] [--count N] TRACE.ptc\n"
@@ -100,7 +98,7 @@ static int dump_ptc(const char *path, uint64_t start, uint64_t count, int insns)
 			if (insns && next_start)
 				list_block(t, &dec, &fmt, next_start, r);
 			printf("%" PRIu64 " %" PRIu64 " 0x%" PRIx64 " %s %u 0x%" PRIx64 " %" PRIu32 " %u\n", idx,
-			       r->time, r->ip, kind_names[r->kind & 7], r->taken, r->target, r->insns, r->flags);
+			       r->time, r->ip, ptc_trace_kind_name(r->kind), r->taken, r->target, r->insns, r->flags);
 			next_start = r->kind == PTC_TRACE_FAR && !r->target ? r->ip + r->length :
 				     r->taken ? r->target : r->ip + r->length;
 		}

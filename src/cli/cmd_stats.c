@@ -13,9 +13,6 @@
 #include "ptconv/trace.h"
 #include "writers/wutil.h"
 
-static const char *const kind_names[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far" };
-static const char *const gap_names[] = { "overflow", "aux-lost", "records-lost", "no-image",
-					 "build-id", "decode", "disabled", "start" };
 
 struct site {
 	uint64_t ip, execs, taken, targets_hash;
@@ -130,7 +127,7 @@ int cmd_stats(int argc, char **argv)
 		printf("static branches: %zu\n", n_sites);
 		printf("branch mix:\n");
 		for (i = 0; i < 7; i++)
-			printf("  %-9s %14" PRIu64 "  %6.2f%%  taken %6.2f%%\n", kind_names[i], kinds[i],
+			printf("  %-9s %14" PRIu64 "  %6.2f%%  taken %6.2f%%\n", ptc_trace_kind_name((int)i), kinds[i],
 			       br ? 100.0 * kinds[i] / br : 0.0, kinds[i] ? 100.0 * taken[i] / kinds[i] : 0.0);
 		/* A stream (re)start record marks where execution begins; it loses
 		 * nothing, so it is counted apart from the gaps. */
@@ -140,7 +137,7 @@ int cmd_stats(int argc, char **argv)
 		printf("gaps: %" PRIu64 "", real_gaps);
 		for (i = 0; i < 16; i++)
 			if (gaps[i] && i != PTC_GAP_START)
-				printf(" %s=%" PRIu64, i < 8 ? gap_names[i] : "other", gaps[i]);
+				printf(" %s=%" PRIu64, ptc_trace_gap_cause_name((int)i), gaps[i]);
 		if (lost)
 			printf(" (about %" PRIu64 " branches lost)", lost);
 		printf("\n");
@@ -149,7 +146,7 @@ int cmd_stats(int argc, char **argv)
 		printf("hottest branches (ip kind executions share taken-rate):\n");
 		for (i = 0; i < n_sites && i < top; i++)
 			printf("  0x%016" PRIx64 " %-8s %12" PRIu64 " %6.2f%% %7.2f%%\n", sites[i].ip,
-			       kind_names[sites[i].kind & 7], sites[i].execs,
+			       ptc_trace_kind_name(sites[i].kind), sites[i].execs,
 			       br ? 100.0 * sites[i].execs / br : 0.0,
 			       100.0 * sites[i].taken / sites[i].execs);
 	}

@@ -90,4 +90,9 @@ struct ptc_sink {
 	void *ctx;
 };
 
+/* "jmp", "cond", ... and "overflow", "aux-lost", ...; "unknown" for a
+ * number out of range (src/common/trace_names.c). */
+const char *ptc_branch_kind_name(int kind);
+const char *ptc_gap_cause_name(int cause);
+
 #endif

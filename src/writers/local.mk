@@ -9,8 +9,10 @@ AM_CPPFLAGS += -I$(top_srcdir)/include
 # libptconv-trace: the installed reader library of ptconv's trace format.
 lib_LTLIBRARIES = libptconv-trace.la
 libptconv_trace_la_SOURCES = src/writers/trace_reader.c src/writers/ptc_format.h \
-	src/common/error.c src/common/error.h src/common/bytes.h
-libptconv_trace_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^ptc_trace_'
+	src/common/error.c src/common/error.h src/common/bytes.h \
+	src/common/trace_names.c
+# 1:0:1: ptc_trace_kind_name and ptc_trace_gap_cause_name added.
+libptconv_trace_la_LDFLAGS = -version-info 1:0:1 -export-symbols-regex '^ptc_trace_'
 libptconv_trace_la_LIBADD = -lzstd
 libptconv_trace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=default
 pkginclude_HEADERS = include/ptconv/trace.h

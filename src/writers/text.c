@@ -16,9 +16,6 @@ struct text_writer {
 	char buf[1 << 16];
 };
 
-static const char *const kinds[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far" };
-static const char *const causes[] = { "overflow", "aux-lost", "records-lost", "no-image",
-				      "build-id", "decode", "disabled" };
 
 static int tw_begin(void *ctx, const struct ptc_thread_info *t)
 {
@@ -68,7 +65,7 @@ static int tw_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const char *k = b[i].kind < 7 ? kinds[b[i].kind] : "unknown";
+		const char *k = ptc_branch_kind_name(b[i].kind);
 		p = put_dec(line, w->tid);
 		*p++ = ' ';
 		p = put_hex(p, b[i].ip);
@@ -101,7 +98,7 @@ static int tw_gap(void *ctx, const struct ptc_gap *g)
 	if (g->cause == PTC_GAP_START)
 		return 0;
 	fprintf(w->f, "%u gap %s aux=0x%" PRIx64, w->tid,
-		g->cause < 7 ? causes[g->cause] : "unknown", g->aux_offset);
+		ptc_gap_cause_name(g->cause), g->aux_offset);
 	if (g->resume_offset == UINT64_MAX)
 		fprintf(w->f, " resume=-");
 	else

@@ -18,6 +18,7 @@
 #include "ptconv/trace.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/trace_event.h"
 #include "writers/ptc_format.h"
 
 /* A node as loading builds it: the record it expands to (see struct hnode
@@ -158,6 +159,32 @@ static int fail(struct ptc_trace *t, int code, uint64_t off, const char *fmt, ..
 const char *ptc_trace_errmsg(const struct ptc_trace *t)
 {
 	return t ? t->msg : "";
+}
+
+/* The public numbers are the decoders' (checked here), so the names are
+ * theirs. */
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(PTC_TRACE_JMP, PTC_BR_JMP) && SAME(PTC_TRACE_JMP_IND, PTC_BR_JMP_IND) &&
+	       SAME(PTC_TRACE_CALL, PTC_BR_CALL) && SAME(PTC_TRACE_CALL_IND, PTC_BR_CALL_IND) &&
+	       SAME(PTC_TRACE_RET, PTC_BR_RET) && SAME(PTC_TRACE_COND, PTC_BR_COND) &&
+	       SAME(PTC_TRACE_FAR, PTC_BR_FAR) && SAME(PTC_TRACE_GAP, PTC_BR_KIND_NR),
+	       "record kinds are branch kinds");
+_Static_assert(SAME(PTC_TRACE_GAP_OVERFLOW, PTC_GAP_OVERFLOW) && SAME(PTC_TRACE_GAP_AUX_LOST, PTC_GAP_AUX_LOST) &&
+	       SAME(PTC_TRACE_GAP_RECORDS_LOST, PTC_GAP_RECORDS_LOST) &&
+	       SAME(PTC_TRACE_GAP_NO_IMAGE, PTC_GAP_NO_IMAGE) && SAME(PTC_TRACE_GAP_BUILD_ID, PTC_GAP_BUILD_ID) &&
+	       SAME(PTC_TRACE_GAP_DECODE, PTC_GAP_DECODE) && SAME(PTC_TRACE_GAP_DISABLED, PTC_GAP_DISABLED) &&
+	       SAME(PTC_TRACE_GAP_START, PTC_GAP_START),
+	       "gap causes are the decoders'");
+#undef SAME
+
+const char *ptc_trace_kind_name(int kind)
+{
+	return kind == PTC_TRACE_GAP ? "gap" : ptc_branch_kind_name(kind);
+}
+
+const char *ptc_trace_gap_cause_name(int cause)
+{
+	return ptc_gap_cause_name(cause);
 }
 
 const char *ptc_trace_errstr(int code)

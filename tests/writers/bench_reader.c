@@ -81,7 +81,6 @@ int main(int argc, char **argv)
 		uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a over the records' bytes */
 		if (!b)
 			return 1;
-		static const char *const kinds[] = { "jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far", "gap" };
 		while ((got = ptc_trace_read(t, b, batch)) > 0) {
 			const unsigned char *p = (const unsigned char *)b;
 			size_t i;
@@ -92,7 +91,7 @@ int main(int argc, char **argv)
 				struct ptc_trace_gap g;
 				if (x->kind != PTC_TRACE_GAP) {
 					printf("%" PRIu64 " %" PRIu64 " 0x%" PRIx64 " %s %u 0x%" PRIx64 " %" PRIu32 " %u\n",
-					       n + i, x->time, x->ip, kinds[x->kind & 7], x->taken, x->target, x->insns,
+					       n + i, x->time, x->ip, ptc_trace_kind_name(x->kind), x->taken, x->target, x->insns,
 					       x->flags);
 				} else if (ptc_trace_gap(t, x->insns, &g) == 0) {
 					printf("%" PRIu64 " %" PRIu64 " gap cause %u ip 0x%" PRIx64 " resume 0x%" PRIx64 "\n",

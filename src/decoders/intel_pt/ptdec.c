@@ -120,24 +120,6 @@ struct ptc_pt_decoder {
 	char msg[256];
 };
 
-static const char *const gap_names[PTC_GAP_CAUSE_NR] = {
-	"overflow", "aux-lost", "records-lost", "no-image", "build-id", "decode", "disabled", "start",
-};
-
-const char *ptc_gap_cause_name(int cause)
-{
-	return cause >= 0 && cause < PTC_GAP_CAUSE_NR ? gap_names[cause] : "unknown";
-}
-
-static const char *const kind_names[PTC_BR_KIND_NR] = {
-	"jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far",
-};
-
-const char *ptc_branch_kind_name(int kind)
-{
-	return kind >= 0 && kind < PTC_BR_KIND_NR ? kind_names[kind] : "unknown";
-}
-
 /* ---- threads ---- */
 
 void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, struct ptc_sink *sink)
