@@ -2,7 +2,7 @@
 # Many threads alive at once, with few outputs open (--max-open-outputs).
 # A ptgen-walk of 10 threads that take turns every few hundred branches,
 # all alive to the end, is converted to champsim (xz and gz), cbp2025 and
-# xtrace with at most 4 threads' outputs open: the others are finished and
+# xtrace and bt9 with at most 4 threads' outputs open: the others are finished and
 # closed, and appended to (a new xz stream, gzip member, or the raw bytes)
 # when their thread runs again.  Each thread's files, read back by the
 # independent readers of tests/writers, must equal its ground truth; they
@@ -92,6 +92,10 @@ check_truth() {
 			python3 "$W/read_cbp2025.py" "$T/$1/trace.$tid.cbp2025.gz" "$T/w.truth" - > /dev/null ||
 				fail "$1: cbp2025 of thread $tid"
 		fi
+		if [ -e "$T/$1/trace.$tid.bt9.gz" ]; then
+			python3 "$W/read_bt9.py" "$T/$1/trace.$tid.bt9.gz" "$T/w.truth" > /dev/null ||
+				fail "$1: bt9 of thread $tid"
+		fi
 		if ls "$T/$1"/xtrace.*.$tid.hint9.xinsndata.bin > /dev/null 2>&1; then
 			python3 "$W/read_xtrace.py" "$T/$1" "$T/w.truth" - 1000000 > /dev/null ||
 				fail "$1: xtrace of thread $tid"
@@ -101,7 +105,7 @@ check_truth() {
 }
 
 DATA=$T/w.data
-F=champsim,cbp2025,xtrace
+F=champsim,cbp2025,xtrace,bt9
 conv all $F
 conv lim $F --max-open-outputs 4
 check_truth lim
@@ -117,14 +121,24 @@ streams, n = int(sys.argv[2]), int(sys.argv[3])
 assert s["max_open_outputs"] == 4, s["max_open_outputs"]
 assert s["output_suspensions"] >= streams - n, (s["output_suspensions"], streams, n)
 PY
-members=$(for f in "$T"/lim/trace.*.cbp2025.gz; do
-	python3 -c 'import sys, zlib
+# gzip_members FILE...: the members of all of them
+gzip_members() {
+	for f in "$@"; do
+		python3 -c 'import sys, zlib
 d = open(sys.argv[1], "rb").read(); n = 0
 while d:
     o = zlib.decompressobj(31); o.decompress(d); d = o.unused_data; n += 1
-print(n)' "$f"; done | awk '{ s += $1 } END { print s }')
+print(n)' "$f"; done | awk '{ s += $1 } END { print s }'
+}
+members=$(gzip_members "$T"/lim/trace.*.cbp2025.gz)
 [ "$members" -gt $((2 * N)) ] || fail "only $members gzip members in $N files: nothing was suspended"
-echo "ok - $N live threads, 4 open: champsim.xz, cbp2025, xtrace equal to the truth ($streams xz streams, $members gzip members)"
+# a bt9 file is a header member, the edge sequence's members and an EOF
+# member: 3 when it was never suspended
+bt9=$(gzip_members "$T"/lim/trace.*.bt9.gz)
+[ "$(gzip_members "$T"/all/trace.*.bt9.gz)" -eq $((3 * N)) ] || fail "bt9 without a limit: not 3 members per file"
+[ "$bt9" -gt $((4 * N)) ] || fail "only $bt9 gzip members in $N bt9 files: nothing was suspended"
+ls "$T"/lim/*.tmp "$T"/all/*.tmp 2>/dev/null && fail "side files left behind"
+echo "ok - $N live threads, 4 open: champsim.xz, cbp2025, xtrace, bt9 equal to the truth ($streams xz streams, $members + $bt9 gzip members)"
 
 # -j 2: the same bytes (compression threads shared, eviction by input order)
 conv lim2 $F --max-open-outputs 4 -j 2

@@ -4,6 +4,11 @@
  * sequence, so the sequence is written first to a side file (a gzip member)
  * and the final file is the header member followed by the sequence member:
  * gunzip concatenates members, which is what the framework's reader sees.
+ *
+ * The pool of open writers (--max-open-outputs) suspends a bt9 output by
+ * finishing the side file's member and closing it; the next branch appends
+ * a new member.  The node and edge tables stay: they are the part's header,
+ * written when the part ends.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -169,6 +174,8 @@ static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 
 	if (n && (err = ptc_wparts_want(&w->parts)) < 0)
 		return err;
+	if (n && !w->seq && (err = ptc_zout_append(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level)) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
 	for (i = 0; i < n; i++)
 		if ((err = bt9_branch(st, &b[i])) < 0)
 			return err;
@@ -211,7 +218,8 @@ static int seg_finish(void *st)
 	char buf[65536];
 	size_t k;
 
-	if ((err = ptc_zout_close(w->seq)) < 0) {
+	/* NULL: suspended, its members are complete */
+	if (w->seq && (err = ptc_zout_close(w->seq)) < 0) {
 		w->seq = NULL;
 		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
 	}
@@ -265,6 +273,7 @@ static int seg_finish(void *st)
 			return ptc_wfail(w->c, ptc_err_io, "%s: append: %s", path, strerror(errno));
 	}
 	unlink(w->seqpath);
+	w->seqpath[0] = 0;
 	if (ptc_zout_append(&z, path, PTC_Z_GZIP, w->cfg->level) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
 	P("EOF\n");
@@ -296,7 +305,11 @@ static void seg_free(struct bt9 *w)
 	if (w->seq) {
 		ptc_zout_abort(w->seq);
 		w->seq = NULL;
+	}
+	/* a part that did not finish, open or suspended */
+	if (w->seqpath[0]) {
 		unlink(w->seqpath);
+		w->seqpath[0] = 0;
 	}
 	ptc_map_free(&w->node_of);
 	ptc_map_free(&w->edge_of);
@@ -333,6 +346,25 @@ static int seg_start(void *st)
 	return 0;
 }
 
+/* Suspended by the pool: finish the sequence's member and close its file.
+ * A member without data is dropped instead (nothing of it reached the
+ * file), so that the file's bytes are those it would have had without
+ * this suspension. */
+static int bt9_suspend(void *st)
+{
+	struct bt9 *w = st;
+	int err = 0;
+
+	if (!w->seq)
+		return 0;
+	if (!ptc_zout_size_in(w->seq))
+		ptc_zout_abort(w->seq);
+	else if (ptc_zout_close(w->seq) < 0)
+		err = ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
+	w->seq = NULL;
+	return err;
+}
+
 static void bt9_free(void *st)
 {
 	struct bt9 *w = st;
@@ -365,6 +397,5 @@ static int bt9_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_bt9 = {
 	{ "bt9", "BT9 text for the CBP2016 framework (.bt9.gz)", 0 },
-	bt9_open, bt9_branches, bt9_gap, bt9_finish, bt9_free,
-	NULL,	/* not suspended: its node and edge tables live until the end */
+	bt9_open, bt9_branches, bt9_gap, bt9_finish, bt9_free, bt9_suspend,
 };

@@ -97,13 +97,14 @@ void ptc_writer_free(struct ptc_writer *w);
  * files are closed and its buffers freed; when that writer gets events
  * again, it appends a new member / stream to its files (gzip and xz
  * readers read them as one stream; uncompressed outputs are just
- * appended), and a .ptc continues with a new chunk.  Only the boundaries
- * of members, streams and chunks change: the decompressed bytes and the
- * records never do, and the bytes themselves depend only on the order of
- * the events given to the writers on each OS thread and on max_open, not
- * on timing nor on the compression threads.  A format that cannot be
- * suspended (bt9, whose tables are written at the end) keeps its state;
- * it still counts.
+ * appended), a .ptc continues with a new chunk and a bt9's spooled edge
+ * sequence with a new member.  Only the boundaries of members, streams
+ * and chunks change: the decompressed bytes and the records never do, and
+ * the bytes themselves depend only on the order of the events given to
+ * the writers on each OS thread and on max_open, not on timing nor on the
+ * compression threads.  What a format writes at its end stays in memory
+ * (the node and edge tables of .ptc and bt9).  A format without a suspend
+ * operation keeps its files open; it still counts.
  *
  * A writer is suspended only by the OS thread that used it last, so
  * writers used by one OS thread at a time need no other locking; with

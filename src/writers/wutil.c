@@ -1,11 +1,13 @@
 /* Helpers shared by the writers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <lzma.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "common/error.h"
@@ -280,7 +282,20 @@ static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, in
 	if (!z)
 		return -ptc_err_nomem;
 	z->kind = kind;
-	z->f = fopen(path, mode);
+	if (!strcmp(mode, "ab")) {
+		/* Appending continues a file this process wrote (a suspended
+		 * output): if it is gone, that is an error, not a new file
+		 * holding only the rest. */
+		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		z->f = fd < 0 ? NULL : fdopen(fd, "ab");
+		if (!z->f && fd >= 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+		}
+	} else {
+		z->f = fopen(path, mode);
+	}
 	if (!z->f) {
 		free(z);
 		return -ptc_err_io;

@@ -38,7 +38,8 @@ int ptc_zout_open(struct ptc_zout **z, const char *path, enum ptc_zkind kind, in
  * and out (16 MiB per thread), touched as data comes; at most 8 threads. */
 int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
 		     int threads);
-/* Append to an existing file as a new gzip member / xz stream. */
+/* Append to an existing file as a new gzip member / xz stream; fails
+ * (errno ENOENT) when the file does not exist. */
 int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
 /* The same for the bytes of ptc_zout_open_mt: appending to a file the
  * stream(s) that ptc_zout_open_mt would have written to an empty one. */

@@ -12,8 +12,10 @@
  * threads' .ptc writers take turns under a pool of one, one of them
  * suspended before its first byte and right after a loss gap; read back
  * with libptconv-trace, each file must give exactly the branch and gap
- * events the test fed in, in as many chunks as the turns ended; one
- * whose file is removed while it is suspended must fail naming it. */
+ * events the test fed in, in as many chunks as the turns ended.
+ *
+ * A suspended .ptc, champsim or bt9 writer whose file is removed must
+ * fail naming it at its next event. */
 #include <dirent.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -326,10 +328,12 @@ static void run_ptc(const char *dir, struct ptc_writer_pool *pool)
 	}
 }
 
-/* A suspended .ptc writer whose file is gone by its next event: the
- * event fails, naming the file and why. */
-static void run_ptc_reopen_fails(const char *dir)
+/* A suspended writer of format whose file (trace.31.gone) is gone by its
+ * next event: the event fails, naming the file and why, rather than
+ * starting a new file with only the rest.  Its outputs are trace.*.out. */
+static void run_reopen_fails(const char *dir, const char *format, const char *gone, const char *out)
 {
+	struct ptc_code_reader code = { code_read, NULL };
 	struct ptc_writer_config cfg = { 0 };
 	struct ptc_thread_info ti[2] = { { 30, 31, "x", -1 }, { 30, 32, "y", -1 } };
 	struct ptc_branch b = { 0x1006, 0x1000, 5, 3, PTC_BR_COND, 1, 2, 0 };
@@ -341,26 +345,28 @@ static void run_ptc_reopen_fails(const char *dir)
 
 	CHECK(ptc_writer_pool_new(&pool, 1, 1) == 0, "pool");
 	cfg.outdir = dir;
+	cfg.code = &code;
 	cfg.pool = pool;
 	for (i = 0; i < 2; i++) {
-		CHECK(ptc_writer_new(&w[i], "ptconv", &cfg) == 0, "new ptc %d", i);
+		CHECK(ptc_writer_new(&w[i], format, &cfg) == 0, "new %s %d", format, i);
 		s[i] = ptc_writer_sink(w[i]);
 		CHECK(s[i].begin(s[i].ctx, &ti[i]) == 0, "begin: %s", ptc_writer_errmsg(w[i]));
 	}
 	/* x is suspended (y began): its file goes */
-	snprintf(path, sizeof(path), "%s/trace.31.ptc", dir);
-	CHECK(unlink(path) == 0, "unlink %s", path);
-	CHECK(s[0].branches(s[0].ctx, &b, 1) < 0, "branches into a file that is gone succeeded");
+	snprintf(path, sizeof(path), "%s/trace.31.%s", dir, gone);
+	CHECK(unlink(path) == 0, "%s: unlink %s", format, path);
+	CHECK(s[0].branches(s[0].ctx, &b, 1) < 0, "%s: branches into a file that is gone succeeded", format);
 	CHECK(strstr(ptc_writer_errmsg(w[0]), path) && strstr(ptc_writer_errmsg(w[0]), "No such file"),
-	      "message: %s", ptc_writer_errmsg(w[0]));
+	      "%s: message: %s", format, ptc_writer_errmsg(w[0]));
 	for (i = 0; i < 2; i++) {
 		s[i].end(s[i].ctx);
 		ptc_writer_free(w[i]);
 	}
 	ptc_writer_pool_free(pool);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/trace.32.ptc", dir);
-	unlink(path);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/trace.%d.%s", dir, 31 + i, out);
+		unlink(path);
+	}
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -416,7 +422,9 @@ int main(void)
 	CHECK(ptc_writer_pool_suspensions(pool) >= 10, "ptc suspensions: %llu",
 	      (unsigned long long)ptc_writer_pool_suspensions(pool));
 	ptc_writer_pool_free(pool);
-	run_ptc_reopen_fails(d1);
+	run_reopen_fails(d1, "ptconv", "ptc", "ptc");
+	run_reopen_fails(d1, "champsim", "champsim.xz", "champsim.xz");
+	run_reopen_fails(d1, "bt9", "bt9.gz.seq.tmp", "bt9.gz");
 
 	c1 = names(d1, n1, 64);
 	c2 = names(d2, n2, 64);
