@@ -45,7 +45,8 @@ struct bt9 {
 	const struct ptc_writer_config *cfg;
 	struct ptc_wparts parts;	/* one file per gap-free run */
 	char seqpath[4200];
-	struct ptc_zout *seq;
+	struct ptc_zout *seq;		/* NULL while suspended */
+	int seq_fresh;			/* suspended before its first byte */
 	struct ptc_walker walk;
 	struct bnode *nodes;		/* [0] is the dummy source */
 	size_t n_nodes, cap_nodes;
@@ -174,8 +175,11 @@ static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 
 	if (n && (err = ptc_wparts_want(&w->parts)) < 0)
 		return err;
-	if (n && !w->seq && (err = ptc_zout_append(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level)) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
+	if (n && !w->seq) {
+		if (ptc_zout_append(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level) < 0)
+			return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
+		w->seq_fresh = 0;
+	}
 	for (i = 0; i < n; i++)
 		if ((err = bt9_branch(st, &b[i])) < 0)
 			return err;
@@ -218,7 +222,12 @@ static int seg_finish(void *st)
 	char buf[65536];
 	size_t k;
 
-	/* NULL: suspended, its members are complete */
+	/* Suspended: its members are complete, unless it had no byte, where
+	 * the (empty) member of a part never suspended is due. */
+	if (!w->seq && w->seq_fresh &&
+	    ptc_zout_append(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
+	w->seq_fresh = 0;
 	if (w->seq && (err = ptc_zout_close(w->seq)) < 0) {
 		w->seq = NULL;
 		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
@@ -330,6 +339,7 @@ static int seg_start(void *st)
 	seg_free(w);
 	w->prev_edge = 0;
 	w->branches = w->insns = w->conflicts = w->node_conflicts = 0;
+	w->seq_fresh = 0;
 	if (ptc_map_init(&w->node_of) < 0 || ptc_map_init(&w->edge_of) < 0 ||
 	    grow((void **)&w->nodes, &w->cap_nodes, 0, sizeof(*w->nodes)) < 0 ||
 	    grow((void **)&w->edges, &w->cap_edges, 0, sizeof(*w->edges)) < 0)
@@ -348,8 +358,8 @@ static int seg_start(void *st)
 
 /* Suspended by the pool: finish the sequence's member and close its file.
  * A member without data is dropped instead (nothing of it reached the
- * file), so that the file's bytes are those it would have had without
- * this suspension. */
+ * file; seg_finish writes it if no data follows), so that the file's bytes
+ * are those it would have had without this suspension. */
 static int bt9_suspend(void *st)
 {
 	struct bt9 *w = st;
@@ -357,9 +367,10 @@ static int bt9_suspend(void *st)
 
 	if (!w->seq)
 		return 0;
-	if (!ptc_zout_size_in(w->seq))
+	if (!ptc_zout_size_in(w->seq)) {
 		ptc_zout_abort(w->seq);
-	else if (ptc_zout_close(w->seq) < 0)
+		w->seq_fresh = 1;
+	} else if (ptc_zout_close(w->seq) < 0)
 		err = ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
 	w->seq = NULL;
 	return err;
