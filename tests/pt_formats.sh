@@ -14,27 +14,15 @@ TRACE="$top_builddir/tests/ptgen/ptgen-trace"
 ENC="$top_builddir/tests/ptgen/ptgen-encode"
 W="$top_srcdir/tests/writers"
 B="$top_builddir/tests/writers"
-[ -x "$TRACE" ] && [ -x "$ENC" ] || skip "ptgen-trace/ptgen-encode not built"
-[ -x "$B/stepper" ] || skip "tests/writers/stepper not built"
+CC_=${CC_FOR_TESTS:-cc}
+[ -x "$ENC" ] || skip "ptgen-encode not built"
 command -v python3 >/dev/null || skip "python3 not installed"
 command -v zstd >/dev/null || skip "zstd not installed"
-CC_=${CC_FOR_TESTS:-cc}
-command -v "$CC_" >/dev/null || skip "no C compiler to build the test programs"
 scratch
 FORMATS=ptconv,bt9,champsim,cbp2025,xtrace
 BBV=5000
 export TRUTH_NO_TIMES=1
-
-# plain builds: the traced programs must not carry the sanitizers
-"$CC_" -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" ||
-	skip "cannot build a static test program: $(cat "$T/cc.err")"
-"$TRACE" -o "$T/prog.truth" -- "$T/prog" >/dev/null 2>"$T/trace.err" ||
-	skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
-# A second, independent single-stepper lists every executed instruction; it
-# must agree with ptgen-trace branch for branch.
-"$B/stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
-agree_with_stepper "$T/prog.truth" "$T/step.truth"
-START=$(head -n 1 "$T/prog.ips")
+prog_truth
 
 convert() {	# OUT ENGINE ENCODER-OPTIONS... (the truth is $truth)
 	out=$1 eng=$2

@@ -41,6 +41,31 @@ struct ptc_perf_reader;
  * the recording's AUXTRACE_INFO says arm_spe; returns an enum ptc_exit. */
 int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_reader *r);
 
+/* ptconv convert TRACE.ptc (src/cli/convert_ptc.c): a trace of ptconv's
+ * own format into opt->formats, its code from the trace; an enum ptc_exit. */
+int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval);
+/* A writer of formats (ptc_writer_new with cfg, cfg->code set to code,
+ * which reads the code embedded in t) for t's thread, begun; its sink in
+ * *s.  0 or a negative error (*w may be set: free it). */
+struct ptc_trace;
+struct ptc_writer;
+struct ptc_writer_config;
+struct ptc_code_reader;
+struct ptc_sink;
+int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_writer_config *cfg,
+			   struct ptc_code_reader *code, struct ptc_writer **w, struct ptc_sink *s);
+/* Whether path starts like a ptconv trace. */
+int ptc_is_ptc_trace(const char *path);
+
+/* A record read back with libptconv-trace as the writers' event. */
+struct ptc_trace_record;
+struct ptc_trace_gap;
+struct ptc_branch;
+struct ptc_gap;
+void ptc_branch_from_record(const struct ptc_trace_record *r, struct ptc_branch *b);
+/* (g->detail points into tg's.) */
+void ptc_gap_from_trace(const struct ptc_trace_gap *tg, struct ptc_gap *g);
+
 /* Print "ptconv: " and the message to stderr. */
 void ptc_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,5 +1,6 @@
 /* ptconv convert: command line of the conversion; routes the recording to
- * the pipeline of its trace kind (AUXTRACE_INFO type). */
+ * the pipeline of its trace kind (AUXTRACE_INFO type), and a trace of
+ * ptconv's own format to its re-conversion (convert_ptc.c). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: ptconv [convert] FILE [options]\n"
+		"       ptconv [convert] TRACE.ptc [-f LIST] [--bbv N] [-o DIR] [-j N]\n"
 		"       ptconv [convert] --pt FILE --image PATH[:ADDR[:OFFSET]]... [--cpu F/M/S] [options]\n"
 		"  -f, --format LIST     output formats, comma-separated (default ptconv):\n"
 		"                          ptconv   ptconv's own compact trace (.ptc), every instruction\n"
@@ -197,6 +199,18 @@ int cmd_convert(int argc, char **argv)
 	}
 	o.input = argv[optind];
 
+	if (strcmp(o.input, "-") && ptc_is_ptc_trace(o.input)) {
+		/* one thread's trace, its code inside: nothing to decode,
+		 * select or look up */
+		if (o.per_cpu || o.pid != -1 || o.tid != -1 || o.comm || o.time_start ||
+		    o.time_end != UINT64_MAX || o.symfs || o.buildid_dir || o.force ||
+		    pt.engine_libipt || pt.check_partial || pt.cpu || o.max_open_outputs) {
+			ptc_cli_error("%s: a ptconv trace takes only -f, --bbv, -o, -j, -q and --strict",
+				      o.input);
+			return PTC_EXIT_USAGE;
+		}
+		return ptc_convert_ptc(&o, pt.bbv_interval);
+	}
 	if (ptc_perf_open(&r, o.input, err_s, sizeof(err_s)) < 0) {
 		ptc_cli_error("%s", err_s);
 		return PTC_EXIT_INPUT;

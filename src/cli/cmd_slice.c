@@ -21,11 +21,6 @@
 #include "ptconv/trace.h"
 #include "writers/writers.h"
 
-static size_t trace_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
-{
-	return ptc_trace_code(ctx, ip, buf, n);
-}
-
 /* The address of the instruction k instructions after start. */
 static int nth_insn(struct ptc_trace *t, uint64_t start, uint32_t k, uint64_t *ip)
 {
@@ -79,7 +74,6 @@ int cmd_slice(int argc, char **argv)
 	struct ptc_writer *w = NULL;
 	struct ptc_writer_config cfg = { 0 };
 	struct ptc_code_reader code;
-	struct ptc_thread_info ti;
 	struct ptc_sink s;
 	uint32_t before;
 	char *end;
@@ -165,17 +159,7 @@ int cmd_slice(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), ".ptconv-slice-%ld", (long)getpid());
 	cfg.outdir = dirname(tmpdir);
 	cfg.prefix = prefix;
-	code.read = trace_code;
-	code.ctx = t;
-	cfg.code = &code;
-	if ((err = ptc_writer_new(&w, "ptconv", &cfg)) < 0)
-		goto werr;
-	s = ptc_writer_sink(w);
-	ti.pid = info.pid;
-	ti.tid = info.tid;
-	ti.comm = info.comm;
-	ti.cpu = info.cpu;
-	if ((err = s.begin(s.ctx, &ti)) < 0)
+	if ((err = ptc_trace_writer_begin(t, "ptconv", &cfg, &code, &w, &s)) < 0)
 		goto werr;
 	{
 		struct ptc_gap g = { PTC_GAP_START, 0, UINT64_MAX, r.time, 0, first_ip, 0, 0, "slice start" };
@@ -189,15 +173,7 @@ int cmd_slice(int argc, char **argv)
 			struct ptc_gap g;
 			if ((err = ptc_trace_gap(t, r.insns, &tg)) < 0)
 				goto readerr;
-			g.cause = tg.cause;
-			g.aux_offset = tg.aux_offset;
-			g.resume_offset = tg.resume_offset;
-			g.time = tg.time;
-			g.ip = tg.ip;
-			g.resume_ip = tg.resume_ip;
-			g.lost_branches = tg.lost_branches;
-			g.lost_bytes = tg.lost_bytes;
-			g.detail = tg.detail;
+			ptc_gap_from_trace(&tg, &g);
 			if ((err = s.gap(s.ctx, &g)) < 0)
 				goto werr;
 		} else {
@@ -207,13 +183,8 @@ int cmd_slice(int argc, char **argv)
 				tail = count - done;
 				break;
 			}
-			b.ip = r.ip;
-			b.target = r.target;
-			b.time = r.time;
+			ptc_branch_from_record(&r, &b);
 			b.insns = n;
-			b.kind = r.kind;
-			b.taken = r.taken;
-			b.length = r.length;
 			b.flags = (uint8_t)(r.flags | (done == 0 ? PTC_TRACE_SLICE_START : 0));
 			if ((err = s.branches(s.ctx, &b, 1)) < 0)
 				goto werr;

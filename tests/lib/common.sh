@@ -55,3 +55,24 @@ agree_with_stepper() {
 	[ -s "$1.b" ] || fail "no branches in the ground truth"
 	cmp -s "$1.b" "$2.b" || { diff "$1.b" "$2.b" | head -4 >&2; fail "ptgen-trace and the stepper disagree"; }
 }
+# prog_truth: the ground truth of tests/writers/prog.c, built static (no
+# sanitizers) into $T/prog: $T/prog.truth by ptgen-trace, checked against
+# the stepper, whose instruction list is $T/prog.ips; START is its first
+# instruction.  Skips where the tools cannot run.
+prog_truth() {
+	_trace="$top_builddir/tests/ptgen/ptgen-trace"
+	_stepper="$top_builddir/tests/writers/stepper"
+	_cc=${CC_FOR_TESTS:-cc}
+	[ -x "$_trace" ] || skip "ptgen-trace not built"
+	[ -x "$_stepper" ] || skip "tests/writers/stepper not built"
+	command -v "$_cc" >/dev/null || skip "no C compiler to build the test programs"
+	"$_cc" -O2 -static -o "$T/prog" "$top_srcdir/tests/writers/prog.c" 2>"$T/cc.err" ||
+		skip "cannot build a static test program: $(cat "$T/cc.err")"
+	"$_trace" -o "$T/prog.truth" -- "$T/prog" >/dev/null 2>"$T/trace.err" ||
+		skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
+	# A second, independent single-stepper lists every executed
+	# instruction; it must agree with ptgen-trace branch for branch.
+	"$_stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
+	agree_with_stepper "$T/prog.truth" "$T/step.truth"
+	START=$(head -n 1 "$T/prog.ips")
+}

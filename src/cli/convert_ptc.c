@@ -1,0 +1,204 @@
+/* ptconv convert TRACE.ptc: a trace in ptconv's own format turned into the
+ * other formats.
+ *
+ * The records are read back with libptconv-trace and given to the writers
+ * as the decoders give them branch events; the code bytes the
+ * per-instruction formats decode come from the blocks the trace embeds.  So
+ * neither the recording nor the binaries are needed: a trace kept on its
+ * own, or a slice cut by ptconv slice for a simulation point, becomes a
+ * ChampSim, CBP2025, BT9 or xtrace trace (ptconv-convert(1)).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "common/error.h"
+#include "common/trace_event.h"
+#include "ptconv/trace.h"
+#include "writers/ptc_format.h"
+#include "writers/writers.h"
+
+#define BATCH 4096
+
+int ptc_is_ptc_trace(const char *path)
+{
+	char magic[sizeof(PTCF_MAGIC) - 1];
+	FILE *f = fopen(path, "rb");
+	int yes;
+
+	if (!f)
+		return 0;
+	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) && !memcmp(magic, PTCF_MAGIC, sizeof(magic));
+	fclose(f);
+	return yes;
+}
+
+void ptc_branch_from_record(const struct ptc_trace_record *r, struct ptc_branch *b)
+{
+	b->ip = r->ip;
+	b->target = r->target;
+	b->time = r->time;
+	b->insns = r->insns;
+	b->kind = r->kind;
+	b->taken = r->taken;
+	b->length = r->length;
+	b->flags = r->flags;
+}
+
+void ptc_gap_from_trace(const struct ptc_trace_gap *tg, struct ptc_gap *g)
+{
+	g->cause = tg->cause;
+	g->aux_offset = tg->aux_offset;
+	g->resume_offset = tg->resume_offset;
+	g->time = tg->time;
+	g->ip = tg->ip;
+	g->resume_ip = tg->resume_ip;
+	g->lost_branches = tg->lost_branches;
+	g->lost_bytes = tg->lost_bytes;
+	g->detail = tg->detail;
+}
+
+static size_t trace_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	return ptc_trace_code(ctx, ip, buf, n);
+}
+
+int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_writer_config *cfg,
+			   struct ptc_code_reader *code, struct ptc_writer **w, struct ptc_sink *s)
+{
+	struct ptc_trace_info info;
+	struct ptc_thread_info ti;
+	int err;
+
+	ptc_trace_info(t, &info);
+	code->read = trace_code;
+	code->ctx = t;
+	cfg->code = code;
+	if ((err = ptc_writer_new(w, formats, cfg)) < 0)
+		return err;
+	*s = ptc_writer_sink(*w);
+	ti.pid = info.pid;
+	ti.tid = info.tid;
+	ti.comm = info.comm;
+	ti.cpu = info.cpu;
+	return s->begin(s->ctx, &ti);
+}
+
+int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval)
+{
+	const char *formats = opt->formats ? opt->formats : "ptconv";
+	struct ptc_trace_record *rec = NULL;
+	struct ptc_branch *br = NULL;
+	struct ptc_writer *w = NULL;
+	struct ptc_writer_config cfg = { 0 };
+	struct ptc_code_reader code;
+	struct ptc_trace_info info;
+	struct ptc_trace *t;
+	struct ptc_sink s;
+	char dirbuf[4096], msg[1024] = "", bad[128];
+	uint64_t losses = 0;
+	int err, n, status = PTC_EXIT_OUTPUT;
+
+	if (ptc_writer_check_list(formats, bad, sizeof(bad)) < 0) {
+		/* cbpexp and text are the Intel PT pipeline's own: cbpexp
+		 * names the recording's images, text is what ptconv dump
+		 * prints */
+		const struct ptc_writer_format *const *all = ptc_writer_formats();
+		char names[200] = "";
+		size_t k, len = 0;
+		for (k = 0; all[k] && len < sizeof(names); k++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", k ? ", " : "",
+						all[k]->name);
+		ptc_cli_error("-f %s: a ptconv trace converts to %s (ptconv dump lists it as text)", bad,
+			      names);
+		return PTC_EXIT_USAGE;
+	}
+	t = ptc_trace_open_msg(opt->input, &err, msg, sizeof(msg));
+	if (!t) {
+		ptc_cli_error("%s", msg[0] ? msg : ptc_errstr(err));
+		return PTC_EXIT_INPUT;
+	}
+	ptc_trace_info(t, &info);
+	cfg.outdir = opt->outdir;
+	if (!cfg.outdir) {
+		snprintf(dirbuf, sizeof(dirbuf), "%s.ptconv", opt->input);
+		cfg.outdir = dirbuf;
+	}
+	if (mkdir(cfg.outdir, 0777) && errno != EEXIST) {
+		ptc_cli_error("%s: cannot create the output folder: %s", cfg.outdir, strerror(errno));
+		goto out;
+	}
+	cfg.bbv_interval = bbv_interval;
+	cfg.threads = opt->jobs;
+	rec = malloc(BATCH * sizeof(*rec));
+	br = malloc(BATCH * sizeof(*br));
+	if (!rec || !br) {
+		ptc_cli_error("out of memory");
+		goto out;
+	}
+	if ((err = ptc_trace_writer_begin(t, formats, &cfg, &code, &w, &s)) < 0)
+		goto werr;
+	while ((n = ptc_trace_read(t, rec, BATCH)) > 0) {
+		size_t k = 0;
+		int i;
+		/* branches go in runs; a gap ends the run before it */
+		for (i = 0; i <= n; i++) {
+			struct ptc_trace_gap tg;
+			struct ptc_gap g;
+			if (i < n && rec[i].kind != PTC_TRACE_GAP) {
+				ptc_branch_from_record(&rec[i], &br[k++]);
+				continue;
+			}
+			if (k && (err = s.branches(s.ctx, br, k)) < 0)
+				goto werr;
+			k = 0;
+			if (i == n)
+				break;
+			if ((err = ptc_trace_gap(t, rec[i].insns, &tg)) < 0) {
+				n = err;
+				break;
+			}
+			ptc_gap_from_trace(&tg, &g);
+			losses += g.cause != PTC_GAP_START;
+			if ((err = s.gap(s.ctx, &g)) < 0)
+				goto werr;
+		}
+		if (n < 0)
+			break;
+	}
+	if (n < 0) {
+		/* What was read is written: the outputs end where the trace
+		 * could no longer be read. */
+		ptc_cli_error("%s", ptc_trace_errmsg(t)[0] ? ptc_trace_errmsg(t) : ptc_errstr(n));
+		s.end(s.ctx);
+		status = PTC_EXIT_INPUT;
+		goto out;
+	}
+	if ((err = s.end(s.ctx)) < 0)
+		goto werr;
+	if (ptc_writer_warnings(w)[0])
+		ptc_cli_error("warning: %s", ptc_writer_warnings(w));
+	if (!opt->quiet) {
+		fprintf(stderr, "ptconv: %s: %" PRIu64 " branches, %" PRIu64 " instructions, %" PRIu64
+			" gaps -> %s/ (%s)\n", opt->input, info.branches, info.instructions, losses,
+			cfg.outdir, formats);
+		if (info.tail_insns)
+			fprintf(stderr, "ptconv: %s: the %" PRIu64 " instructions after the last branch"
+				" (the end of a slice) are in no per-instruction output\n",
+				opt->input, info.tail_insns);
+	}
+	status = losses && opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
+	goto out;
+werr:
+	ptc_cli_error("%s", w && ptc_writer_errmsg(w)[0] ? ptc_writer_errmsg(w) : ptc_errstr(err));
+out:
+	ptc_writer_free(w);
+	ptc_trace_close(t);
+	free(rec);
+	free(br);
+	return status;
+}
