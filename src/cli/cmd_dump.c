@@ -106,6 +106,13 @@ static int dump_ptc(const char *path, uint64_t start, uint64_t count, int insns)
 	}
 	if (n < 0)
 		goto readerr;
+	if (n == 0 && insns && info.tail_insns && next_start) {
+		/* the trace ends inside a block (a slice): its first
+		 * instructions, which no record holds */
+		struct ptc_trace_record tail = { .insns = (uint32_t)info.tail_insns };
+		printf("# the %" PRIu64 " instructions after the last branch:\n", info.tail_insns);
+		list_block(t, &dec, &fmt, next_start, &tail);
+	}
 	ptc_trace_close(t);
 	return PTC_EXIT_OK;
 readerr:

@@ -201,10 +201,10 @@ int cmd_slice(int argc, char **argv)
 			break;
 		}
 	}
-	if ((err = s.end(s.ctx)) < 0)
+	if ((err = ptc_writer_tail(w, tail)) < 0 || (err = s.end(s.ctx)) < 0)
 		goto werr;
 	snprintf(tmpfile, sizeof(tmpfile), "%s/%s.%u.ptc", cfg.outdir, prefix, info.tid);
-	if ((err = ptc_ptconv_set_tail(tmpfile, tail)) < 0 || rename(tmpfile, out) < 0) {
+	if (rename(tmpfile, out) < 0) {
 		ptc_cli_error("%s: %s", out, strerror(errno));
 		unlink(tmpfile);
 		goto out;

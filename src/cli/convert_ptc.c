@@ -178,7 +178,7 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 		status = PTC_EXIT_INPUT;
 		goto out;
 	}
-	if ((err = s.end(s.ctx)) < 0)
+	if ((err = ptc_writer_tail(w, info.tail_insns)) < 0 || (err = s.end(s.ctx)) < 0)
 		goto werr;
 	if (ptc_writer_warnings(w)[0])
 		ptc_cli_error("warning: %s", ptc_writer_warnings(w));
@@ -186,10 +186,6 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 		fprintf(stderr, "ptconv: %s: %" PRIu64 " branches, %" PRIu64 " instructions, %" PRIu64
 			" gaps -> %s/ (%s)\n", opt->input, info.branches, info.instructions, losses,
 			cfg.outdir, formats);
-		if (info.tail_insns)
-			fprintf(stderr, "ptconv: %s: the %" PRIu64 " instructions after the last branch"
-				" (the end of a slice) are in no per-instruction output\n",
-				opt->input, info.tail_insns);
 	}
 	status = losses && opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	goto out;

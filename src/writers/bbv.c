@@ -88,16 +88,18 @@ static int add_count(struct bbv *w, uint32_t id, uint64_t n)
 	return 0;
 }
 
-static int bbv_branch(struct bbv *w, const struct ptc_branch *b)
+/* insns instructions of the block [start .. ip] (ip 0: a block without
+ * its branch, the trace's tail). */
+static int bbv_block(struct bbv *w, uint64_t start, uint64_t ip, uint32_t insns)
 {
 	uint32_t id, probe = 0;
-	uint64_t n = b->insns;
+	uint64_t n = insns;
 	int err;
 
 	for (;; probe++) {
-		id = ptc_map_get(&w->ids, block_key(w->next_start, b->ip, b->insns, probe));
-		if (id == UINT32_MAX || (w->blocks[id].start == w->next_start &&
-					 w->blocks[id].ip == b->ip && w->blocks[id].insns == b->insns))
+		id = ptc_map_get(&w->ids, block_key(start, ip, insns, probe));
+		if (id == UINT32_MAX || (w->blocks[id].start == start &&
+					 w->blocks[id].ip == ip && w->blocks[id].insns == insns))
 			break;
 	}
 	if (id == UINT32_MAX) {
@@ -115,10 +117,10 @@ static int bbv_branch(struct bbv *w, const struct ptc_branch *b)
 			w->cap_blocks = cap;
 		}
 		id = (uint32_t)w->n_blocks++;
-		w->blocks[id].start = w->next_start;
-		w->blocks[id].ip = b->ip;
-		w->blocks[id].insns = b->insns;
-		if ((err = ptc_map_put(&w->ids, block_key(w->next_start, b->ip, b->insns, probe), id)) < 0)
+		w->blocks[id].start = start;
+		w->blocks[id].ip = ip;
+		w->blocks[id].insns = insns;
+		if ((err = ptc_map_put(&w->ids, block_key(start, ip, insns, probe), id)) < 0)
 			return err;
 	}
 	while (n) {
@@ -133,8 +135,15 @@ static int bbv_branch(struct bbv *w, const struct ptc_branch *b)
 			w->left = w->interval;
 		}
 	}
-	w->next_start = ptc_branch_dest(b);
 	return 0;
+}
+
+static int bbv_branch(struct bbv *w, const struct ptc_branch *b)
+{
+	int err = bbv_block(w, w->next_start, b->ip, b->insns);
+
+	w->next_start = ptc_branch_dest(b);
+	return err;
 }
 
 static int bbv_branches(void *st, const struct ptc_branch *b, size_t n)
@@ -146,6 +155,17 @@ static int bbv_branches(void *st, const struct ptc_branch *b, size_t n)
 		if ((err = bbv_branch(st, &b[i])) < 0)
 			return err;
 	return 0;
+}
+
+/* The instructions after the last branch count in the last interval, as
+ * a block of their own. */
+static int bbv_tail(void *st, uint64_t insns)
+{
+	struct bbv *w = st;
+
+	if (insns > UINT32_MAX)
+		return ptc_wfail(w->c, ptc_err_invalid, "%s: a tail of %" PRIu64 " instructions", w->path, insns);
+	return bbv_block(w, w->next_start, 0, (uint32_t)insns);
 }
 
 static int bbv_gap(void *st, const struct ptc_gap *g)
@@ -213,5 +233,5 @@ static int bbv_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_bbv = {
 	{ "bbv", "SimPoint 3.2 basic-block vectors (.bb; --bbv INTERVAL sets the interval)", 0 },
-	bbv_open, bbv_branches, bbv_gap, bbv_finish, bbv_free, bbv_suspend,
+	bbv_open, bbv_branches, bbv_gap, bbv_finish, bbv_free, bbv_suspend, bbv_tail,
 };

@@ -188,6 +188,17 @@ static int cbp_branches(void *st, const struct ptc_branch *b, size_t n)
 	return 0;
 }
 
+/* The instructions after the last branch, one record each. */
+static int cbp_tail(void *st, uint64_t insns)
+{
+	struct cbp *w = st;
+	int err;
+
+	if ((err = ptc_wparts_want(&w->parts)) < 0)
+		return err;
+	return ptc_walk_tail(&w->walk, insns, cbp_insn, w);
+}
+
 /* The simulator takes a record's successor from the next record, so a
  * loss ends the file: the records from where decoding resumed go to the
  * next part (ptconv-formats(5)). */
@@ -253,5 +264,5 @@ static int cbp_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_cbp2025 = {
 	{ "cbp2025", "CBP2025 per-instruction records (.cbp2025.gz)", 1 },
-	cbp_open, cbp_branches, cbp_gap, cbp_finish, cbp_free, cbp_suspend,
+	cbp_open, cbp_branches, cbp_gap, cbp_finish, cbp_free, cbp_suspend, cbp_tail,
 };

@@ -171,6 +171,17 @@ static int cs_branches(void *st, const struct ptc_branch *b, size_t n)
 	return 0;
 }
 
+/* The instructions after the last branch, one record each. */
+static int cs_tail(void *st, uint64_t insns)
+{
+	struct champsim *w = st;
+	int err;
+
+	if ((err = ptc_wparts_want(&w->parts)) < 0)
+		return err;
+	return ptc_walk_tail(&w->walk, insns, cs_insn, w);
+}
+
 /* ChampSim takes a branch's target from the next record, so a loss ends
  * the file: the last branch decoded before it is the part's last record,
  * and the records from where decoding resumed go to the next part
@@ -238,5 +249,5 @@ static int cs_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_champsim = {
 	{ "champsim", "ChampSim input_instr, every instruction (.champsim.xz, .gz)", 1 },
-	cs_open, cs_branches, cs_gap, cs_finish, cs_free, cs_suspend,
+	cs_open, cs_branches, cs_gap, cs_finish, cs_free, cs_suspend, cs_tail,
 };

@@ -112,6 +112,9 @@ struct ptc_fmt_ops {
 	/* Optional: give up the open outputs and large buffers while the
 	 * thread is idle (ptc_writer_pool); the next event reopens them. */
 	int (*suspend)(void *st);
+	/* Optional: insns instructions after the last branch, before
+	 * finish (ptc_writer_tail); NULL ignores them. */
+	int (*tail)(void *st, uint64_t insns);
 };
 
 extern const struct ptc_fmt_ops ptc_fmt_ptconv, ptc_fmt_bt9, ptc_fmt_champsim,

@@ -251,12 +251,56 @@ int ptc_walk_branch_tmpl(struct ptc_walker *w, const struct ptc_branch *b,
 	return walk_last(w, b, code + nbytes, got - nbytes, fn, ctx);
 }
 
+/* The n instructions from w->next that are no branch events, through fn;
+ * *ip: where they end.  Returns how many were listed (fewer when code
+ * bytes are missing, counted and reported) or a negative error. */
+static int64_t walk_plain(struct ptc_walker *w, uint64_t n, ptc_insn_fn fn, void *ctx, uint64_t *ip)
+{
+	const struct ptc_insn *in;
+	uint64_t i;
+	int err;
+
+	*ip = w->next;
+	for (i = 0; i < n; i++) {
+		in = ptc_insn_decode(w, *ip);
+		if (!in->decoded) {
+			w->missing += n - i;
+			ptc_wwarn(w->wctx, "no code bytes at 0x%" PRIx64 ": %" PRIu64 " instructions not listed",
+				  *ip, n - i);
+			break;
+		}
+		*ip += in->len;
+		err = fn(ctx, in, NULL);
+		if (err < 0)
+			return err;
+	}
+	return (int64_t)i;
+}
+
+int ptc_walk_tail(struct ptc_walker *w, uint64_t n, ptc_insn_fn fn, void *ctx)
+{
+	uint64_t ip;
+	int64_t got;
+
+	if (!n)
+		return 0;
+	if (!w->next_known) {
+		w->missing += n;
+		ptc_wwarn(w->wctx, "%" PRIu64 " instructions after the last branch not listed:"
+			  " their start is unknown", n);
+		return 0;
+	}
+	if ((got = walk_plain(w, n, fn, ctx, &ip)) < 0)
+		return (int)got;
+	w->next = ip;
+	return 0;
+}
+
 int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 		    ptc_insn_fn fn, void *ctx)
 {
-	const struct ptc_insn *in;
-	uint64_t ip = w->next, i;
-	int err;
+	uint64_t ip;
+	int64_t i;
 
 	if (b->insns > 1 && !w->next_known) {
 		/* The block's start is unknown (first branch of a stream that
@@ -265,21 +309,10 @@ int ptc_walk_branch(struct ptc_walker *w, const struct ptc_branch *b,
 		ptc_wwarn(w->wctx, "%" PRIu32 " instructions before the branch at 0x%" PRIx64
 			  " not listed: block start unknown", b->insns - 1, b->ip);
 	} else {
-		for (i = 0; b->insns && i < b->insns - 1u; i++) {
-			in = ptc_insn_decode(w, ip);
-			if (!in->decoded) {
-				w->missing += b->insns - 1 - i;
-				ptc_wwarn(w->wctx, "no code bytes at 0x%" PRIx64
-					  ": %" PRIu64 " instructions not listed", ip,
-					  (uint64_t)(b->insns - 1 - i));
-				break;
-			}
-			ip += in->len;
-			err = fn(ctx, in, NULL);
-			if (err < 0)
-				return err;
-		}
-		if (i == b->insns - 1u && b->insns && ip != b->ip) {
+		i = walk_plain(w, b->insns ? b->insns - 1u : 0, fn, ctx, &ip);
+		if (i < 0)
+			return (int)i;
+		if (b->insns && i == b->insns - 1 && ip != b->ip) {
 			w->mismatches++;
 			ptc_wwarn(w->wctx, "block from 0x%" PRIx64 " ends at 0x%" PRIx64
 				  ", not at its branch 0x%" PRIx64, w->next, ip, b->ip);

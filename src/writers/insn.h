@@ -85,6 +85,9 @@ struct ptc_walk_tmpl {
 int ptc_walk_branch_tmpl(struct ptc_walker *w, const struct ptc_branch *b,
 			 const struct ptc_walk_tmpl *t, ptc_insn_fn fn, void *ctx);
 
+/* The n instructions after the last branch, where the trace ends inside a
+ * block (a slice's tail): fn is called for each, br NULL. */
+int ptc_walk_tail(struct ptc_walker *w, uint64_t n, ptc_insn_fn fn, void *ctx);
 /* After a gap the next block starts at its resume IP. */
 void ptc_walk_gap(struct ptc_walker *w, const struct ptc_gap *g);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#include <Zydis/Zydis.h>
 
 #include "common/bytes.h"
 #include "writers/fmt.h"
@@ -68,6 +69,8 @@ struct ptcw {
 	uint64_t time;		/* time of the previous record in this chunk */
 	uint64_t records, branches, insns;
 	uint64_t code_missing;
+	uint64_t tail_insns;	/* after the last branch (ptc_writer_tail) */
+	struct node tail;	/* their code: start, code_off and code_len */
 
 	/* current chunk */
 	struct buf bits, slots, events;
@@ -562,7 +565,7 @@ static int cmp_block(const void *a, const void *b)
  * between two blocks, e.g. after an exec, starts a new span). */
 static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint32_t *n_spans)
 {
-	struct block_key *idx = malloc(((size_t)w->n_nodes + 1) * sizeof(*idx));
+	struct block_key *idx = malloc(((size_t)w->n_nodes + 2) * sizeof(*idx));
 	uint32_t n = 0, i;
 	uint64_t span_start = 0, span_end = 0, prev_end = 0;
 	size_t span_off = 0;
@@ -573,10 +576,12 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 	for (i = 0; i < w->n_nodes; i++)
 		if (w->nodes[i].code_len)
 			idx[n++] = (struct block_key){ w->nodes[i].start, w->nodes[i].code_len, i };
+	if (w->tail.code_len)	/* node number n_nodes: the tail's code */
+		idx[n++] = (struct block_key){ w->tail.start, w->tail.code_len, w->n_nodes };
 	qsort(idx, n, sizeof(*idx), cmp_block);
 	*n_spans = 0;
 	for (i = 0; i <= n && !err; i++) {
-		const struct node *b = i < n ? &w->nodes[idx[i].node] : NULL;
+		const struct node *b = i == n ? NULL : idx[i].node == w->n_nodes ? &w->tail : &w->nodes[idx[i].node];
 		const uint8_t *bytes = b ? w->code.p + b->code_off : NULL;
 		if (b && have && b->start <= span_end) {
 			uint64_t end = b->start + b->code_len, common = (end < span_end ? end : span_end) - b->start;
@@ -740,9 +745,9 @@ static int write_header(struct ptcw *w, uint32_t flags, uint64_t static_off)
 	ptc_put32(h + PTCF_H_TID, w->tid);
 	ptc_put32(h + PTCF_H_CPU, (uint32_t)w->cpu);
 	ptc_put64(h + PTCF_H_RECORDS, w->records);
-	ptc_put64(h + PTCF_H_INSNS, w->insns);
+	ptc_put64(h + PTCF_H_INSNS, w->insns + w->tail_insns);
 	ptc_put64(h + PTCF_H_STATIC, static_off);
-	ptc_put64(h + PTCF_H_TAIL, 0);
+	ptc_put64(h + PTCF_H_TAIL, w->tail_insns);
 	if (fseeko(w->f, 0, SEEK_SET) < 0 || fwrite(h, 1, sizeof(h), w->f) != sizeof(h))
 		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
 	return 0;
@@ -793,6 +798,39 @@ static int ptcw_suspend(void *st)
 	buf_free(&w->events);
 	buf_free(&w->zbuf);
 	return err;
+}
+
+/* The trace ends inside a block (a slice): the header counts the insns
+ * instructions after the last branch, and their code is embedded like a
+ * block's, so that readers can list them too. */
+static int ptcw_tail(void *st, uint64_t insns)
+{
+	struct ptcw *w = st;
+	ZydisDecoder dec;
+	ZydisDecodedInstruction zi;
+	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	uint64_t ip = w->next_start, i;
+
+	w->tail_insns = insns;
+	w->tail.start = ip;
+	w->tail.ip = ip;
+	w->tail.length = 0;
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (i = 0; ip && i < insns && w->cfg->code && w->cfg->code->read; i++) {
+		size_t n = w->cfg->code->read(w->cfg->code->ctx, ip, b, sizeof(b));
+		if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, b, n, &zi)))
+			break;
+		ip += zi.length;
+	}
+	if (i < insns) {
+		w->code_missing++;
+		ptc_wwarn(w->c, "%s: code bytes of the %" PRIu64 " instructions after the last branch"
+			  " (from 0x%" PRIx64 ") not available: not embedded", w->path, insns, w->next_start);
+		return 0;
+	}
+	w->tail.ip = ip;	/* the bytes [start, ip): length 0 */
+	embed_code(w, &w->tail);
+	return 0;
 }
 
 static void ptcw_free(void *st)
@@ -862,28 +900,5 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
-	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend,
+	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend, ptcw_tail,
 };
-
-/* For ptconv slice: record that the trace at path ends with tail
- * instructions after its last branch (header fields, ptconv-trace(5)). */
-int ptc_ptconv_set_tail(const char *path, uint64_t tail)
-{
-	uint8_t h[PTCF_HEADER_SIZE];
-	FILE *f = fopen(path, "r+b");
-	int err = 0;
-
-	if (!f)
-		return -ptc_err_io;
-	if (fread(h, 1, sizeof(h), f) != sizeof(h) || memcmp(h, PTCF_MAGIC, 8)) {
-		fclose(f);
-		return -ptc_err_bad_magic;
-	}
-	ptc_put64(h + PTCF_H_INSNS, ptc_le64(h + PTCF_H_INSNS) - ptc_le64(h + PTCF_H_TAIL) + tail);
-	ptc_put64(h + PTCF_H_TAIL, tail);
-	if (fseek(f, 0, SEEK_SET) < 0 || fwrite(h, 1, sizeof(h), f) != sizeof(h))
-		err = -ptc_err_io;
-	if (fclose(f) != 0)
-		err = -ptc_err_io;
-	return err;
-}

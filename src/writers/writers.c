@@ -722,6 +722,26 @@ static int w_end(void *ctx)
 	return first;
 }
 
+int ptc_writer_tail(struct ptc_writer *w, uint64_t insns)
+{
+	size_t i;
+	int err;
+
+	if (w->ended)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: tail after the end");
+	if (!insns)
+		return 0;
+	if ((err = writer_touch(w)) < 0)
+		return err;
+	for (i = 0; i < w->n; i++) {
+		if (!w->st[i])
+			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: tail before begin");
+		if (w->ops[i]->tail && (err = w->ops[i]->tail(w->st[i], insns)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 struct ptc_sink ptc_writer_sink(struct ptc_writer *w)
 {
 	struct ptc_sink s = { w_begin, w_branches, w_gap, w_end, w };

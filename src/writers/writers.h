@@ -77,6 +77,12 @@ int ptc_writer_new(struct ptc_writer **w, const char *formats,
 /* The sink that feeds every format of w. */
 struct ptc_sink ptc_writer_sink(struct ptc_writer *w);
 
+/* The trace ends inside a block: insns instructions ran after the last
+ * branch (a slice's tail, ptconv slice).  Given once, after the last branch
+ * and before end(); per-instruction formats list them, ptconv records them
+ * in its header, the others (bt9) hold branches only. */
+int ptc_writer_tail(struct ptc_writer *w, uint64_t insns);
+
 /* The last error, with file name and reason ("" when none). */
 const char *ptc_writer_errmsg(const struct ptc_writer *w);
 
@@ -124,8 +130,5 @@ unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
 
-/* ptconv format only: mark the trace at path as ending with tail
- * instructions after its last branch (used by ptconv slice). */
-int ptc_ptconv_set_tail(const char *path, uint64_t tail);
 
 #endif

@@ -142,6 +142,18 @@ static int xt_insn(void *ctx, const struct ptc_insn *in, const struct ptc_branch
 	return 0;
 }
 
+/* The instructions after the last branch: INST tokens (snapshots every
+ * interval as everywhere). */
+static int xt_tail(void *st, uint64_t insns)
+{
+	struct xtw *w = st;
+	int err;
+
+	if ((err = xt_open_files(w, 0)) < 0)
+		return err;
+	return ptc_walk_tail(&w->walk, insns, xt_insn, w);
+}
+
 static int xt_branches(void *st, const struct ptc_branch *b, size_t n)
 {
 	struct xtw *w = st;
@@ -245,7 +257,7 @@ static int xt_open(void **st, const struct ptc_writer_config *cfg,
 
 const struct ptc_fmt_ops ptc_fmt_xtrace = {
 	{ "xtrace", "xtrace-format instruction stream and snapshots (x86 extension tokens)", 1 },
-	xt_open, xt_branches, xt_gap, xt_finish, xt_free, xt_suspend,
+	xt_open, xt_branches, xt_gap, xt_finish, xt_free, xt_suspend, xt_tail,
 };
 
 /* ---- reader ---- */
