@@ -11,8 +11,11 @@
 # record per instruction of the slice: their addresses must be the
 # stepper's instruction list from the slice's start on, the instructions
 # after the slice's last branch (its tail) included, and so must the
-# instructions `ptconv dump -i` lists from the slice.  Formats a .ptc cannot give, options that do not apply and a
-# damaged .ptc are refused with a message.
+# instructions `ptconv dump -i` lists from the slice.  contrib/simpoint-flow
+# -f champsim does the same for each simulation point (SimPoint played by a
+# stand-in).  Formats a .ptc cannot give, options that do not apply and a
+# cut .ptc are refused with a message; damaged ones (the reader's fuzz
+# seeds mutated) are converted or refused, never a crash.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 ENC="$top_builddir/tests/ptgen/ptgen-encode"
 W="$top_srcdir/tests/writers"
@@ -149,3 +152,23 @@ for k in 1 3; do
 	check_slice "$T/sp/trace.$tid.sp-$k.ptc" "$T/sp/trace.$tid.sp-$k/trace.$tid.champsim.xz" $((k * BBV)) $BBV
 done
 echo "ok - contrib/simpoint-flow -f champsim: each simulation point's instructions as a ChampSim trace"
+
+# 6. Damaged traces (the reader's fuzz seeds cut short and with bytes set
+# to 0xff) into every format: an error naming the file (exit 3) or a
+# conversion of what was read, never a crash or a sanitizer report.
+mkdir -p "$T/bad"
+mutate_seeds "$top_srcdir/tests/fuzz/seeds/fuzz_ptc_trace" "$T/bad" "8 64 200" 4000 97
+n=0
+for f in "$T"/bad/*; do
+	rm -rf "$T/bo"
+	"$PTCONV" convert "$f" -f ptconv,bt9,champsim,cbp2025,xtrace --bbv 50 -o "$T/bo" -q 2>"$T/err"
+	st=$?
+	case $st in
+	0) ;;
+	3) grep -q "$(basename "$f")" "$T/err" || fail "$(basename "$f"): the error does not name the file: $(cat "$T/err")" ;;
+	*) cat "$T/err" >&2; fail "$(basename "$f"): exit $st" ;;
+	esac
+	n=$((n + 1))
+done
+[ $n -ge 50 ] || fail "only $n damaged traces"
+echo "ok - $n damaged traces: converted or refused naming the file, no crash"

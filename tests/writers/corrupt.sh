@@ -2,6 +2,8 @@
 # The trace reader's hot loop on damaged chunk streams (corrupt_ptc.py):
 # it must stop with the error of the damaged record, naming the file, the
 # damaged chunk and its offset, which corrupt_ptc.py knows from the damage.
+# ptconv convert of such a file to the other formats must stop the same
+# way (exit 3, the same message), keeping the files of what it read.
 . "$top_srcdir/tests/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 not installed"
 command -v zstd >/dev/null || skip "zstd not installed"
@@ -21,6 +23,14 @@ for seed in chunks-v2 chunks; do
 		"$B/bench_reader" "$T/c.ptc" >/dev/null 2>"$T/err" && fail "$seed $damage: read without an error"
 		grep -q "c\.ptc: offset $2: chunk $1: $why\$" "$T/err" ||
 			fail "$seed $damage: expected offset $2: chunk $1: $why, got: $(cat "$T/err")"
+		rm -rf "$T/out"
+		"$PTCONV" convert "$T/c.ptc" -f champsim,cbp2025,bt9,xtrace,ptconv --bbv 100 -o "$T/out" \
+			2>"$T/err"
+		st=$?
+		[ $st -eq 3 ] || fail "$seed $damage: convert exited $st: $(cat "$T/err")"
+		grep -q "c\.ptc: offset $2: chunk $1: $why\$" "$T/err" ||
+			fail "$seed $damage: convert: expected offset $2: chunk $1: $why, got: $(cat "$T/err")"
+		[ -s "$T"/out/trace.*.ptc ] || fail "$seed $damage: convert kept no .ptc"
 	done
 done
-echo "ok - damaged taken bits and target slots stop the reader at the damaged chunk"
+echo "ok - damaged taken bits and target slots stop the reader and ptconv convert at the damaged chunk"
