@@ -363,17 +363,10 @@ static int seg_start(void *st)
 static int bt9_suspend(void *st)
 {
 	struct bt9 *w = st;
-	int err = 0;
 
-	if (!w->seq)
-		return 0;
-	if (!ptc_zout_size_in(w->seq)) {
-		ptc_zout_abort(w->seq);
-		w->seq_fresh = 1;
-	} else if (ptc_zout_close(w->seq) < 0)
-		err = ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
-	w->seq = NULL;
-	return err;
+	if (ptc_zout_suspend(&w->seq, &w->seq_fresh) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
+	return 0;
 }
 
 static void bt9_free(void *st)

@@ -261,16 +261,10 @@ int ptc_wparts_suspend(struct ptc_wparts *p)
 
 	if (!p->is_open || p->open || !p->z)
 		return 0;
-	if (!ptc_zout_size_in(p->z)) {
-		/* Nothing written: nothing reached the file either (gzip and
-		 * xz write their headers with the first data).  Dropping the
-		 * stream leaves the file empty, and the part's bytes are then
-		 * those of a part that was never suspended. */
-		ptc_zout_abort(p->z);
-		p->fresh = 1;
-	} else if (ptc_zout_close(p->z) < 0) {
+	/* Nothing written: the file stays empty, and the part's bytes are
+	 * then those of a part that was never suspended. */
+	if (ptc_zout_suspend(&p->z, &p->fresh) < 0)
 		err = ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path);
-	}
 	wparts_zdone(p);
 	return err;
 }
@@ -655,19 +649,29 @@ static int w_begin(void *ctx, const struct ptc_thread_info *t)
 	return 0;
 }
 
+/* Before an event (what) goes to w's formats: it must come between
+ * begin and end, and w's outputs must be open (the pool). */
+static int writer_event(struct ptc_writer *w, const char *what)
+{
+	size_t i;
+
+	if (w->ended)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: %s after the end", what);
+	for (i = 0; i < w->n; i++)
+		if (!w->st[i])
+			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: %s before begin", what);
+	return writer_touch(w);
+}
+
 static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
 {
 	struct ptc_writer *w = ctx;
 	size_t i;
 	int err;
 
-	if (w->ended)
-		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches after the end");
-	if ((err = writer_touch(w)) < 0)
+	if ((err = writer_event(w, "branches")) < 0)
 		return err;
 	for (i = 0; i < w->n; i++) {
-		if (!w->st[i])
-			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: branches before begin");
 		err = w->ops[i]->branches(w->st[i], b, n);
 		if (err < 0)
 			return err;
@@ -681,13 +685,9 @@ static int w_gap(void *ctx, const struct ptc_gap *g)
 	size_t i;
 	int err;
 
-	if (w->ended)
-		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap after the end");
-	if ((err = writer_touch(w)) < 0)
+	if ((err = writer_event(w, "gap")) < 0)
 		return err;
 	for (i = 0; i < w->n; i++) {
-		if (!w->st[i])
-			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: gap before begin");
 		err = w->ops[i]->gap(w->st[i], g);
 		if (err < 0)
 			return err;
@@ -727,15 +727,11 @@ int ptc_writer_tail(struct ptc_writer *w, uint64_t insns)
 	size_t i;
 	int err;
 
-	if (w->ended)
-		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: tail after the end");
-	if (!insns)
-		return 0;
-	if ((err = writer_touch(w)) < 0)
+	if (!insns && !w->ended)
+		return 0;	/* nothing to give (after the end, still an error) */
+	if ((err = writer_event(w, "tail")) < 0)
 		return err;
 	for (i = 0; i < w->n; i++) {
-		if (!w->st[i])
-			return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: tail before begin");
 		if (w->ops[i]->tail && (err = w->ops[i]->tail(w->st[i], insns)) < 0)
 			return err;
 	}

@@ -551,3 +551,20 @@ void ptc_zout_abort(struct ptc_zout *z)
 	fclose(z->f);
 	free(z);
 }
+
+int ptc_zout_suspend(struct ptc_zout **z, int *fresh)
+{
+	int err = 0;
+
+	if (!*z)
+		return 0;
+	if (!ptc_zout_size_in(*z)) {
+		/* gzip and xz write their headers with the first data */
+		ptc_zout_abort(*z);
+		*fresh = 1;
+	} else {
+		err = ptc_zout_close(*z);
+	}
+	*z = NULL;
+	return err;
+}

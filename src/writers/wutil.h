@@ -53,6 +53,12 @@ int ptc_zout_printf(struct ptc_zout *z, const char *fmt, ...) __attribute__((for
 int ptc_zout_close(struct ptc_zout *z);
 /* Close without finishing (error paths). */
 void ptc_zout_abort(struct ptc_zout *z);
+/* Suspend *z (a writer gives up its open files): finish it, so that the
+ * file ends in a complete gzip member / xz stream, or, when nothing was
+ * written to it, drop it (nothing of it reached the file) and set *fresh:
+ * if no data follows, the empty stream is still due.  *z becomes NULL;
+ * returns a negative error when finishing failed. */
+int ptc_zout_suspend(struct ptc_zout **z, int *fresh);
 /* The OS error of the last failure (errno value) or 0. */
 int ptc_zout_errno(const struct ptc_zout *z);
 
