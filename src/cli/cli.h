@@ -54,6 +54,8 @@ struct ptc_code_reader;
 struct ptc_sink;
 int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_writer_config *cfg,
 			   struct ptc_code_reader *code, struct ptc_writer **w, struct ptc_sink *s);
+/* A code reader over the code bytes embedded in t (ptc_trace_code). */
+void ptc_trace_code_reader(struct ptc_trace *t, struct ptc_code_reader *code);
 /* Whether path starts like a ptconv trace. */
 int ptc_is_ptc_trace(const char *path);
 
@@ -65,6 +67,8 @@ struct ptc_gap;
 void ptc_branch_from_record(const struct ptc_trace_record *r, struct ptc_branch *b);
 /* (g->detail points into tg's.) */
 void ptc_gap_from_trace(const struct ptc_trace_gap *tg, struct ptc_gap *g);
+/* Where execution goes on after record r (a gap: where it resumed). */
+uint64_t ptc_record_dest(const struct ptc_trace_record *r);
 
 /* Print "ptconv: " and the message to stderr. */
 void ptc_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -75,9 +75,7 @@ static int dump_ptc(const char *path, uint64_t start, uint64_t count, int insns)
 		struct ptc_trace_record prev;
 		if ((err = ptc_trace_seek_record(t, start - 1)) < 0 || ptc_trace_read(t, &prev, 1) != 1)
 			goto readerr;
-		next_start = prev.kind == PTC_TRACE_GAP ? prev.target :
-			     prev.kind == PTC_TRACE_FAR && !prev.target ? prev.ip + prev.length :
-			     prev.taken ? prev.target : prev.ip + prev.length;
+		next_start = ptc_record_dest(&prev);
 	}
 	idx = ptc_trace_tell(t, &before);
 	while (count && (n = ptc_trace_read(t, buf, count < 1024 ? count : 1024)) > 0) {
@@ -92,15 +90,14 @@ static int dump_ptc(const char *path, uint64_t start, uint64_t count, int insns)
 				       idx, r->time, r->taken, g.ip, g.resume_ip, g.aux_offset,
 				       g.lost_branches == UINT64_MAX ? (int64_t)-1 : (int64_t)g.lost_branches,
 				       g.lost_bytes, g.detail);
-				next_start = r->target;
+				next_start = ptc_record_dest(r);
 				continue;
 			}
 			if (insns && next_start)
 				list_block(t, &dec, &fmt, next_start, r);
 			printf("%" PRIu64 " %" PRIu64 " 0x%" PRIx64 " %s %u 0x%" PRIx64 " %" PRIu32 " %u\n", idx,
 			       r->time, r->ip, ptc_trace_kind_name(r->kind), r->taken, r->target, r->insns, r->flags);
-			next_start = r->kind == PTC_TRACE_FAR && !r->target ? r->ip + r->length :
-				     r->taken ? r->target : r->ip + r->length;
+			next_start = ptc_record_dest(r);
 		}
 		count -= (uint64_t)n;
 	}

@@ -14,40 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <Zydis/Zydis.h>
 
 #include "cli/cli.h"
 #include "common/error.h"
 #include "ptconv/trace.h"
+#include "writers/insn.h"
 #include "writers/writers.h"
-
-/* The address of the instruction k instructions after start. */
-static int nth_insn(struct ptc_trace *t, uint64_t start, uint32_t k, uint64_t *ip)
-{
-	ZydisDecoder dec;
-	ZydisDecodedInstruction zi;
-	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
-	uint32_t i;
-
-	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	for (i = 0; i < k; i++) {
-		size_t n = ptc_trace_code(t, start, b, sizeof(b));
-		if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, b, n, &zi)))
-			return -ptc_err_not_found;
-		start += zi.length;
-	}
-	*ip = start;
-	return 0;
-}
-
-static uint64_t dest_of(const struct ptc_trace_record *r)
-{
-	if (r->kind == PTC_TRACE_GAP)
-		return r->target;
-	if (r->kind == PTC_TRACE_FAR && !r->target)
-		return r->ip + r->length;
-	return r->taken ? r->target : r->ip + r->length;
-}
 
 static void usage(FILE *to)
 {
@@ -139,7 +111,7 @@ int cmd_slice(int argc, char **argv)
 	if (idx) {
 		if ((err = ptc_trace_seek_record(t, idx - 1)) < 0 || (err = ptc_trace_read(t, &prev, 1)) != 1)
 			goto readerr;
-		block_start = dest_of(&prev);
+		block_start = ptc_record_dest(&prev);
 	}
 	if ((err = ptc_trace_read(t, &r, 1)) != 1)
 		goto readerr;
@@ -149,7 +121,8 @@ int cmd_slice(int argc, char **argv)
 		ptc_trace_close(t);
 		return PTC_EXIT_INPUT;
 	}
-	if (nth_insn(t, block_start, before, &first_ip) < 0) {
+	ptc_trace_code_reader(t, &code);
+	if (ptc_insn_skip(&code, block_start, before, &first_ip) < before) {
 		ptc_cli_error("%s: no code bytes to find instruction %" PRIu64, in, start);
 		ptc_trace_close(t);
 		return PTC_EXIT_INPUT;

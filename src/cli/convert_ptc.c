@@ -62,9 +62,24 @@ void ptc_gap_from_trace(const struct ptc_trace_gap *tg, struct ptc_gap *g)
 	g->detail = tg->detail;
 }
 
+uint64_t ptc_record_dest(const struct ptc_trace_record *r)
+{
+	if (r->kind == PTC_TRACE_GAP)
+		return r->target;
+	if (r->kind == PTC_TRACE_FAR && !r->target)
+		return r->ip + r->length;	/* syscall returns behind itself */
+	return r->taken ? r->target : r->ip + r->length;
+}
+
 static size_t trace_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 {
 	return ptc_trace_code(ctx, ip, buf, n);
+}
+
+void ptc_trace_code_reader(struct ptc_trace *t, struct ptc_code_reader *code)
+{
+	code->read = trace_code;
+	code->ctx = t;
 }
 
 int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_writer_config *cfg,
@@ -75,8 +90,7 @@ int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_
 	int err;
 
 	ptc_trace_info(t, &info);
-	code->read = trace_code;
-	code->ctx = t;
+	ptc_trace_code_reader(t, code);
 	cfg->code = code;
 	if ((err = ptc_writer_new(w, formats, cfg)) < 0)
 		return err;
@@ -145,39 +159,31 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 	while ((n = ptc_trace_read(t, rec, BATCH)) > 0) {
 		size_t k = 0;
 		int i;
-		/* branches go in runs; a gap ends the run before it */
-		for (i = 0; i <= n; i++) {
+		/* branches go in runs, a gap after the run before it */
+		for (i = 0; i < n; i++) {
 			struct ptc_trace_gap tg;
 			struct ptc_gap g;
-			if (i < n && rec[i].kind != PTC_TRACE_GAP) {
+			if (rec[i].kind != PTC_TRACE_GAP) {
 				ptc_branch_from_record(&rec[i], &br[k++]);
 				continue;
 			}
 			if (k && (err = s.branches(s.ctx, br, k)) < 0)
 				goto werr;
 			k = 0;
-			if (i == n)
-				break;
 			if ((err = ptc_trace_gap(t, rec[i].insns, &tg)) < 0) {
 				n = err;
-				break;
+				goto readerr;
 			}
 			ptc_gap_from_trace(&tg, &g);
 			losses += g.cause != PTC_GAP_START;
 			if ((err = s.gap(s.ctx, &g)) < 0)
 				goto werr;
 		}
-		if (n < 0)
-			break;
+		if (k && (err = s.branches(s.ctx, br, k)) < 0)
+			goto werr;
 	}
-	if (n < 0) {
-		/* What was read is written: the outputs end where the trace
-		 * could no longer be read. */
-		ptc_cli_error("%s", ptc_trace_errmsg(t)[0] ? ptc_trace_errmsg(t) : ptc_errstr(n));
-		s.end(s.ctx);
-		status = PTC_EXIT_INPUT;
-		goto out;
-	}
+	if (n < 0)
+		goto readerr;
 	if ((err = ptc_writer_tail(w, info.tail_insns)) < 0 || (err = s.end(s.ctx)) < 0)
 		goto werr;
 	if (ptc_writer_warnings(w)[0])
@@ -188,6 +194,13 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 			cfg.outdir, formats);
 	}
 	status = losses && opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
+	goto out;
+readerr:
+	/* What was read is written: the outputs end where the trace could no
+	 * longer be read. */
+	ptc_cli_error("%s", ptc_trace_errmsg(t)[0] ? ptc_trace_errmsg(t) : ptc_errstr(n));
+	s.end(s.ctx);
+	status = PTC_EXIT_INPUT;
 	goto out;
 werr:
 	ptc_cli_error("%s", w && ptc_writer_errmsg(w)[0] ? ptc_writer_errmsg(w) : ptc_errstr(err));

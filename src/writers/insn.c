@@ -251,6 +251,24 @@ int ptc_walk_branch_tmpl(struct ptc_walker *w, const struct ptc_branch *b,
 	return walk_last(w, b, code + nbytes, got - nbytes, fn, ctx);
 }
 
+uint64_t ptc_insn_skip(const struct ptc_code_reader *code, uint64_t ip, uint64_t n, uint64_t *end)
+{
+	ZydisDecoder dec;
+	ZydisDecodedInstruction zi;
+	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	uint64_t i;
+
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (i = 0; i < n && code && code->read; i++) {
+		size_t got = code->read(code->ctx, ip, b, sizeof(b));
+		if (!got || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, b, got, &zi)))
+			break;
+		ip += zi.length;
+	}
+	*end = ip;
+	return i;
+}
+
 /* The n instructions from w->next that are no branch events, through fn;
  * *ip: where they end.  Returns how many were listed (fewer when code
  * bytes are missing, counted and reported) or a negative error. */

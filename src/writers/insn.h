@@ -85,6 +85,10 @@ struct ptc_walk_tmpl {
 int ptc_walk_branch_tmpl(struct ptc_walker *w, const struct ptc_branch *b,
 			 const struct ptc_walk_tmpl *t, ptc_insn_fn fn, void *ctx);
 
+/* Where the n instructions from ip end, decoded from code's bytes, into
+ * *end; returns how many could be decoded (fewer than n when bytes are
+ * missing or invalid, *end then after the last decoded one). */
+uint64_t ptc_insn_skip(const struct ptc_code_reader *code, uint64_t ip, uint64_t n, uint64_t *end);
 /* The n instructions after the last branch, where the trace ends inside a
  * block (a slice's tail): fn is called for each, br NULL. */
 int ptc_walk_tail(struct ptc_walker *w, uint64_t n, ptc_insn_fn fn, void *ctx);

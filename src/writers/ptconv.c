@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#include <Zydis/Zydis.h>
 
 #include "common/bytes.h"
 #include "writers/fmt.h"
@@ -806,29 +805,15 @@ static int ptcw_suspend(void *st)
 static int ptcw_tail(void *st, uint64_t insns)
 {
 	struct ptcw *w = st;
-	ZydisDecoder dec;
-	ZydisDecodedInstruction zi;
-	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
-	uint64_t ip = w->next_start, i;
 
 	w->tail_insns = insns;
-	w->tail.start = ip;
-	w->tail.ip = ip;
-	w->tail.length = 0;
-	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	for (i = 0; ip && i < insns && w->cfg->code && w->cfg->code->read; i++) {
-		size_t n = w->cfg->code->read(w->cfg->code->ctx, ip, b, sizeof(b));
-		if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, b, n, &zi)))
-			break;
-		ip += zi.length;
-	}
-	if (i < insns) {
+	if (!w->next_start || ptc_insn_skip(w->cfg->code, w->next_start, insns, &w->tail.ip) < insns) {
 		w->code_missing++;
 		ptc_wwarn(w->c, "%s: code bytes of the %" PRIu64 " instructions after the last branch"
 			  " (from 0x%" PRIx64 ") not available: not embedded", w->path, insns, w->next_start);
 		return 0;
 	}
-	w->tail.ip = ip;	/* the bytes [start, ip): length 0 */
+	w->tail.start = w->next_start;	/* the bytes [start, ip): length 0 */
 	embed_code(w, &w->tail);
 	return 0;
 }
