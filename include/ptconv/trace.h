@@ -109,6 +109,28 @@ struct ptc_trace_info {
 	uint64_t static_branches;	/* distinct (block, branch) nodes */
 };
 
+/* Where a trace file's bytes go (ptconv info): its three parts as stored,
+ * and what the compressed ones expand to.  The static part is one zstd
+ * frame, so its sections are known only expanded. */
+struct ptc_trace_layout {
+	uint64_t file_bytes;
+	uint64_t header_bytes;		/* the fixed header */
+	uint64_t chunk_bytes;		/* the chunks as stored (one zstd frame each) */
+	uint64_t chunk_raw_bytes;	/* expanded: taken bits, target slots, events */
+	uint64_t max_chunk_records;	/* records of the largest chunk */
+	uint64_t static_bytes;		/* the static part as stored, with its size head */
+	uint64_t static_raw_bytes;	/* expanded: the sum of the six below */
+	uint64_t static_head_bytes;	/* its fixed head of counts */
+	uint64_t table_bytes;		/* node, edge and code span tables */
+	uint64_t index_bytes;		/* the chunk index */
+	uint64_t gap_table_bytes;
+	uint64_t code_bytes;		/* the executed blocks' code */
+	uint64_t string_bytes;		/* the thread's name and the gaps' details */
+	uint64_t edges;			/* successor edges of all nodes */
+	uint64_t code_ranges;		/* contiguous ranges of embedded code */
+	uint64_t other_bytes;		/* in the file but in none of the three parts */
+};
+
 struct ptc_trace;
 
 /* Open a trace; on failure returns NULL and stores the error in *err. */
@@ -121,6 +143,12 @@ struct ptc_trace *ptc_trace_open_msg(const char *path, int *err, char *msg, size
 void ptc_trace_close(struct ptc_trace *t);
 
 int ptc_trace_info(const struct ptc_trace *t, struct ptc_trace_info *info);
+
+/* Fill *layout, of size bytes (sizeof(struct ptc_trace_layout) of the
+ * caller's header: a later library that adds fields fills only those the
+ * caller knows).  0, or a negative error code when size is too small
+ * for the first five fields. */
+int ptc_trace_layout(const struct ptc_trace *t, struct ptc_trace_layout *layout, size_t size);
 
 /* Fill up to n records; returns the number filled, 0 at the end. */
 int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n);

@@ -58,6 +58,9 @@ int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_
 void ptc_trace_code_reader(struct ptc_trace *t, struct ptc_code_reader *code);
 /* Whether path starts like a ptconv trace. */
 int ptc_is_ptc_trace(const char *path);
+/* ptconv info TRACE.ptc (src/cli/info_ptc.c): its header facts and where
+ * its bytes go, as text or JSON; an enum ptc_exit. */
+int ptc_info_ptc(const char *path, int json);
 
 /* A record read back with libptconv-trace as the writers' event. */
 struct ptc_trace_record;

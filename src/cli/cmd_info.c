@@ -1166,7 +1166,8 @@ static void print_json(struct info *in)
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: ptconv info FILE [--json] [--symfs DIR] [--buildid-dir DIR]\n");
+	fprintf(to, "usage: ptconv info FILE [--json] [--symfs DIR] [--buildid-dir DIR]\n"
+		    "       ptconv info TRACE.ptc [--json]\n");
 }
 
 static void info_free(struct info *in)
@@ -1226,6 +1227,8 @@ int cmd_info(int argc, char **argv)
 		usage(stderr);
 		return PTC_EXIT_USAGE;
 	}
+	if (ptc_is_ptc_trace(in.path))
+		return ptc_info_ptc(in.path, json);
 	if (ptc_perf_open(&in.r, in.path, err, sizeof(err)) < 0) {
 		ptc_cli_error("%s", err);
 		return PTC_EXIT_INPUT;

@@ -12,7 +12,8 @@ libptconv_trace_la_SOURCES = src/writers/trace_reader.c src/writers/ptc_format.h
 	src/common/error.c src/common/error.h src/common/bytes.h \
 	src/common/trace_names.c
 # 1:0:1: ptc_trace_kind_name and ptc_trace_gap_cause_name added.
-libptconv_trace_la_LDFLAGS = -version-info 1:0:1 -export-symbols-regex '^ptc_trace_'
+# 2:0:2: ptc_trace_layout added.
+libptconv_trace_la_LDFLAGS = -version-info 2:0:2 -export-symbols-regex '^ptc_trace_'
 libptconv_trace_la_LIBADD = -lzstd
 libptconv_trace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=default
 pkginclude_HEADERS = include/ptconv/trace.h
@@ -27,7 +28,7 @@ tests_writers_stepper_SOURCES = tests/writers/stepper.c
 tests_writers_truth2fmt_SOURCES = tests/writers/truth2fmt.c
 tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh
-EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py \
+EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py tests/writers/check_info.py \
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
 	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py tests/writers/cmp_dump.py
 

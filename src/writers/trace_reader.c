@@ -118,6 +118,7 @@ struct ptc_trace {
 	uint64_t strings_size;
 	struct range *ranges;
 	uint64_t n_ranges;
+	uint64_t static_off, static_comp, static_raw, table_bytes;	/* for ptc_trace_layout */
 
 	/* decoding state */
 	uint64_t chunk;		/* current chunk, n_chunks at the end */
@@ -589,6 +590,7 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 			goto out;
 		}
 		p = (uint8_t *)qend;
+		t->table_bytes = (uint64_t)(qend - (s + PTCF_S_HEAD));
 	}
 	for (i = 0; i < t->n_nodes; i++) {
 		struct rnode *n = &t->nodes[i];
@@ -663,6 +665,9 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	memcpy(t->comm, t->strings, ptc_le32(s + 48));
 	t->comm[ptc_le32(s + 48)] = 0;
 	qsort(t->ranges, t->n_ranges, sizeof(*t->ranges), cmp_range);
+	t->static_off = off;
+	t->static_comp = zn;
+	t->static_raw = sn;
 	err = 0;
 	goto out;
 badnode:
@@ -789,6 +794,42 @@ void ptc_trace_close(struct ptc_trace *t)
 int ptc_trace_info(const struct ptc_trace *t, struct ptc_trace_info *info)
 {
 	*info = t->info;
+	return 0;
+}
+
+int ptc_trace_layout(const struct ptc_trace *t, struct ptc_trace_layout *layout, size_t size)
+{
+	struct ptc_trace_layout l;
+	uint64_t i;
+
+	if (!t || !layout || size < offsetof(struct ptc_trace_layout, max_chunk_records))
+		return -ptc_err_invalid;
+	memset(&l, 0, sizeof(l));
+	l.file_bytes = t->size;
+	l.header_bytes = PTCF_HEADER_SIZE;
+	for (i = 0; i < t->n_chunks; i++) {
+		l.chunk_bytes += t->chunks[i].comp;
+		l.chunk_raw_bytes += t->chunks[i].raw;
+		if (t->chunks[i].n_records > l.max_chunk_records)
+			l.max_chunk_records = t->chunks[i].n_records;
+	}
+	l.static_bytes = 16 + t->static_comp;
+	l.static_raw_bytes = t->static_raw;
+	l.static_head_bytes = PTCF_S_HEAD;
+	l.table_bytes = t->table_bytes;
+	l.index_bytes = t->n_chunks * PTCF_CHUNK_SIZE;
+	l.gap_table_bytes = t->n_gaps * PTCF_GAP_SIZE;
+	l.code_bytes = t->code_size;
+	l.string_bytes = t->strings_size;
+	l.edges = t->n_edges;
+	l.code_ranges = t->n_ranges;
+	/* load_static checked that every chunk lies between the header and
+	 * the static part, and the static part inside the file; only a
+	 * hostile file's chunks overlap */
+	l.other_bytes = t->size - (t->static_off + l.static_bytes);
+	if (t->static_off - PTCF_HEADER_SIZE > l.chunk_bytes)
+		l.other_bytes += t->static_off - PTCF_HEADER_SIZE - l.chunk_bytes;
+	memcpy(layout, &l, size < sizeof(l) ? size : sizeof(l));
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -32,7 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = ptc_trace_open(path, &err);
 	if (t) {
 		struct ptc_trace_gap g;
+		struct ptc_trace_layout l;
 		uint8_t code[16];
+		/* the parts never claim more than the file, and the static
+		 * part's sections add up to it, whatever the file says */
+		if (ptc_trace_layout(t, &l, 4) == 0 ||
+		    (ptc_trace_layout(t, &l, sizeof(l)) == 0 &&
+		     (l.header_bytes + l.static_bytes + l.other_bytes > l.file_bytes ||
+		      l.static_raw_bytes != l.static_head_bytes + l.table_bytes + l.index_bytes +
+		      l.gap_table_bytes + l.code_bytes + l.string_bytes)))
+			abort();
 		while ((n = ptc_trace_read(t, rec, 512)) > 0 && rounds++ < 4096) {
 			int i;
 			for (i = 0; i < n; i++)
