@@ -6,8 +6,9 @@
 # -pedantic -Werror, and a C++ one includes the header; the shared
 # library exports exactly the functions the header declares; the program,
 # run against it, lists every record of real traces exactly as the
-# suite's independent reader decodes them (cmp_dump.py), and its seeks
-# agree with its reading.
+# suite's independent reader decodes them (cmp_dump.py), its seeks agree
+# with its reading, and 4 threads with a handle each read the same records
+# in parallel.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 W="$top_srcdir/tests/writers"
 command -v pkg-config >/dev/null || skip "pkg-config not installed"
@@ -30,7 +31,7 @@ sed -e "s|^prefix=.*|prefix=$inst|" -e "s|^exec_prefix=.*|exec_prefix=$inst|" \
 # sanitizers' when the suite runs under them) so that the program can link
 # the library built with them.
 flags=$(PKG_CONFIG_PATH="$inst/lib/pkgconfig" pkg-config --cflags --libs ptconv-trace) || fail "pkg-config"
-${PTC_CC:-cc} ${PTC_CFLAGS:-} -std=c99 -pedantic -Wall -Wextra -Werror -o "$T/consumer" \
+${PTC_CC:-cc} ${PTC_CFLAGS:-} -std=c99 -pedantic -Wall -Wextra -Werror -pthread -o "$T/consumer" \
 	"$W/lib_consumer.c" $flags ${PTC_LDFLAGS:-} 2>"$T/cc.err" || { cat "$T/cc.err" >&2; fail "build the consumer"; }
 if command -v c++ >/dev/null; then
 	printf '#include <ptconv/trace.h>\nint main() { ptc_trace_close(0); return 0; }\n' > "$T/c.cc"
@@ -67,7 +68,8 @@ n=0
 for f in "$@" "$top_srcdir"/tests/fuzz/seeds/fuzz_ptc_trace/*.ptc; do
 	LD_LIBRARY_PATH="$inst/lib" "$T/consumer" "$f" > "$T/dump" 2>"$T/err" || { cat "$T/err" >&2; fail "consumer on $f"; }
 	python3 "$W/cmp_dump.py" "$f" < "$T/dump" >/dev/null || fail "$f: the installed library differs from read_ptc.py"
+	grep -q "^# 4 parts read in parallel: the same records" "$T/dump" || fail "$f: no parallel read"
 	n=$((n + 1))
 done
 [ $n -ge 6 ] || fail "only $n traces"
-echo "ok - $n traces read through the installed library as the independent reader reads them"
+echo "ok - $n traces read through the installed library as the independent reader reads them, also by 4 threads"
