@@ -66,6 +66,41 @@ check_stats() {	# PTC TRUTH TID
 	{ grep '^instructions:' "$T/stats"; grep '^branches:' "$T/stats" | cut -d' ' -f1-2
 	  awk '$1 == "cond" { print "cond", $2, $5 }' "$T/stats"; } > "$T/stats.got"
 	diff "$T/stats.want" "$T/stats.got" >&2 || fail "stats of $1 differ from the ground truth"
+	# --json: every kind's executions and taken ones, and the 25 hottest
+	# branches (executions, then address) with their kind and taken count
+	"$PTCONV" stats --json --top 25 "$1" > "$T/stats.json" || fail "stats --json $1"
+	python3 - "$T/stats.json" "$2" "$3" <<'PY' || fail "stats --json of $1 differ from the ground truth"
+import json, sys
+s = json.load(open(sys.argv[1]))
+names = ["jmp", "jmp-ind", "call", "call-ind", "ret", "cond", "far"]
+n, insns, kinds, sites = 0, 0, {}, {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if not f or f[0] != "B" or (sys.argv[3] and f[2] != sys.argv[3]):
+        continue
+    ip, kind, taken = int(f[3], 16), int(f[5]), int(f[6])
+    n += 1
+    insns += int(f[8])
+    k = kinds.setdefault(names[kind], [0, 0])
+    k[0] += 1
+    k[1] += taken
+    e = sites.setdefault(ip, [0, 0, kind])
+    e[0] += 1
+    e[1] += taken
+if s["branches"] != n or s["instructions"] != insns or s["static_branches"] != len(sites):
+    sys.exit("totals: %d %d %d, truth %d %d %d" % (s["branches"], s["instructions"], s["static_branches"],
+                                                   n, insns, len(sites)))
+for name in names:
+    want = kinds.get(name, [0, 0])
+    got = s["kinds"][name]
+    if [got["executions"], got["taken"]] != want:
+        sys.exit("%s: %r, truth %r" % (name, got, want))
+hot = sorted(sites.items(), key=lambda x: (-x[1][0], x[0]))[:25]
+want = [("0x%x" % ip, names[e[2]], e[0], e[1]) for ip, e in hot]
+got = [(h["ip"], h["kind"], h["executions"], h["taken"]) for h in s["hottest"]]
+if got != want:
+    sys.exit("hottest: %r\ntruth:   %r" % (got[:3], want[:3]))
+PY
 }
 
 # One program, one thread: every format, both engines, several encodings

@@ -10,6 +10,7 @@
 #include "common/trace_event.h"
 #include "cli/cli.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "ptconv/trace.h"
 #include "writers/wutil.h"
 
@@ -28,10 +29,67 @@ static int by_execs(const void *a, const void *b)
 	return x->ip < y->ip ? -1 : x->ip > y->ip;
 }
 
+/* The same figures as the text, as one JSON object: counts are exact
+ * integers (rates are left to the reader), addresses hex strings (they
+ * may exceed what a JSON double holds exactly). */
+static void print_json(const char *path, const struct ptc_trace_info *info, uint64_t all_insns,
+		       const uint64_t *kinds, const uint64_t *taken, const uint64_t *gaps, uint64_t real_gaps,
+		       uint64_t lost, const struct site *sites, size_t n_sites, size_t top)
+{
+	struct ptc_json j;
+	char ip[32];
+	uint64_t br = 0;
+	size_t i;
+
+	for (i = 0; i < 7; i++)
+		br += kinds[i];
+	ptc_json_init(&j, stdout);
+	ptc_json_begin_object(&j, NULL);
+	ptc_json_string(&j, "file", path);
+	ptc_json_u64(&j, "pid", info->pid);
+	ptc_json_u64(&j, "tid", info->tid);
+	ptc_json_string(&j, "comm", info->comm);
+	ptc_json_u64(&j, "version", info->version);
+	ptc_json_u64(&j, "chunks", info->chunks);
+	ptc_json_u64(&j, "instructions", all_insns);
+	ptc_json_u64(&j, "branches", br);
+	ptc_json_u64(&j, "static_branches", n_sites);
+	ptc_json_begin_object(&j, "kinds");	/* executions and taken ones by kind */
+	for (i = 0; i < 7; i++) {
+		ptc_json_begin_object(&j, ptc_trace_kind_name((int)i));
+		ptc_json_u64(&j, "executions", kinds[i]);
+		ptc_json_u64(&j, "taken", taken[i]);
+		ptc_json_end_object(&j);
+	}
+	ptc_json_end_object(&j);
+	ptc_json_u64(&j, "gaps", real_gaps);
+	ptc_json_begin_object(&j, "gaps_by_cause");
+	for (i = 0; i < 16; i++)
+		if (gaps[i] && i != PTC_GAP_START)
+			ptc_json_u64(&j, ptc_trace_gap_cause_name((int)i), gaps[i]);
+	ptc_json_end_object(&j);
+	ptc_json_u64(&j, "lost_branches", lost);	/* over the gaps that know theirs */
+	ptc_json_u64(&j, "stream_starts", gaps[PTC_GAP_START]);
+	ptc_json_begin_array(&j, "hottest");
+	for (i = 0; i < n_sites && i < top; i++) {
+		snprintf(ip, sizeof(ip), "0x%" PRIx64, sites[i].ip);
+		ptc_json_begin_object(&j, NULL);
+		ptc_json_string(&j, "ip", ip);
+		ptc_json_string(&j, "kind", ptc_trace_kind_name(sites[i].kind));
+		ptc_json_u64(&j, "executions", sites[i].execs);
+		ptc_json_u64(&j, "taken", sites[i].taken);
+		ptc_json_end_object(&j);
+	}
+	ptc_json_end_array(&j);
+	ptc_json_end_object(&j);
+	fputc('\n', stdout);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -43,19 +101,21 @@ int cmd_stats(int argc, char **argv)
 	struct ptc_trace_info info;
 	struct ptc_trace *t;
 	char msg[1024] = "";
-	int opt, err, n;
+	int opt, err, n, json = 0;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
 		if (opt == 't') {
 			top = strtoul(optarg, NULL, 0);
+		} else if (opt == 'j') {
+			json = 1;
 		} else {
-			fprintf(opt == 'h' ? stdout : stderr, "usage: ptconv stats [--top N] TRACE.ptc\n");
+			fprintf(opt == 'h' ? stdout : stderr, "usage: ptconv stats [--top N] [--json] TRACE.ptc\n");
 			return opt == 'h' ? PTC_EXIT_OK : PTC_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: ptconv stats [--top N] TRACE.ptc\n");
+		fprintf(stderr, "usage: ptconv stats [--top N] [--json] TRACE.ptc\n");
 		return PTC_EXIT_USAGE;
 	}
 	t = ptc_trace_open_msg(argv[optind], &err, msg, sizeof(msg));
@@ -111,7 +171,16 @@ int cmd_stats(int argc, char **argv)
 		ptc_trace_close(t);
 		return PTC_EXIT_INPUT;
 	}
-	{
+	qsort(sites, n_sites, sizeof(*sites), by_execs);
+	/* A stream (re)start record marks where execution begins; it loses
+	 * nothing, so it is counted apart from the gaps. */
+	for (i = 0, real_gaps = 0; i < 16; i++)
+		if (i != PTC_GAP_START)
+			real_gaps += gaps[i];
+	if (json) {
+		print_json(argv[optind], &info, insns + info.tail_insns, kinds, taken, gaps, real_gaps, lost,
+			   sites, n_sites, top);
+	} else {
 		uint64_t br = 0, all_insns = insns + info.tail_insns;
 		for (i = 0; i < 7; i++)
 			br += kinds[i];
@@ -129,11 +198,6 @@ int cmd_stats(int argc, char **argv)
 		for (i = 0; i < 7; i++)
 			printf("  %-9s %14" PRIu64 "  %6.2f%%  taken %6.2f%%\n", ptc_trace_kind_name((int)i), kinds[i],
 			       br ? 100.0 * kinds[i] / br : 0.0, kinds[i] ? 100.0 * taken[i] / kinds[i] : 0.0);
-		/* A stream (re)start record marks where execution begins; it loses
-		 * nothing, so it is counted apart from the gaps. */
-		for (i = 0, real_gaps = 0; i < 16; i++)
-			if (i != PTC_GAP_START)
-				real_gaps += gaps[i];
 		printf("gaps: %" PRIu64 "", real_gaps);
 		for (i = 0; i < 16; i++)
 			if (gaps[i] && i != PTC_GAP_START)
@@ -142,7 +206,6 @@ int cmd_stats(int argc, char **argv)
 			printf(" (about %" PRIu64 " branches lost)", lost);
 		printf("\n");
 		printf("stream starts: %" PRIu64 "\n", gaps[PTC_GAP_START]);
-		qsort(sites, n_sites, sizeof(*sites), by_execs);
 		printf("hottest branches (ip kind executions share taken-rate):\n");
 		for (i = 0; i < n_sites && i < top; i++)
 			printf("  0x%016" PRIx64 " %-8s %12" PRIu64 " %6.2f%% %7.2f%%\n", sites[i].ip,
