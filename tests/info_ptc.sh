@@ -93,3 +93,8 @@ head -c 3000 "$T/d.ptc" > "$T/cut.ptc"
 "$PTCONV" info "$T/cut.ptc" > /dev/null 2>"$T/err"
 [ $? -eq 3 ] && grep -q "cut.ptc" "$T/err" || fail "a cut trace: $(cat "$T/err")"
 echo "ok - a damaged chunk and a cut trace: exit 3, naming the file"
+
+# 5. Options for perf.data recordings are refused.
+"$PTCONV" info --symfs "$T" "$T/s.ptc" > /dev/null 2>"$T/err"
+[ $? -eq 2 ] && grep -q "do not apply" "$T/err" || fail "--symfs on a trace: $(cat "$T/err")"
+echo "ok - --symfs on a trace refused"

@@ -1227,8 +1227,14 @@ int cmd_info(int argc, char **argv)
 		usage(stderr);
 		return PTC_EXIT_USAGE;
 	}
-	if (ptc_is_ptc_trace(in.path))
+	if (ptc_is_ptc_trace(in.path)) {
+		/* a ptconv trace embeds its code: no images to look up */
+		if (in.loc.symfs || in.loc.buildid_dir) {
+			ptc_cli_error("info: %s is a ptconv trace: --symfs and --buildid-dir do not apply", in.path);
+			return PTC_EXIT_USAGE;
+		}
 		return ptc_info_ptc(in.path, json);
+	}
 	if (ptc_perf_open(&in.r, in.path, err, sizeof(err)) < 0) {
 		ptc_cli_error("%s", err);
 		return PTC_EXIT_INPUT;
