@@ -81,7 +81,8 @@ echo "ok - the seed traces"
 # 4. A damaged last chunk: the header facts, then an error naming the file.
 cp "$T"/many/trace.*.ptc "$T/d.ptc"
 off=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import check_info
-print(check_info.layout(sys.argv[2])["chunks"][-1][0])' "$W" "$T/d.ptc" 2>/dev/null) ||
+import read_ptc
+print(check_info.layout(read_ptc.read(sys.argv[2]))["chunks"][-1][0])' "$W" "$T/d.ptc" 2>/dev/null) ||
 	fail "chunk offset"
 printf '\377\377\377\377' | dd of="$T/d.ptc" bs=1 seek="$off" conv=notrunc 2>/dev/null
 "$PTCONV" info "$T/d.ptc" > "$T/out" 2>"$T/err"

@@ -14,7 +14,6 @@
 #include "ptconv/trace.h"
 #include "writers/wutil.h"
 
-
 struct site {
 	uint64_t ip, execs, taken, targets_hash;
 	uint8_t kind;

@@ -16,7 +16,6 @@ struct text_writer {
 	char buf[1 << 16];
 };
 
-
 static int tw_begin(void *ctx, const struct ptc_thread_info *t)
 {
 	struct text_writer *w = ctx;

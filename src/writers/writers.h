@@ -130,5 +130,4 @@ unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
 
-
 #endif

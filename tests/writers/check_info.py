@@ -2,42 +2,36 @@
 """Check `ptconv info --json TRACE.ptc` against this suite's independent
 reader of the format (read_ptc.py, written from ptconv-trace(5)): the
 header facts, the gaps by kind, the first and last records' times, and
-where the file's bytes go, each part measured here from the file itself.
+where the file's bytes go, each part where that reader found it.
 With a ground truth, the branch and instruction totals must also be the
 truth's.
 usage: check_info.py FILE.ptc INFO.json [X.truth]"""
 import json
 import os
-import struct
 import sys
 
 import read_ptc
 import truth
 
 
-def layout(path):
-    """The parts of the file, measured from its header, static part and
-    chunk index as the man page lays them out."""
-    data = open(path, "rb").read()
-    ver, hsize, flags, pid, tid, cpu, nrec, ninsn, soff, tail = struct.unpack_from("<IIIIIiQQQQ", data, 8)
-    zn, sn = struct.unpack_from("<QQ", data, soff)
-    s = read_ptc.unzstd(data[soff + 16:soff + 16 + zn])
-    nn, ne, nc, ng, codesz, strsz, commlen, nspans, nbr = struct.unpack_from("<QQQQQQIIQ", s, 0)
-    chunks = [struct.unpack_from("<QQQQII", s, sn - strsz - codesz - ng * 72 - (nc - i) * 48)
-              for i in range(nc)]
+def layout(t):
+    """The parts of the file as read_ptc.read(), following the man page,
+    found them: the chunks from the chunk index, the node and edge tables
+    from where their parsing ended."""
+    p = t["parts"]
+    chunks, nc, ng = p["chunks"], len(p["chunks"]), p["gaps"]
     comp = sum(c[1] for c in chunks)
-    return dict(cpu=cpu, nodes=nn, edges=ne, spans=nspans, bytes=dict(
-        file=len(data), header=hsize, chunks=comp, chunks_expanded=sum(c[5] for c in chunks),
-        static=16 + zn, static_expanded=sn, static_head=64,
-        tables=sn - 64 - nc * 48 - ng * 72 - codesz - strsz, chunk_index=nc * 48,
-        gap_table=ng * 72, code=codesz, strings=strsz,
-        other=len(data) - hsize - comp - 16 - zn), chunks=chunks)
+    return dict(cpu=p["cpu"], nodes=len(t["nodes"]), edges=p["edges"], spans=p["spans"], bytes=dict(
+        file=p["size"], header=p["header"], chunks=comp, chunks_expanded=sum(c[5] for c in chunks),
+        static=16 + p["static_comp"], static_expanded=p["static_raw"], static_head=64,
+        tables=p["tables_end"] - 64, chunk_index=nc * 48, gap_table=ng * 72, code=p["code"],
+        strings=p["strings"], other=p["size"] - p["header"] - comp - 16 - p["static_comp"]), chunks=chunks)
 
 
 def main():
     path, info = sys.argv[1], json.load(open(sys.argv[2]))
     t = read_ptc.read(path)
-    lay = layout(path)
+    lay = layout(t)
     recs = t["recs"]
     gaps = [r[1] for r in recs if r[0] == "gap"]
     starts = [g for g in gaps if g[0] == 7]

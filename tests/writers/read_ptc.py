@@ -163,6 +163,7 @@ def read(path):
         nodes, edges, p = tables_v1(s, p, nn, ne, codesz)
     else:
         nodes, edges, p = tables_v2(s, p, nn, ne, nspans, codesz)
+    tables_end = p
     chunks = []
     for i in range(nc):
         chunks.append(struct.unpack_from("<QQQQII", s, p))
@@ -236,7 +237,12 @@ def read(path):
             cur = edges[fe + slot][1]
     if len(recs) != nrec or insn_total + tail != ninsn:
         truth.fail("header counts: %d records (%d), %d insns (%d)" % (nrec, len(recs), ninsn, insn_total + tail))
-    return dict(pid=pid, tid=tid, comm=comm, recs=recs, code=code, tail=tail, ninsn=ninsn, nodes=nodes)
+    # where the file's parts lie, as parsed (check_info.py)
+    parts = dict(size=len(data), header=hsize, static_off=soff, static_comp=zn, static_raw=sn,
+                 tables_end=tables_end, edges=ne, spans=nspans, gaps=ng, code=codesz, strings=strsz,
+                 cpu=cpu, chunks=chunks)
+    return dict(pid=pid, tid=tid, comm=comm, recs=recs, code=code, tail=tail, ninsn=ninsn, nodes=nodes,
+                parts=parts)
 
 
 def main():

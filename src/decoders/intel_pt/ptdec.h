@@ -176,5 +176,4 @@ uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d);
 uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d);
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d);
 
-
 #endif
