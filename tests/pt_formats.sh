@@ -147,7 +147,7 @@ done
 # check both names.  Each case: the part files wanted (end: one file, the
 # loss at the end), then the encoder options.
 truth="$T/prog.truth"
-for case in "1 --ovf-at 3000:100" "1 --truncate 200@1500" "2 --ovf-at 3000:100 --truncate 200@1500" \
+for case in "1 --ovf-at 3000:100" "1 --truncate 200@1500" "2 --ovf-at 6000:100 --truncate 200@1500" \
 	    "end --ovf-at 3000:100000"; do
 	set -- $case
 	n=$1

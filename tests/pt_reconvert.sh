@@ -86,8 +86,10 @@ check_slice() {
 	cmp -s "$T/slice.ips" "$T/want.ips" || fail "slice $3 $4: dump -i does not list instructions [$3, +$4)"
 }
 total=$(wc -l < "$T/prog.ips")
+# the second slice ends inside a block, so that a tail is always tested
+n2=$(count_ending_in_block 1001 20003) || fail "a slice length from the truth"
 tails=
-for r in "0 1000" "1001 20003" "$((total / 3)) $((total / 2))"; do
+for r in "0 1000" "1001 $n2" "$((total / 3)) $((total / 2))"; do
 	set -- $r
 	s=$1 n=$2
 	rm -rf "$T/s.ptc" "$T/sre"
@@ -105,7 +107,7 @@ echo "ok - slices as ChampSim traces and by dump -i: exactly their instructions 
 
 # 3. With losses: the same part files as from the recording.
 cp "$T/prog.kept" "$T/prog"
-"$ENC" -o "$T/l.data" --buildid-dir "$T/bid" --ovf-at 3000:100 --truncate 200@1500 "$truth" 2>"$T/enc.err" ||
+"$ENC" -o "$T/l.data" --buildid-dir "$T/bid" --ovf-at 6000:100 --truncate 200@1500 "$truth" 2>"$T/enc.err" ||
 	fail "ptgen-encode with losses: $(cat "$T/enc.err")"
 rm -rf "$T/direct" "$T/re"
 "$PTCONV" convert "$T/l.data" -f ptconv,bt9,champsim,cbp2025,xtrace -o "$T/direct" --buildid-dir "$T/bid" -q

@@ -58,7 +58,7 @@ set --
 if [ -x "$ENC" ]; then
 	export TRUTH_NO_TIMES=1
 	prog_truth
-	"$ENC" -o "$T/l.data" --buildid-dir "$T/bid" --ovf-at 3000:100 --truncate 200@1500 "$T/prog.truth" \
+	"$ENC" -o "$T/l.data" --buildid-dir "$T/bid" --ovf-at 6000:100 --truncate 200@1500 "$T/prog.truth" \
 		2>"$T/enc.err" || fail "ptgen-encode: $(cat "$T/enc.err")"
 	"$PTCONV" convert "$T/l.data" -o "$T/o" --buildid-dir "$T/bid" -q
 	[ $? -le 1 ] || fail "convert"

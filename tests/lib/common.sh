@@ -20,7 +20,7 @@ walk_binary() {
 	done
 	echo "$PTCONV"
 }
-scratch() { T=$(mktemp -d "${TMPDIR:-/tmp}/ptconv-test.XXXXXX"); trap 'rm -rf "$T"' EXIT; }
+scratch() { T=$(mktemp -d "${TMPDIR:-/tmp}/ptconv-test.XXXXXX") && T=$(cd "$T" && pwd); trap 'rm -rf "$T"' EXIT; }
 # mutate_seeds SEEDDIR OUTDIR "CUTS" END STEP [START]: for every seed, its
 # prefixes of CUTS bytes (plus half and all but one byte) and copies with
 # one byte set to 0xff at offsets START (default 0), START+STEP... below
@@ -68,11 +68,38 @@ prog_truth() {
 	command -v "$_cc" >/dev/null || skip "no C compiler to build the test programs"
 	"$_cc" -O2 -static -o "$T/prog" "$top_srcdir/tests/writers/prog.c" 2>"$T/cc.err" ||
 		skip "cannot build a static test program: $(cat "$T/cc.err")"
-	"$_trace" -o "$T/prog.truth" -- "$T/prog" >/dev/null 2>"$T/trace.err" ||
+	# Both tracers run it as ./prog in $T with an empty environment, the
+	# same bytes above its stack: its branches depend on them.  libc's
+	# start-up scans the environment once per variable it looks up, and
+	# its strrchr of argv[0] takes other paths as the string's alignment
+	# moves (the shell's "_", which names each tracer, moved it between
+	# the two).  1500 loops instead of 300 make up for the start-up's
+	# shorter scan.  The path of $T still counts (the start-up copies
+	# readlink("/proc/self/exe")), so the tests take positions in the
+	# stream from the truth, not as constants.
+	_trace=$(cd "${_trace%/*}" && pwd)/ptgen-trace
+	_stepper=$(cd "${_stepper%/*}" && pwd)/stepper
+	(cd "$T" && env -i "$_trace" -o "$T/prog.truth" -- ./prog 1500 >/dev/null 2>trace.err) ||
 		skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
 	# A second, independent single-stepper lists every executed
 	# instruction; it must agree with ptgen-trace branch for branch.
-	"$_stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
+	(cd "$T" && env -i "$_stepper" -o "$T/step.truth" -i "$T/prog.ips" ./prog 1500 >/dev/null) || fail "stepper"
 	agree_with_stepper "$T/prog.truth" "$T/step.truth"
 	START=$(head -n 1 "$T/prog.ips")
+}
+
+# count_ending_in_block START COUNT: the least length >= COUNT whose slice
+# [START, START+length) of $T/prog.ips does not end on a branch (by the
+# truth $T/prog.truth), so that the slice has instructions after its last
+# branch.  Where the program's branches fall depends on the path of $T and
+# on the machine's libc and CPU (which string functions it picks), so a
+# fixed length cannot promise that.
+count_ending_in_block() {
+	python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import truth
+ips = truth.load_ips(sys.argv[3])
+branch_ips = {b.ip for b in truth.load(sys.argv[2])[0]}
+start, n = int(sys.argv[4]), int(sys.argv[5])
+while ips[start + n - 1] in branch_ips:
+    n += 1
+print(n)' "$top_srcdir/tests/writers" "$T/prog.truth" "$T/prog.ips" "$1" "$2"
 }

@@ -9,14 +9,8 @@ W="$top_srcdir/tests/writers"
 B="$top_builddir/tests/writers"
 command -v python3 >/dev/null || skip "python3 not installed"
 command -v zstd >/dev/null || skip "zstd not installed"
-CC=${CC:-cc}
 scratch
-$CC -O2 -static -o "$T/prog" "$W/prog.c" 2>"$T/cc.err" || skip "cannot build a static test program: $(cat "$T/cc.err")"
-"$top_builddir/tests/ptgen/ptgen-trace" -o "$T/prog.truth" -- "$T/prog" >/dev/null || fail "ptgen-trace"
-"$B/stepper" -o "$T/step.truth" -i "$T/prog.ips" "$T/prog" >/dev/null || fail "stepper"
-grep -q '^B ' "$T/prog.truth" || fail "no branches in the ground truth"
-agree_with_stepper "$T/prog.truth" "$T/step.truth"
-START=$(head -n 1 "$T/prog.ips")
+prog_truth
 
 fmt() {	# fmt FORMATS [truth2fmt options]
 	f=$1; shift
@@ -173,7 +167,7 @@ python3 "$W/read_xtrace.py" "$T/out" "$T/prog.truth" "$T/prog.ips" 10000 || fail
 grep -v '^#' "$T/xdump" | awk '{ print $2 }' | cmp -s - "$T/prog.ips" || fail "dump of xtrace differs"
 
 # Two threads: one set of files per thread, each equal to its thread's truth.
-$CC -O2 -static -pthread -o "$T/thr" "$W/threads.c" 2>"$T/cc.err" || skip "cannot build a static threaded program: $(cat "$T/cc.err")"
+${CC_FOR_TESTS:-cc} -O2 -static -pthread -o "$T/thr" "$W/threads.c" 2>"$T/cc.err" || skip "cannot build a static threaded program: $(cat "$T/cc.err")"
 "$top_builddir/tests/ptgen/ptgen-trace" -o "$T/thr.truth" -- "$T/thr" >/dev/null || fail "ptgen-trace (threads)"
 rm -rf "$T/out"; mkdir "$T/out"
 "$B/truth2fmt" -f ptconv,bt9,champsim,cbp2025,xtrace -x 1000 -o "$T/out" "$T/thr.truth" 2>"$T/warn" || fail "writing (threads)"
