@@ -104,7 +104,6 @@ struct queue {
 	uint64_t now;		/* perf time of the latest event */
 	FILE *dump;
 	struct gen *g;
-	/* expected-gap bookkeeping for --drop */
 	/* --gaps bookkeeping for --drop, in taken-branch indices of the
 	 * truth: branches before drop_first are encoded entirely before the
 	 * cut; from drop_resync on they follow a PSB after it. */
@@ -1038,6 +1037,22 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 	}
 }
 
+/* The --gaps line of a cut: from drop_first to the branch at which a PSB
+ * after it lets a decoder resume; at the end of the stream when no PSB
+ * followed (all that came after the cut is lost). */
+static void drop_report(struct gen *g, struct queue *q)
+{
+	q->drop_resync = g->taken;
+	q->drop_state = 2;
+	if (g->gaps)
+		fprintf(g->gaps, "%s queue %u offset %llu bytes %llu first %llu resync %llu\n",
+			g->o.drop == 2 ? "truncate" : "drop", q->idx,
+			(unsigned long long)(g->o.drop == 2 ? q->trunc_at : g->o.drop_offset),
+			(unsigned long long)g->o.drop_bytes,
+			(unsigned long long)q->drop_first,
+			(unsigned long long)q->drop_resync);
+}
+
 /* Where --drop cuts the stream, in taken-branch indices (see struct queue). */
 static void drop_track(struct gen *g, struct queue *q)
 {
@@ -1065,17 +1080,8 @@ static void drop_track(struct gen *g, struct queue *q)
 	if (g->o.drop == 2)
 		hi = q->trunc_at;
 	if (ptenc_last_psb(q->enc) != UINT64_MAX && ptenc_last_psb(q->enc) >= hi &&
-	    !ptenc_stopped(q->enc)) {
-		q->drop_resync = g->taken;
-		q->drop_state = 2;
-		if (g->gaps)
-			fprintf(g->gaps, "%s queue %u offset %llu bytes %llu first %llu resync %llu\n",
-				g->o.drop == 2 ? "truncate" : "drop", q->idx,
-				(unsigned long long)(g->o.drop == 2 ? q->trunc_at : lo),
-				(unsigned long long)g->o.drop_bytes,
-				(unsigned long long)q->drop_first,
-				(unsigned long long)q->drop_resync);
-	}
+	    !ptenc_stopped(q->enc))
+		drop_report(g, q);
 }
 
 /* Leaves user mode on t's queue at time tm; the kernel then runs for
@@ -1278,6 +1284,8 @@ void gen_finish(struct gen *g)
 
 		if (q->started)
 			check(g, ptenc_flush(q->enc), "flush");
+		if (q->drop_state == 1)
+			drop_report(g, q);
 	}
 	if (!g->o.pipe)
 		check(g, ptc_perf_writer_set_sample_time(g->w, perf_time(g->first_time),
