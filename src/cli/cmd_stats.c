@@ -32,16 +32,13 @@ static int by_execs(const void *a, const void *b)
  * integers (rates are left to the reader), addresses hex strings (they
  * may exceed what a JSON double holds exactly). */
 static void print_json(const char *path, const struct ptc_trace_info *info, uint64_t all_insns,
-		       const uint64_t *kinds, const uint64_t *taken, const uint64_t *gaps, uint64_t real_gaps,
-		       uint64_t lost, const struct site *sites, size_t n_sites, size_t top)
+		       uint64_t br, const uint64_t *kinds, const uint64_t *taken, const uint64_t *gaps,
+		       uint64_t real_gaps, uint64_t lost, const struct site *sites, size_t n_sites, size_t top)
 {
 	struct ptc_json j;
 	char ip[32];
-	uint64_t br = 0;
 	size_t i;
 
-	for (i = 0; i < 7; i++)
-		br += kinds[i];
 	ptc_json_init(&j, stdout);
 	ptc_json_begin_object(&j, NULL);
 	ptc_json_string(&j, "file", path);
@@ -93,7 +90,7 @@ int cmd_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct ptc_trace_record buf[4096];
-	uint64_t kinds[8] = { 0 }, taken[8] = { 0 }, gaps[16] = { 0 }, insns = 0, lost = 0, real_gaps;
+	uint64_t kinds[8] = { 0 }, taken[8] = { 0 }, gaps[16] = { 0 }, insns = 0, lost = 0, real_gaps, br, all_insns;
 	struct site *sites = NULL;
 	size_t n_sites = 0, cap = 0, top = 20, i;
 	struct ptc_map map;
@@ -176,13 +173,13 @@ int cmd_stats(int argc, char **argv)
 	for (i = 0, real_gaps = 0; i < 16; i++)
 		if (i != PTC_GAP_START)
 			real_gaps += gaps[i];
+	for (i = 0, br = 0; i < 7; i++)
+		br += kinds[i];
+	all_insns = insns + info.tail_insns;
 	if (json) {
-		print_json(argv[optind], &info, insns + info.tail_insns, kinds, taken, gaps, real_gaps, lost,
+		print_json(argv[optind], &info, all_insns, br, kinds, taken, gaps, real_gaps, lost,
 			   sites, n_sites, top);
 	} else {
-		uint64_t br = 0, all_insns = insns + info.tail_insns;
-		for (i = 0; i < 7; i++)
-			br += kinds[i];
 		printf("trace: %s (pid %u tid %u comm %s), format version %u, %" PRIu64 " chunks\n",
 		       argv[optind], info.pid, info.tid, info.comm, info.version, info.chunks);
 		printf("instructions: %" PRIu64 "\n", all_insns);
