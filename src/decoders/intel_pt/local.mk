@@ -1,6 +1,7 @@
 # Intel PT: the query-decoder walker (ptdec), the libipt block-decoder engine
 # (blkdec) and the conversion pipeline behind `ptconv convert`.
 libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
+	src/decoders/intel_pt/fastq.c src/decoders/intel_pt/fastq.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
 	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h \
@@ -36,3 +37,9 @@ EXTRA_DIST += tests/pt_window_cap.sh
 # Threads finished once decoding is past their exit: bounded open files
 TESTS += tests/pt_many_threads.sh
 EXTRA_DIST += tests/pt_many_threads.sh tests/ptprog/seq_threads.c
+# ptconv's query decoder against libipt's, in lockstep: encoder-made corner
+# sequences, and real programs' and random walks' streams (pt_fastq.sh)
+check_PROGRAMS += tests/unit/test_fastq
+tests_unit_test_fastq_SOURCES = tests/unit/test_fastq.c tests/unit/fastq_lockstep.h
+TESTS += tests/unit/test_fastq tests/pt_fastq.sh
+EXTRA_DIST += tests/pt_fastq.sh

@@ -1,0 +1,101 @@
+/* ptconv's own query decoder: packets -> "taken?", "where to?", events.
+ *
+ * The walker (ptdec.c) asks its questions of a query decoder.  libipt's
+ * (pt_query_decoder) answers one conditional branch per call through
+ * several layers; this one answers the same questions, in the same words
+ * (libipt's status bits, error codes and struct pt_event), from packets
+ * that libipt's packet decoder reads, and hands out a cached TNT bit with
+ * a few instructions inline.
+ *
+ * It handles the packets of an ordinary user-mode recording: PSB+, TNT,
+ * TIP, TIP.PGE/PGD, FUP, MODE.Exec (and MODE.TSX inside PSB+), TSC, TMA,
+ * MTC, CBR and PAD.  ptc_fq_supported() says whether a buffer holds only
+ * those (and nothing a resynchronisation could land inside of); a buffer
+ * that holds anything else (OVF, CYC, PIP, VMCS, power events, PTWRITE,
+ * MODE.TSX outside PSB+, broken packets) is left to libipt's query
+ * decoder, so that the answers are libipt's either way.  tests/unit/
+ * test_fastq.c and tests/fuzz/fuzz_fastq.c ask both decoders the same
+ * questions and require the same answers.
+ */
+#ifndef PTC_DECODERS_INTEL_PT_FASTQ_H
+#define PTC_DECODERS_INTEL_PT_FASTQ_H
+
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+/* libipt's timing state (pt_time) without cycle counting: the estimate
+ * of the TSC at the last timing packet. */
+struct ptc_fq_time {
+	uint64_t tsc, base, fc;
+	uint32_t ctc, lost_mtc;
+	uint8_t cbr;
+	uint8_t have_tsc, have_tma, have_mtc, have_cbr;
+};
+
+/* Events waiting for the packet they bind to (libipt's event queue). */
+enum { PTC_FQ_PSBEND, PTC_FQ_TIP, PTC_FQ_FUP, PTC_FQ_BINS };
+#define PTC_FQ_QUEUE 8
+
+struct ptc_fq {
+	struct pt_config cfg;
+	struct pt_packet_decoder *pk;
+	uint64_t size;
+
+	/* The packet at pos, decoded ahead (next_pos == pos): libipt's
+	 * "next decoder function". */
+	struct pt_packet next;
+	int next_err;			/* 0, or why there is no packet at pos */
+	uint64_t next_pos;		/* UINT64_MAX: not fetched */
+	uint64_t pk_pos;		/* where the packet decoder reads next */
+	uint64_t pos, sync;
+	int have_pos, have_sync;
+
+	int enabled, consume_packet;
+	struct pt_event *event;		/* the event the last packet produced */
+
+	uint64_t ip;			/* last IP (IP compression) */
+	int have_ip, ip_suppressed;
+
+	uint64_t tnt, tnt_index;	/* cached TNT bits, index at the next one */
+
+	struct ptc_fq_time time, last_time;
+
+	struct pt_event queue[PTC_FQ_BINS][PTC_FQ_QUEUE];
+	uint8_t qbegin[PTC_FQ_BINS], qend[PTC_FQ_BINS];
+	struct pt_event standalone;
+};
+
+/* Does [cfg->begin, cfg->end) hold only packets this decoder handles, from
+ * its first PSB to its end, with every PSB pattern in it at a packet
+ * boundary?  1 yes, 0 no, <0 out of memory.  Also 0 for a configuration
+ * it does not follow (the BDM70 erratum, decoder callbacks). */
+int ptc_fq_supported(const struct pt_config *cfg);
+
+/* Decode cfg's buffer (which must stay valid); 0 or -pte_nomem. */
+int ptc_fq_init(struct ptc_fq *q, const struct pt_config *cfg);
+void ptc_fq_fini(struct ptc_fq *q);
+
+/* The calls mean what libipt's pt_qry_* of the same names mean. */
+int ptc_fq_sync_forward(struct ptc_fq *q, uint64_t *ip);
+int ptc_fq_get_offset(const struct ptc_fq *q, uint64_t *offset);
+int ptc_fq_get_sync_offset(const struct ptc_fq *q, uint64_t *offset);
+int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr);
+int ptc_fq_event(struct ptc_fq *q, struct pt_event *ev, size_t size);
+int ptc_fq_time(const struct ptc_fq *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
+int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken);
+
+/* A conditional branch (or compressed return): while more bits of the
+ * current TNT packet remain after this one, no packet needs reading and
+ * the status is 0 (libipt reports events only once the bits are used). */
+static inline int ptc_fq_cond_branch(struct ptc_fq *q, int *taken)
+{
+	if (q->tnt_index > 1) {
+		*taken = (q->tnt & q->tnt_index) != 0;
+		q->tnt_index >>= 1;
+		return 0;
+	}
+	return ptc_fq_cond_branch_refill(q, taken);
+}
+
+#endif
