@@ -27,4 +27,45 @@ prog_truth
 	{ cat "$T/err"; fail "ptgen-encode --long-tnt"; }
 streams="$streams $T/prog.0.pt $T/prog2.0.pt"
 "$TEST" $streams || fail "fastq and libipt's query decoder differ"
+# Whole conversions: the walker with ptconv's query decoder and with
+# libipt's alone (--engine=query) write the same files, byte for byte; the
+# summary says fastq read every byte of a clean recording, none of one with
+# cycle-accurate timing (CYC: libipt's), part of one with an overflow
+# decoded in small windows (the window holding the OVF goes to libipt).
+"$WALK" --branches 30000 --seed 9 --timing=tsc,mtc,cyc -o "$T/cyc.data" "$BIN" >/dev/null 2>&1 || fail "ptgen-walk cyc"
+"$WALK" --branches 60000 --seed 9 --ovf-at 30000 --psb-period 0 -o "$T/ovf.data" "$BIN" >/dev/null 2>&1 ||
+	fail "ptgen-walk ovf"
+for d in w1 w3 w4 w6 prog prog2 cyc ovf; do
+	for e in walker query; do
+		w=; [ $d = ovf ] && w=4096
+		PTCONV_WINDOW_BYTES=$w "$PTCONV" "$T/$d.data" -f ptconv,text,bt9 -o "$T/$d.$e" -q --engine=$e
+		st=$?
+		[ $st -le 1 ] || fail "$d: ptconv --engine=$e exited $st"
+	done
+	fast=$(sed -n 's/.*"fast_path_bytes": \([0-9]*\).*/\1/p' "$T/$d.walker/summary.json")
+	all=$(sed -n 's/.*"trace_bytes": \([0-9]*\).*/\1/p' "$T/$d.walker/summary.json")
+	for e in walker query; do
+		grep -v '"engine"\|"fast_path_bytes"' "$T/$d.$e/summary.json" > "$T/$d.$e.summary"
+		rm "$T/$d.$e/summary.json"
+	done
+	diff -r "$T/$d.walker" "$T/$d.query" >/dev/null || fail "$d: the walker's files differ between fastq and libipt"
+	cmp -s "$T/$d.walker.summary" "$T/$d.query.summary" || fail "$d: the summaries differ"
+	case $d in
+	cyc) [ "$fast" = 0 ] || fail "cyc: fastq read $fast bytes of a CYC recording" ;;
+	ovf) [ "$fast" -gt 0 ] && [ "$fast" -lt "$all" ] || fail "ovf: fastq read $fast of $all bytes" ;;
+	*) [ "$fast" = "$all" ] || fail "$d: fastq read $fast of $all bytes" ;;
+	esac
+	echo "ok - $d: same files with both query decoders (fastq read $fast of $all trace bytes)"
+done
+# the fuzz target's seeds, and cut and damaged copies of them and of two
+# streams (mutate_seeds, tests/lib/common.sh): no crash, same answers
+F="$top_builddir/tests/fuzz/fuzz_fastq"
+if [ -x "$F" ]; then
+	mkdir "$T/in" "$T/mut"
+	cp "$top_srcdir"/tests/fuzz/seeds/fuzz_fastq/* "$T/in/"
+	head -c 20000 "$T/w1.0.pt" > "$T/in/w1"
+	head -c 20000 "$T/prog.0.pt" > "$T/in/prog"
+	mutate_seeds "$T/in" "$T/mut" "17 300 1000 4097" 20000 97 3
+	replay "$F" "$T/in" "$T/mut" | tail -1
+fi
 exit 0

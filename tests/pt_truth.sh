@@ -43,12 +43,14 @@ for opts in "" "--noretcomp" "--timing=none" "--timing=tsc,mtc,cyc" "--long-tnt"
 done
 for opts in "" "--noretcomp" "--interrupt-every 700"; do
 	run libipt 0 $opts
+	run query 0 $opts
 done
 # injected losses: an overflow (OVF, packets lost) and AUX bytes removed
 # from records flagged PARTIAL, at several places
 run walker 1 --ovf-at 5000:100
 run walker 1 --ovf-at 12000 --noretcomp
 run libipt 1 --ovf-at 5000:100
+run query 1 --ovf-at 5000:100
 for off in 500 2500 5000; do
 	run walker 1 --drop 50@$off --aux-chunk 4096 --psb-period 0
 	run walker 1 --drop 50@$off --psb-period 0

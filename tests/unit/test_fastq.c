@@ -13,7 +13,9 @@
  * inside a packet).  With streams (raw AUX data, e.g. ptgen-walk
  * --aux-dump): each must be supported as a whole, and each, its cuts at
  * every PSB and 200 mutants of it must decode alike in lockstep (a mutant
- * only when fastq supports it). */
+ * only when fastq supports it).
+ *
+ *	test_fastq --write-seeds DIR	(the sequences as fuzz seeds) */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #define MTC_FREQ 3
 #define CTC_N 80	/* TSC ticks per crystal tick, as ptgen's */
 
+/* ratio 0: no CTC:TSC ratio; 1: one; 2: one and the BDM70 erratum. */
 static void config(struct pt_config *cfg, uint8_t *buf, size_t size, int ratio)
 {
 	pt_config_init(cfg);
@@ -37,6 +40,7 @@ static void config(struct pt_config *cfg, uint8_t *buf, size_t size, int ratio)
 		cfg->cpuid_0x15_eax = 1;
 		cfg->cpuid_0x15_ebx = CTC_N;
 	}
+	cfg->errata.bdm70 = ratio == 2;
 }
 
 /* Every seed and both timing configurations: same answers. */
@@ -47,7 +51,7 @@ static void lockstep_all(uint8_t *buf, size_t size, const char *name, int nseeds
 	char why[300];
 	int ratio, s;
 
-	for (ratio = 0; ratio < 2; ratio++) {
+	for (ratio = 0; ratio < 3; ratio++) {
 		for (s = 0; s < nseeds; s++) {
 			int64_t r;
 			memset(&cnt, 0, sizeof(cnt));
@@ -55,7 +59,7 @@ static void lockstep_all(uint8_t *buf, size_t size, const char *name, int nseeds
 			r = fastq_lockstep(&cfg, 0x9e3779b97f4a7c15ull * (uint64_t)(s + 1), 1u << 24, &cnt,
 					   why, sizeof(why));
 			CHECK(r >= 0, "%s (seed %d, ratio %d): %s", name, s, ratio, why);
-			if (!s && ratio && nseeds > 1)
+			if (!s && ratio == 2 && nseeds > 1)
 				printf("%s: %" PRId64 " questions, %" PRIu64 " bits, %" PRIu64 " targets, %" PRIu64
 				       " events, %" PRIu64 " syncs, %" PRIu64 " errors: same answers\n", name, r,
 				       cnt.bits, cnt.tips, cnt.events, cnt.syncs, cnt.errors);
@@ -326,6 +330,23 @@ static void seq_bad_context(struct seq *s)
 	put(s, tnt(2, 1));
 }
 
+/* BDM70: a PSB+ with a FUP while tracing is off, then TIP.PGE (the FUP
+ * is ignored with the erratum), and one followed by a TNT (it is not). */
+static void seq_bdm70(struct seq *s)
+{
+	psb_plus(s, 100, 0x401000, 0);
+	put(s, ipp(ppt_tip_pge, pt_ipc_sext_48, 0x401000));
+	put(s, tnt(2, 1));
+	put(s, ipp(ppt_tip_pgd, pt_ipc_suppressed, 0));
+	psb_plus(s, 200, 0x401020, 0);
+	put(s, mtc(9));
+	put(s, ipp(ppt_tip_pge, pt_ipc_sext_48, 0x401020));
+	put(s, tnt(2, 1));
+	put(s, ipp(ppt_tip_pgd, pt_ipc_suppressed, 0));
+	psb_plus(s, 300, 0x401040, 0);
+	put(s, tnt(2, 1));
+}
+
 /* Sequences fastq must leave to libipt. */
 static void seq_ovf(struct seq *s)
 {
@@ -381,6 +402,7 @@ static const struct {
 	{ "basic", seq_basic, 1 },
 	{ "events", seq_events, 1 },
 	{ "timing", seq_timing, 1 },
+	{ "bdm70", seq_bdm70, 1 },
 	{ "timing2", seq_timing2, 1 },
 	{ "psbs", seq_psbs, 1 },
 	{ "bad-context", seq_bad_context, 1 },
@@ -491,19 +513,30 @@ int main(int argc, char **argv)
 {
 	size_t i;
 	int a;
+	const char *seeds = argc == 3 && !strcmp(argv[1], "--write-seeds") ? argv[2] : NULL;
 
 	for (i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
 		struct seq s;
 		seq_begin(&s);
 		seqs[i].fn(&s);
 		seq_end(&s);
+		if (seeds) {
+			char path[512];
+			FILE *f;
+			snprintf(path, sizeof(path), "%s/seq-%s", seeds, seqs[i].name);
+			f = fopen(path, "wb");
+			CHECK(f && fwrite(s.buf, 1, s.size, f) == s.size, "%s: cannot write", path);
+			if (f)
+				fclose(f);
+			continue;
+		}
 		CHECK(supported(s.buf, s.size) == seqs[i].supported, "%s: supported %d, want %d", seqs[i].name,
 		      supported(s.buf, s.size), seqs[i].supported);
 		/* the lockstep holds for the supported ones */
 		if (seqs[i].supported)
 			lockstep_all(s.buf, s.size, seqs[i].name, 64);
 	}
-	for (a = 1; a < argc; a++) {
+	for (a = seeds ? argc : 1; a < argc; a++) {
 		size_t size;
 		uint8_t *buf = read_all(argv[a], &size);
 		struct fastq_lockstep_counts cnt;

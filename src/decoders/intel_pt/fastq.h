@@ -40,6 +40,7 @@ enum { PTC_FQ_PSBEND, PTC_FQ_TIP, PTC_FQ_FUP, PTC_FQ_BINS };
 struct ptc_fq {
 	struct pt_config cfg;
 	struct pt_packet_decoder *pk;
+	struct pt_packet_decoder *scan;	/* looks ahead for erratum BDM70 */
 	uint64_t size;
 
 	/* The packet at pos, decoded ahead (next_pos == pos): libipt's
@@ -69,7 +70,7 @@ struct ptc_fq {
 /* Does [cfg->begin, cfg->end) hold only packets this decoder handles, from
  * its first PSB to its end, with every PSB pattern in it at a packet
  * boundary?  1 yes, 0 no, <0 out of memory.  Also 0 for a configuration
- * it does not follow (the BDM70 erratum, decoder callbacks). */
+ * it does not follow (decoder callbacks for unknown packets). */
 int ptc_fq_supported(const struct pt_config *cfg);
 
 /* Decode cfg's buffer (which must stay valid); 0 or -pte_nomem. */

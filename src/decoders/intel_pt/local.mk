@@ -43,3 +43,10 @@ check_PROGRAMS += tests/unit/test_fastq
 tests_unit_test_fastq_SOURCES = tests/unit/test_fastq.c tests/unit/fastq_lockstep.h
 TESTS += tests/unit/test_fastq tests/pt_fastq.sh
 EXTRA_DIST += tests/pt_fastq.sh
+# Fuzz target: fastq and libipt's query decoder in lockstep on any bytes;
+# pt_fastq.sh replays its seeds and mutants of the streams it makes.
+fuzz: tests/fuzz/fuzz_fastq
+check_PROGRAMS += tests/fuzz/fuzz_fastq
+tests_fuzz_fuzz_fastq_SOURCES = tests/fuzz/fuzz_fastq.c tests/unit/fastq_lockstep.h $(FUZZ_DRIVER)
+tests_fuzz_fuzz_fastq_LDFLAGS = $(FUZZ_LDFLAGS)
+EXTRA_DIST += tests/fuzz/seeds/fuzz_fastq

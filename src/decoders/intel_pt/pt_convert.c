@@ -1349,6 +1349,7 @@ static int decode_all(struct conv *c)
 		err = plan_runs(c, q);
 		if (err < 0)
 			return err;
+		c->params.no_fastq = c->pto->engine_query;
 		err = ptc_pt_engine_new(&q->eng, engine_kind(c), &c->params, &env, q->cpu, q->tid);
 		if (err < 0)
 			return err;
@@ -1723,6 +1724,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 	for (i = 0; i < c->nq; i++) {
 		const struct ptc_pt_stats *s = ptc_pt_engine_stats(c->q[i].eng);
 		agg.psb += s->psb;
+		agg.fast_bytes += s->fast_bytes;
 		agg.lost_bytes += s->lost_bytes;
 		agg.orphan_branches += s->orphan_branches;
 		agg.gaps += s->gaps;
@@ -1746,10 +1748,13 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_begin_object(&j, NULL);
 		ptc_json_string(&j, "input", c->opt->input ? c->opt->input : c->pto->raw_pt);
 		ptc_json_string(&j, "decoder", "intel_pt");
-		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : "walker");
+		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : c->pto->engine_query ? "query" : "walker");
 		ptc_json_u64(&j, "trace_bytes", bytes);
 		ptc_json_u64(&j, "queues", c->nq);
 		ptc_json_u64(&j, "psb_used", agg.psb);
+		/* of the trace bytes, those ptconv's query decoder read (the
+		 * rest went to libipt's: fastq.h) */
+		ptc_json_u64(&j, "fast_path_bytes", agg.fast_bytes);
 		ptc_json_u64(&j, "unattributed_branches", orphan);
 		ptc_json_u64(&j, "unattributed_gaps", c->orphan_gaps);
 		ptc_json_u64(&j, "lost_trace_bytes", agg.lost_bytes);

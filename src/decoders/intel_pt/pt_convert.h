@@ -10,6 +10,8 @@ struct ptc_perf_reader;
 /* What only the Intel PT pipeline needs beyond struct ptc_convert_options. */
 struct ptc_pt_options {
 	int engine_libipt;		/* --engine=libipt: libipt's block decoder */
+	int engine_query;		/* --engine=query: the walker over libipt's
+					 * query decoder only (no fastq.h) */
 	const char *raw_pt;		/* --pt FILE: raw trace bytes */
 	const char **images;		/* --image PATH[:ADDR[:OFFSET]] */
 	size_t nr_images;

@@ -27,6 +27,7 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 
 #include "common/error.h"
 #include "decoders/intel_pt/bystanders.h"
+#include "decoders/intel_pt/fastq.h"
 #include "decoders/intel_pt/ptdec.h"
 
 #define RCACHE 8
@@ -51,7 +52,11 @@ struct ptc_pt_decoder {
 	int cpu;
 	uint32_t qtid;
 	struct pt_config cfg;
+	/* The query decoder of the current (sub-)piece: ptconv's (fq, when
+	 * fast) where it handles every packet of the piece, else libipt's. */
 	struct pt_query_decoder *qry;
+	struct ptc_fq fq;
+	int fast;
 
 	uint64_t base;		/* stream offset of the current piece */
 	size_t size;
@@ -119,6 +124,81 @@ struct ptc_pt_decoder {
 	struct ptc_pt_stats st;
 	char msg[256];
 };
+
+/* ---- the query decoder ---- */
+
+/* The questions the walker asks, of whichever query decoder reads the
+ * current piece (the answers are the same: fastq.h). */
+static inline int have_query(const struct ptc_pt_decoder *d)
+{
+	return d->fast || d->qry;
+}
+
+static inline int q_cond_branch(struct ptc_pt_decoder *d, int *taken)
+{
+	return d->fast ? ptc_fq_cond_branch(&d->fq, taken) : pt_qry_cond_branch(d->qry, taken);
+}
+
+static inline int q_indirect_branch(struct ptc_pt_decoder *d, uint64_t *ip)
+{
+	return d->fast ? ptc_fq_indirect_branch(&d->fq, ip) : pt_qry_indirect_branch(d->qry, ip);
+}
+
+static int q_event(struct ptc_pt_decoder *d, struct pt_event *ev)
+{
+	return d->fast ? ptc_fq_event(&d->fq, ev, sizeof(*ev)) : pt_qry_event(d->qry, ev, sizeof(*ev));
+}
+
+static int q_time(struct ptc_pt_decoder *d, uint64_t *tsc)
+{
+	uint32_t lm, lc;
+
+	return d->fast ? ptc_fq_time(&d->fq, tsc, &lm, &lc) : pt_qry_time(d->qry, tsc, &lm, &lc);
+}
+
+static int q_sync_forward(struct ptc_pt_decoder *d, uint64_t *ip)
+{
+	return d->fast ? ptc_fq_sync_forward(&d->fq, ip) : pt_qry_sync_forward(d->qry, ip);
+}
+
+static int q_get_offset(const struct ptc_pt_decoder *d, uint64_t *off)
+{
+	return d->fast ? ptc_fq_get_offset(&d->fq, off) : pt_qry_get_offset(d->qry, off);
+}
+
+static int q_get_sync_offset(const struct ptc_pt_decoder *d, uint64_t *off)
+{
+	return d->fast ? ptc_fq_get_sync_offset(&d->fq, off) : pt_qry_get_sync_offset(d->qry, off);
+}
+
+static void drop_query(struct ptc_pt_decoder *d)
+{
+	if (d->fast)
+		ptc_fq_fini(&d->fq);
+	if (d->qry)
+		pt_qry_free_decoder(d->qry);
+	d->fast = 0;
+	d->qry = NULL;
+}
+
+/* A query decoder for [cfg.begin, cfg.end): ptconv's when it handles
+ * every packet there (and the walker may use it), else libipt's. */
+static int new_query(struct ptc_pt_decoder *d)
+{
+	int ok = d->p.no_fastq ? 0 : ptc_fq_supported(&d->cfg);
+
+	if (ok < 0)
+		return -ptc_err_nomem;
+	if (ok) {
+		if (ptc_fq_init(&d->fq, &d->cfg) < 0)
+			return -ptc_err_nomem;
+		d->fast = 1;
+		d->st.fast_bytes += (uint64_t)(d->cfg.end - d->cfg.begin);
+		return 0;
+	}
+	d->qry = pt_qry_alloc_decoder(&d->cfg);
+	return d->qry ? 0 : -ptc_err_nomem;
+}
 
 /* ---- threads ---- */
 
@@ -440,11 +520,10 @@ static int commit_spec(struct ptc_pt_decoder *d)
 static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 {
 	uint64_t tsc;
-	uint32_t lm, lc;
 
 	if (ev && ev->has_tsc) {
 		tsc = ev->tsc;
-	} else if (pt_qry_time(d->qry, &tsc, &lm, &lc) < 0) {
+	} else if (q_time(d, &tsc) < 0) {
 		return;
 	}
 	if (d->have_tsc && tsc == d->tsc)
@@ -462,7 +541,7 @@ static uint64_t cur_offset(struct ptc_pt_decoder *d)
 {
 	uint64_t off = 0;
 
-	if (d->qry && pt_qry_get_offset(d->qry, &off) < 0)
+	if (have_query(d) && q_get_offset(d, &off) < 0)
 		off = 0;
 	return d->base + off;
 }
@@ -667,7 +746,7 @@ static int locate(struct ptc_pt_decoder *d, uint64_t ip)
 
 static int fetch_event(struct ptc_pt_decoder *d)
 {
-	int st = pt_qry_event(d->qry, &d->ev, sizeof(d->ev));
+	int st = q_event(d, &d->ev);
 
 	if (st < 0)
 		return st;
@@ -843,10 +922,10 @@ static int resync(struct ptc_pt_decoder *d)
 	}
 	d->status = 0;
 	for (;;) {
-		st = pt_qry_sync_forward(d->qry, &ip);
+		st = q_sync_forward(d, &ip);
 		if (st == -pte_eos)
 			return st;
-		if (pt_qry_get_sync_offset(d->qry, &off) < 0)
+		if (q_get_sync_offset(d, &off) < 0)
 			return -pte_eos;
 		if (off < d->min_sync)
 			continue;
@@ -925,7 +1004,7 @@ static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, 
 	va_end(ap);
 	open_gap(d, cause, cur_offset(d), "%s", buf);
 	d->skipping = 0;
-	if (d->qry && pt_qry_get_offset(d->qry, &off) == 0 && off > d->min_sync)
+	if (have_query(d) && q_get_offset(d, &off) == 0 && off > d->min_sync)
 		d->min_sync = off;
 	d->synced = 0;
 	d->have_ev = 0;
@@ -1073,7 +1152,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 
 	switch (b->kind) {
 	case PTC_BR_COND:
-		st = pt_qry_cond_branch(d->qry, &taken);
+		st = q_cond_branch(d, &taken);
 		if (st < 0)
 			return query_failed(d, st, bip, b->kind);
 		d->status = st;
@@ -1094,7 +1173,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		break;
 	case PTC_BR_JMP_IND:
 	case PTC_BR_CALL_IND:
-		st = pt_qry_indirect_branch(d->qry, &tgt);
+		st = q_indirect_branch(d, &tgt);
 		if (st < 0)
 			return query_failed(d, st, bip, b->kind);
 		d->status = st;
@@ -1111,7 +1190,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		update_time(d, NULL);
 		break;
 	case PTC_BR_RET:
-		st = pt_qry_cond_branch(d->qry, &taken);
+		st = q_cond_branch(d, &taken);
 		if (st >= 0) {
 			d->status = st;
 			if (!taken) {
@@ -1126,7 +1205,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 			tgt = t->stack[--t->depth];
 			call = t->stack_call[t->depth];
 		} else if (st == -pte_bad_query) {
-			st = pt_qry_indirect_branch(d->qry, &tgt);
+			st = q_indirect_branch(d, &tgt);
 			if (st < 0)
 				return query_failed(d, st, bip, b->kind);
 			d->status = st;
@@ -1152,7 +1231,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	default:
 		/* syscall and friends without a disable event: with kernel
 		 * tracing the TIP says where it went. */
-		st = pt_qry_indirect_branch(d->qry, &tgt);
+		st = q_indirect_branch(d, &tgt);
 		if (st < 0)
 			return query_failed(d, st, bip, PTC_BR_FAR);
 		d->status = st;
@@ -1215,7 +1294,7 @@ static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
 				break;
 			continue;
 		}
-		st = pt_qry_indirect_branch(d->qry, &ip);
+		st = q_indirect_branch(d, &ip);
 		if (st >= 0) {
 			d->status = st;
 			if (st & pts_ip_suppressed)
@@ -1223,7 +1302,7 @@ static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
 			goto found;
 		}
 		if (st == -pte_bad_query) {
-			st = pt_qry_cond_branch(d->qry, &taken);
+			st = q_cond_branch(d, &taken);
 			if (st >= 0) {
 				d->status = st;
 				continue;
@@ -1282,8 +1361,8 @@ resume:
  * thread that takes branches directly: no held (--check-partial) branches,
  * no pending instructions or gap flag for its first record.
  *
- * Where a packet becomes a branch event: pt_qry_cond_branch() (a TNT bit:
- * a conditional or a compressed return) and pt_qry_indirect_branch() (a
+ * Where a packet becomes a branch event: q_cond_branch() (a TNT bit:
+ * a conditional or a compressed return) and q_indirect_branch() (a
  * TIP) below, then WALK_EMIT(). */
 #define WALK_SAVE()							\
 	do {								\
@@ -1363,7 +1442,7 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 			 * query runs. */
 			if (b->target_next != PTC_NO_BRANCH)
 				__builtin_prefetch(&tb[b->target_next]);
-			st2 = pt_qry_cond_branch(d->qry, &taken);
+			st2 = q_cond_branch(d, &taken);
 			if (st2 < 0)
 				goto slow;	/* step() reports it */
 			st = st2;
@@ -1422,7 +1501,7 @@ other:
 			 * failure are step()'s. */
 			if (!t->depth)
 				goto slow;
-			st2 = pt_qry_cond_branch(d->qry, &taken);
+			st2 = q_cond_branch(d, &taken);
 			if (st2 < 0)
 				goto slow;
 			st = st2;
@@ -1440,7 +1519,7 @@ other:
 			continue;
 		case PTC_BR_JMP_IND:
 		case PTC_BR_CALL_IND:
-			st2 = pt_qry_indirect_branch(d->qry, &tgt);
+			st2 = q_indirect_branch(d, &tgt);
 			if (st2 < 0)
 				goto slow;
 			st = st2;
@@ -1501,7 +1580,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 				return err;
 			continue;
 		}
-		if (!d->qry || d->piece_done) {
+		if (!have_query(d) || d->piece_done) {
 			end_spec(d);
 			return 0;
 		}
@@ -1614,8 +1693,7 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
 {
 	if (!d)
 		return;
-	if (d->qry)
-		pt_qry_free_decoder(d->qry);
+	drop_query(d);
 	ptc_pt_thread_fini(&d->orphan);
 	free(d->subs);
 	free(d->spec);
@@ -1628,10 +1706,7 @@ static int start_sub(struct ptc_pt_decoder *d, size_t i)
 {
 	const struct sub *sb = &d->subs[i];
 
-	if (d->qry) {
-		pt_qry_free_decoder(d->qry);
-		d->qry = NULL;
-	}
+	drop_query(d);
 	d->continuing = i > 0;
 	d->cursub = i;
 	d->spec_mode = sb->spec;
@@ -1653,17 +1728,13 @@ static int start_sub(struct ptc_pt_decoder *d, size_t i)
 	}
 	d->cfg.begin = (uint8_t *)d->piece + sb->s;
 	d->cfg.end = (uint8_t *)d->piece + sb->e;
-	d->qry = pt_qry_alloc_decoder(&d->cfg);
-	return d->qry ? 0 : -ptc_err_nomem;
+	return new_query(d);
 }
 
 int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size,
 			      uint64_t offset, uint64_t lost, int gap_cause, const char *why)
 {
-	if (d->qry) {
-		pt_qry_free_decoder(d->qry);
-		d->qry = NULL;
-	}
+	drop_query(d);
 	end_spec(d);
 	d->skipping = 0;
 	if (lost && !d->pg.active) {
@@ -1696,10 +1767,7 @@ int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t
 {
 	int err;
 
-	if (d->qry) {
-		pt_qry_free_decoder(d->qry);
-		d->qry = NULL;
-	}
+	drop_query(d);
 	d->piece = buf;
 	d->piece_off = offset;
 	d->piece_size = size;
@@ -1790,10 +1858,7 @@ int ptc_pt_decoder_finish(struct ptc_pt_decoder *d)
 		d->pg.gap.lost_bytes += d->piece_off + d->piece_size - d->pg.gap.aux_offset;
 	err = close_gap(d, UINT64_MAX, 0);
 
-	if (d->qry) {
-		pt_qry_free_decoder(d->qry);
-		d->qry = NULL;
-	}
+	drop_query(d);
 	return err;
 }
 

@@ -123,10 +123,14 @@ struct ptc_pt_params {
 	/* for MTC/CYC timing */
 	uint8_t mtc_freq, nom_freq;
 	uint32_t tsc_ctc_n, tsc_ctc_d;
+	/* Ask libipt's query decoder only, never ptconv's (fastq.h): the
+	 * reference, --engine=query. */
+	int no_fastq;
 };
 
 struct ptc_pt_stats {
 	uint64_t bytes;			/* trace bytes given */
+	uint64_t fast_bytes;		/* of them, read by ptconv's query decoder */
 	uint64_t branches;
 	uint64_t gaps, gaps_by_cause[PTC_GAP_CAUSE_NR];
 	uint64_t lost_bytes;		/* bytes skipped while out of sync */
