@@ -47,11 +47,10 @@ static uint64_t le(const uint8_t *p, unsigned n)
  * the packet decoder's dispatch (3-4 times faster per packet; the lockstep
  * test compares the result with libipt's); 0 when p is another packet, or
  * one cut by the end, for the packet decoder to read. */
-static int fetch_common(struct ptc_fq *q, const uint8_t *p, uint64_t avail)
+static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
 {
 	/* payload bytes of an IP packet by its compression (-1: invalid) */
 	static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
-	struct pt_packet *pk = &q->next;
 	uint8_t opc = p[0];
 	int n;
 
@@ -113,7 +112,7 @@ static void fetch(struct ptc_fq *q)
 
 	if (q->next_pos == q->pos)
 		return;
-	if (q->pos < q->size && fetch_common(q, q->cfg.begin + q->pos, q->size - q->pos)) {
+	if (q->pos < q->size && parse_common(&q->next, q->cfg.begin + q->pos, q->size - q->pos)) {
 		q->next_pos = q->pos;
 		q->next_err = 0;
 		return;
@@ -1134,12 +1133,20 @@ int ptc_fq_supported(const struct pt_config *cfg)
 		pt_pkt_free_decoder(pk);
 		return 1;	/* no PSB: nothing is decoded */
 	}
+	if (pt_pkt_get_sync_offset(pk, &off) < 0) {
+		pt_pkt_free_decoder(pk);
+		return 0;
+	}
 	for (;;) {
-		if (pt_pkt_get_offset(pk, &off) < 0) {
-			ok = 0;
-			break;
+		/* the common packets as fetch() reads them, the rest by
+		 * libipt's packet decoder */
+		if (off < end && parse_common(&p, cfg->begin + off, end - off)) {
+			n = p.size;
+		} else {
+			n = pt_pkt_sync_set(pk, off);
+			if (n >= 0)
+				n = pt_pkt_next(pk, &p, sizeof(p));
 		}
-		n = pt_pkt_next(pk, &p, sizeof(p));
 		if (n < 0) {
 			/* the end, at a packet boundary, is the only way out */
 			ok = n == -pte_eos && off == end;
@@ -1166,6 +1173,7 @@ int ptc_fq_supported(const struct pt_config *cfg)
 		} else if (p.type == ppt_psbend) {
 			in_psb = 0;
 		}
+		off += (uint64_t)n;
 	}
 	/* Resynchronising lands on any PSB pattern: each must be one of the
 	 * PSB packets above, or decoding from it would read other packets. */
