@@ -37,5 +37,12 @@ for opts in "--cpus 2" "--cpus 1" "--per-thread"; do
 	done
 	[ $n -eq "$threads" ] || fail "$opts: $n .ptc files for $threads threads"
 	echo "ok - $opts: $threads threads converted with 40 open files, each equal to its truth"
+	# -j 2 (the queues in parallel per thread, compression threads):
+	# the same files
+	rm -rf "$T/out2"
+	(ulimit -n 40 && exec "$PTCONV" "$T/s.data" -f ptconv,text -o "$T/out2" --buildid-dir "$T/bid" -j 2) \
+		> /dev/null 2> "$T/err" || { cat "$T/err" >&2; fail "$opts: ptconv -j 2 exited $? with 40 open files"; }
+	diff -r "$T/out" "$T/out2" > /dev/null || fail "$opts: -j 2 wrote other files than -j 1"
+	echo "ok - $opts, -j 2: the same files"
 done
 exit 0
