@@ -117,20 +117,12 @@ static void fetch(struct ptc_fq *q)
 		q->next_err = 0;
 		return;
 	}
-	if (q->pk_pos != q->pos && pt_pkt_sync_set(q->pk, q->pos) < 0) {
-		q->next_pos = q->pos;
-		q->next_err = -pte_eos;
-		return;
-	}
-	n = pt_pkt_next(q->pk, &q->next, sizeof(q->next));
+	/* (pos never passes the end, so placing the decoder cannot fail) */
+	n = pt_pkt_sync_set(q->pk, q->pos);
+	if (n >= 0)
+		n = pt_pkt_next(q->pk, &q->next, sizeof(q->next));
 	q->next_pos = q->pos;
-	if (n < 0) {
-		q->next_err = n;
-		q->pk_pos = UINT64_MAX;	/* where it stopped is not known */
-		return;
-	}
-	q->next_err = 0;
-	q->pk_pos = q->pos + (uint64_t)n;
+	q->next_err = n < 0 ? n : 0;
 }
 
 static void consume(struct ptc_fq *q)
@@ -922,12 +914,10 @@ int ptc_fq_sync_forward(struct ptc_fq *q, uint64_t *ip)
 		if (err >= 0)
 			err = pt_pkt_sync_forward(q->pk);
 	}
-	q->pk_pos = UINT64_MAX;
 	if (err < 0)
 		return err;
 	if (pt_pkt_get_sync_offset(q->pk, &off) < 0)
 		return -pte_internal;
-	q->pk_pos = off;
 	q->next_pos = UINT64_MAX;
 	return start(q, off, ip);
 }
@@ -1076,7 +1066,6 @@ int ptc_fq_init(struct ptc_fq *q, const struct pt_config *cfg)
 	if (!q->pk)
 		return -pte_nomem;
 	q->next_pos = UINT64_MAX;
-	q->pk_pos = UINT64_MAX;
 	return 0;
 }
 

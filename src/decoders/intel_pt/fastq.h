@@ -48,7 +48,6 @@ struct ptc_fq {
 	struct pt_packet next;
 	int next_err;			/* 0, or why there is no packet at pos */
 	uint64_t next_pos;		/* UINT64_MAX: not fetched */
-	uint64_t pk_pos;		/* where the packet decoder reads next */
 	uint64_t pos, sync;
 	int have_pos, have_sync;
 

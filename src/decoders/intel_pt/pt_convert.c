@@ -1341,6 +1341,7 @@ static int decode_all(struct conv *c)
 	time_t t0 = time(NULL);
 	int err, shown = 0;
 
+	c->params.no_fastq = c->pto->engine_query;
 	for (i = 0; i < c->nq; i++) {
 		struct queue *q = &c->q[i];
 		size_t k;
@@ -1349,7 +1350,6 @@ static int decode_all(struct conv *c)
 		err = plan_runs(c, q);
 		if (err < 0)
 			return err;
-		c->params.no_fastq = c->pto->engine_query;
 		err = ptc_pt_engine_new(&q->eng, engine_kind(c), &c->params, &env, q->cpu, q->tid);
 		if (err < 0)
 			return err;

@@ -1,6 +1,7 @@
-/* Intel PT walker: libipt's query decoder answers "taken?" and "where to?",
- * the images' branch tables say where the next branch is and how many
- * instructions lead to it.  See ptdec.h.
+/* Intel PT walker: a query decoder answers "taken?" and "where to?" (ptconv's
+ * own, fastq.h, where a window holds only the packets it handles, else
+ * libipt's), the images' branch tables say where the next branch is and how
+ * many instructions lead to it.  See ptdec.h.
  *
  * The walker's position is (region, index of the next branch, instructions
  * from the current IP up to and including that branch).  After a direct

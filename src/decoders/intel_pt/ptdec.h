@@ -1,5 +1,5 @@
-/* Intel PT to branch events: libipt's query decoder drives a walker over the
- * images' branch tables.
+/* Intel PT to branch events: a query decoder (ptconv's fastq.h or
+ * libipt's) drives a walker over the images' branch tables.
  *
  * One decoder decodes one AUX queue (one CPU's, or one thread's, trace).  The
  * caller gives it the queue's bytes one contiguous piece at a time (a new
