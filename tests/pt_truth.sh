@@ -33,6 +33,17 @@ run() {	# ENGINE EXPECT_GAPS ENCODER-OPTIONS...
 	else
 		$CMP "$T/true.truth" "$T/out" --gaps "$T/gaps" >"$T/cmp" || { cat "$T/cmp" "$T/gaps"; grep -h " gap " "$T"/out/*.txt; fail "$eng, $*"; }
 	fi
+	if [ "$eng" = walker ]; then
+		# -j 2 and 7 with windows of 2 KiB: workers decode them ahead
+		# and the output is the same files (tests/pt_ahead.sh)
+		for j in 2 7; do
+			rm -rf "$T/outj"
+			PTCONV_WINDOW_BYTES=2048 "$PTCONV" "$T/t.data" -f text -o "$T/outj" --buildid-dir "$T/bid" -q -j $j ||
+				fail "ptconv -j $j exited $? for ptgen-encode $*"
+			diff -r -I '"fast_path_bytes"' "$T/out" "$T/outj" >/dev/null ||
+				fail "-j $j, windows of 2 KiB: other files for ptgen-encode $*"
+		done
+	fi
 	echo "ok $n - $eng $*: $(grep -v '^OK' "$T/cmp" | tr '\n' ' ')"
 }
 

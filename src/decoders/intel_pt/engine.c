@@ -82,6 +82,19 @@ int ptc_pt_engine_run(struct ptc_pt_engine *e, uint64_t until)
 	return ptc_pt_decoder_run(e->u.walker, until);
 }
 
+void ptc_pt_engine_set_continued(struct ptc_pt_engine *e, int continued)
+{
+	if (e->kind == PTC_PT_ENGINE_WALKER)
+		ptc_pt_decoder_set_continued(e->u.walker, continued);
+}
+
+int ptc_pt_engine_replay(struct ptc_pt_engine *e, struct ptc_pt_ahead *a, uint64_t until)
+{
+	if (e->kind == PTC_PT_ENGINE_LIBIPT)
+		return -ptc_err_mismatch;
+	return ptc_pt_decoder_replay(e->u.walker, a, until);
+}
+
 int ptc_pt_engine_finish(struct ptc_pt_engine *e)
 {
 	if (e->kind == PTC_PT_ENGINE_LIBIPT)

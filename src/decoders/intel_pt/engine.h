@@ -34,7 +34,12 @@ int ptc_pt_engine_continue(struct ptc_pt_engine *e, const uint8_t *buf, size_t s
 			   uint64_t offset);
 /* -ptc_err_unsupported from an engine that does not check suspects. */
 int ptc_pt_engine_add_suspect(struct ptc_pt_engine *e, uint64_t s, uint64_t end);
+/* ptc_pt_decoder_set_continued(): nothing for the libipt engine. */
+void ptc_pt_engine_set_continued(struct ptc_pt_engine *e, int continued);
 int ptc_pt_engine_run(struct ptc_pt_engine *e, uint64_t until);
+/* ptc_pt_decoder_replay() (ptdec.h): -ptc_err_mismatch from the libipt
+ * engine, which decodes every window itself. */
+int ptc_pt_engine_replay(struct ptc_pt_engine *e, struct ptc_pt_ahead *a, uint64_t until);
 int ptc_pt_engine_finish(struct ptc_pt_engine *e);
 uint64_t ptc_pt_engine_time(const struct ptc_pt_engine *e);
 /* The libipt engine returns 0 while it holds a block or branch, which

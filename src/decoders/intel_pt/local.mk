@@ -43,6 +43,9 @@ check_PROGRAMS += tests/unit/test_fastq
 tests_unit_test_fastq_SOURCES = tests/unit/test_fastq.c tests/unit/fastq_lockstep.h
 TESTS += tests/unit/test_fastq tests/pt_fastq.sh
 EXTRA_DIST += tests/pt_fastq.sh
+# -j N: windows decoded ahead and replayed, byte-identical to -j 1
+TESTS += tests/pt_ahead.sh
+EXTRA_DIST += tests/pt_ahead.sh
 # Fuzz target: fastq and libipt's query decoder in lockstep on any bytes;
 # pt_fastq.sh replays its seeds and mutants of the streams it makes.
 fuzz: tests/fuzz/fuzz_fastq

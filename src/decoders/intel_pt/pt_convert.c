@@ -51,6 +51,27 @@ struct susp {
 	uint64_t s, e;
 };
 
+/* A window of a queue's stream: about WINDOW bytes that end at a PSB,
+ * decoded as one piece.  With -j, the windows of a run are planned ahead
+ * and decoded ahead by the workers (ptdec.h, ptc_pt_decode_ahead). */
+enum { W_PLANNED, W_QUEUED, W_BUSY, W_DONE };
+
+struct window {
+	struct window *next;		/* in its queue, oldest first */
+	struct window *next_work;	/* in the workers' list */
+	struct queue *q;
+	uint64_t start, end;		/* stream offsets */
+	uint8_t *buf;			/* the bytes */
+	int fresh;			/* starts a run (or follows a skip): set_buffer */
+	int continued;			/* the next window continues it */
+	uint64_t lost;
+	int cause;
+	const char *why;
+	char msg[160];
+	int state;
+	struct ptc_pt_ahead *ahead;	/* the workers' log (NULL: none) */
+};
+
 struct queue {
 	struct susp *susp;	/* PARTIAL/COLLISION ranges (walker engine) */
 	size_t nsusp;
@@ -68,6 +89,10 @@ struct queue {
 	uint64_t skipped;	/* bytes before wpos left undecoded: no PSB near enough */
 	int started, done;
 	struct ptc_pt_engine *eng;	/* the walker or libipt (engine.h) */
+	struct window *wfirst, *wlast;	/* planned, not yet decoded */
+	size_t nwin;
+	struct window *win;		/* being decoded */
+	int replaying;			/* win's log is being replayed */
 };
 
 struct conv;
@@ -144,6 +169,22 @@ struct conv {
 	uint64_t prog_total, prog_done;		/* trace bytes, for the progress line */
 	time_t prog_t0;
 	uint64_t untimed_cpus;		/* CPUs whose threads cannot be told apart (no timing) */
+
+	/* -j on the windows of one queue: workers decode them ahead */
+	int ahead;			/* on */
+	size_t ahead_depth;		/* windows decoded ahead at most, all queues */
+	size_t inflight;		/* windows given to the workers, not yet used */
+	pthread_mutex_t wlock;
+	pthread_cond_t work_cv, done_cv;
+	struct window *work_first, *work_last;
+	int work_stop;
+	struct ptc_pt_ahead **spent;	/* logs replayed, their memory for the next */
+	size_t nspent;
+	pthread_t *ahead_th;
+	int nahead_th;
+	uint32_t *shared;		/* tids traced on more than one CPU, sorted */
+	size_t nshared;
+	uint64_t windows, windows_ahead, windows_replayed;
 
 	/* raw mode */
 	struct ptc_image **raw_img;
@@ -601,6 +642,27 @@ static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid,
 	return t ? &t->pt : NULL;
 }
 
+/* thread_at_locked()'s answer without its side effects (ptdec.h). */
+static int env_who_runs(void *ctx, int cpu, uint32_t qtid, uint64_t time, uint32_t *pid, uint32_t *tid)
+{
+	struct conv *c = ctx;
+
+	if (!c->sb) {
+		*pid = *tid = 0;
+		return 0;
+	}
+	if (c->per_thread && qtid != UINT32_MAX) {
+		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, qtid);
+		*tid = qtid;
+		*pid = s ? s->pid : qtid;
+	} else if (ptc_sb_thread_on_cpu(c->sb, cpu, time, pid, tid) < 0) {
+		return -1;
+	}
+	if (c->per_cpu_out)
+		*tid = (uint32_t)cpu | 0x80000000u;
+	return 0;
+}
+
 struct between {
 	struct conv *c;
 	struct ptc_pt_thread **out;
@@ -1023,12 +1085,18 @@ static int load_run(struct conv *c, struct queue *q, const struct run *rn)
 	return 0;
 }
 
-#define WINDOW (16u << 20)	/* trace bytes in memory per queue */
-/* A window without a PSB to end at grows, but not beyond this many times
- * its size: a stream with no PSB for that long (hardware writes one every
- * few KiB) is decoded up to the limit, and the bytes from there to the
- * next PSB become a gap, so that memory stays bounded whatever the data. */
-#define WINDOW_GROWTH 16
+/* Trace bytes per window: small enough that -j has windows to decode
+ * ahead on a short recording and that their logs stay small, large enough
+ * to amortise starting a query decoder.  The same with and without -j:
+ * where windows end can still change the times of some branches of
+ * streams with CYC packets (libipt's time at a PSB+ read in the stream
+ * and at one it synchronises on differ). */
+#define WINDOW (128u << 10)
+/* A window without a PSB to end at grows, but not beyond this: a stream
+ * with no PSB for that long (hardware writes one every few KiB) is decoded
+ * up to the limit, and the bytes from there to the next PSB become a gap,
+ * so that memory stays bounded whatever the data. */
+#define WINDOW_MAX (256u << 20)
 
 static const uint8_t psb_pattern[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
@@ -1081,16 +1149,19 @@ static size_t last_psb(const uint8_t *buf, size_t from, size_t size)
 /* Both engines decode a run in windows of about WINDOW bytes that end at
  * a PSB: the next window starts at that PSB and continues the walk (the
  * PSB+ must agree with the decoder's state), so memory does not grow with
- * the recording. */
-static int queue_next_window(struct conv *c, struct queue *q)
+ * the recording.  Plan the next window of the current run: its bytes, and
+ * how it starts. */
+static int plan_window(struct conv *c, struct queue *q, struct window *nw)
 {
 	const struct run *rn = &q->runs[q->cur - 1];
 	struct run w;
-	uint64_t want = WINDOW, max = (uint64_t)WINDOW * WINDOW_GROWTH, next = 0, lost = rn->lost;
+	/* (max, where a window without a PSB gives up, decides the output:
+	 * the same with or without -j) */
+	uint64_t want = WINDOW, max = WINDOW_MAX;
+	uint64_t next = 0, lost = rn->lost;
 	int cause = PTC_GAP_AUX_LOST, fresh = q->wpos == rn->start || q->skipped;
 	const char *why = rn->why;
 	const char *env = getenv("PTCONV_WINDOW_BYTES");	/* for tests: many windows */
-	char msg[160];
 	size_t cut;
 	int err;
 
@@ -1121,31 +1192,298 @@ static int queue_next_window(struct conv *c, struct queue *q)
 		}
 		want *= 2;	/* no PSB in the window: a larger one */
 	}
+	memset(nw, 0, sizeof(*nw));
+	nw->q = q;
+	nw->start = w.start;
+	nw->end = w.end;
+	nw->fresh = fresh;
+	nw->continued = w.end < rn->end && next <= w.end;
+	nw->lost = lost;
+	nw->cause = cause;
+	nw->why = why;
 	if (q->skipped) {
 		/* the previous window stopped short of a PSB */
-		lost = q->skipped;
-		cause = PTC_GAP_DECODE;
-		snprintf(msg, sizeof(msg), "no PSB in %" PRIu64 " bytes of trace: %" PRIu64
+		nw->lost = q->skipped;
+		nw->cause = PTC_GAP_DECODE;
+		snprintf(nw->msg, sizeof(nw->msg), "no PSB in %" PRIu64 " bytes of trace: %" PRIu64
 			 " bytes up to the next PSB not decoded", max, q->skipped);
-		why = msg;
+		nw->why = nw->msg;
 	}
-	err = fresh ? ptc_pt_engine_set_buffer(q->eng, q->buf, w.end - w.start, w.start, lost, cause, why)
-		    : ptc_pt_engine_continue(q->eng, q->buf, w.end - w.start, w.start);
+	/* the window takes the bytes */
+	nw->buf = q->buf;
+	q->buf = NULL;
+	q->bufsize = 0;
 	q->skipped = next > w.end ? next - w.end : 0;
 	q->wpos = next > w.end ? next : w.end;
-	if (err >= 0) {
-		size_t i;
-		for (i = 0; err >= 0 && i < q->nsusp; i++)
-			err = ptc_pt_engine_add_suspect(q->eng, q->susp[i].s, q->susp[i].e);
+	return 0;
+}
+
+/* Hand window w to the engine to decode. */
+static int use_window(struct queue *q, struct window *w)
+{
+	int err;
+	size_t i;
+
+	err = w->fresh ? ptc_pt_engine_set_buffer(q->eng, w->buf, w->end - w->start, w->start, w->lost,
+						  w->cause, w->why)
+		       : ptc_pt_engine_continue(q->eng, w->buf, w->end - w->start, w->start);
+	if (err >= 0)
+		ptc_pt_engine_set_continued(q->eng, w->continued);
+	for (i = 0; err >= 0 && i < q->nsusp; i++)
+		err = ptc_pt_engine_add_suspect(q->eng, q->susp[i].s, q->susp[i].e);
+	return err;
+}
+
+static void free_window(struct queue *q, struct window *w)
+{
+	if (!w)
+		return;
+	ptc_pt_ahead_free(w->ahead);
+	if (!q->buf) {
+		/* the next window's bytes go there */
+		q->buf = w->buf;
+		q->bufsize = w->end - w->start;
+	} else {
+		free(w->buf);
+	}
+	free(w);
+}
+
+/* A log done with: its memory goes to the next window a worker decodes. */
+static void spend(struct conv *c, struct window *w)
+{
+	if (!w->ahead)
+		return;
+	if (c->ahead) {
+		pthread_mutex_lock(&c->wlock);
+		if (c->nspent < c->ahead_depth + (size_t)c->nahead_th) {
+			c->spent[c->nspent++] = w->ahead;
+			w->ahead = NULL;
+		}
+		pthread_mutex_unlock(&c->wlock);
+	}
+	ptc_pt_ahead_free(w->ahead);
+	w->ahead = NULL;
+}
+
+/* Is tid traced on another CPU's queue too?  Then its windows are not
+ * replayed: another queue's decoding could come between the log's steps
+ * and the thread's state it assumed (see collect_shared). */
+static int is_shared(const struct conv *c, uint32_t tid)
+{
+	size_t lo = 0, hi = c->nshared;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->shared[mid] == tid)
+			return 1;
+		if (c->shared[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Whether w's log may be replayed here (the decoder checks the rest). */
+static int window_replayable(const struct conv *c, const struct window *w)
+{
+	uint32_t tids[64];
+	size_t n, i;
+
+	if (!w->ahead || ptc_pt_ahead_unusable(w->ahead))
+		return 0;
+	n = ptc_pt_ahead_threads(w->ahead, tids, 64);
+	if (n > 64)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (is_shared(c, tids[i]))
+			return 0;
+	return 1;
+}
+
+/* Plan the next windows of the current run: with -j, while fewer than
+ * ahead_depth windows of all queues are with the workers, and those that
+ * continue the stream go to them; else the next one. */
+static int plan_ahead(struct conv *c, struct queue *q)
+{
+	const struct run *rn = &q->runs[q->cur - 1];
+
+	while (q->wpos < rn->end &&
+	       (!q->nwin || (c->ahead && q->nwin < c->ahead_depth && c->inflight < c->ahead_depth))) {
+		struct window *w = malloc(sizeof(*w));
+		int err;
+		if (!w)
+			return -ptc_err_nomem;
+		err = plan_window(c, q, w);
+		if (err < 0) {
+			free(w);
+			return err;
+		}
+		if (q->wlast)
+			q->wlast->next = w;
+		else
+			q->wfirst = w;
+		q->wlast = w;
+		q->nwin++;
+		__atomic_fetch_add(&c->windows, 1, __ATOMIC_RELAXED);
+		if (c->ahead && !w->fresh && !q->nsusp) {
+			c->inflight++;
+			pthread_mutex_lock(&c->wlock);
+			w->state = W_QUEUED;
+			if (c->work_last)
+				c->work_last->next_work = w;
+			else
+				c->work_first = w;
+			c->work_last = w;
+			pthread_cond_signal(&c->work_cv);
+			pthread_mutex_unlock(&c->wlock);
+		}
+	}
+	return 0;
+}
+
+/* Decode the next window of the current run: replay its log when a worker
+ * made one that fits, else decode it here. */
+static int queue_next_window(struct conv *c, struct queue *q)
+{
+	struct window *w;
+	int err = plan_ahead(c, q);
+
+	if (err < 0)
+		return err;
+	w = q->wfirst;
+	if (!w)
+		return -ptc_err_internal;
+	q->wfirst = w->next;
+	if (!q->wfirst)
+		q->wlast = NULL;
+	q->nwin--;
+	if (c->ahead && w->state != W_PLANNED) {
+		c->inflight--;
+		pthread_mutex_lock(&c->wlock);
+		if (w->state == W_QUEUED) {
+			/* no worker took it yet: decoding it here is quicker */
+			struct window **pp = &c->work_first, *prev = NULL;
+			while (*pp != w) {
+				prev = *pp;
+				pp = &(*pp)->next_work;
+			}
+			*pp = w->next_work;
+			if (c->work_last == w)
+				c->work_last = prev;
+			w->state = W_PLANNED;
+		}
+		while (w->state == W_BUSY)
+			pthread_cond_wait(&c->done_cv, &c->wlock);
+		pthread_mutex_unlock(&c->wlock);
+	}
+	free_window(q, q->win);
+	q->win = w;
+	if (w->ahead && window_replayable(c, w)) {
+		c->windows_ahead++;
+		q->replaying = 1;
+		/* refill behind it while the workers are idle */
+		return plan_ahead(c, q);
+	}
+	spend(c, w);
+	err = use_window(q, w);
+	if (err >= 0)
+		err = plan_ahead(c, q);
+	return err;
+}
+
+/* Decode (or replay) the current window of q until the time limit. */
+static int queue_run(struct conv *c, struct queue *q, uint64_t until)
+{
+	struct window *w = q->win;
+	int err;
+
+	if (!q->replaying)
+		return ptc_pt_engine_run(q->eng, until);
+	err = ptc_pt_engine_replay(q->eng, w->ahead, until);
+	if (err == -ptc_err_mismatch) {
+		/* the log does not continue the decoder's state: decode the
+		 * window here after all */
+		q->replaying = 0;
+		c->windows_ahead--;
+		spend(c, w);
+		err = use_window(q, w);
+		if (err < 0)
+			return err;
+		return ptc_pt_engine_run(q->eng, until);
+	}
+	if (err == 0) {
+		q->replaying = 0;
+		c->windows_replayed++;
+		spend(c, w);
 	}
 	return err;
+}
+
+/* The workers: decode queued windows ahead, oldest first. */
+static int env_region_at(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
+			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
+static int env_who_runs(void *ctx, int cpu, uint32_t qtid, uint64_t time, uint32_t *pid, uint32_t *tid);
+
+static void *ahead_worker(void *arg)
+{
+	struct conv *c = arg;
+	const struct ptc_pt_env env = { .region_at = env_region_at, .who_runs = env_who_runs, .ctx = c };
+	struct ptc_pt_decoder *scratch = NULL;
+
+	if (ptc_pt_decoder_new(&scratch, &c->params, &env, -1, UINT32_MAX) < 0)
+		return NULL;	/* the windows are decoded by the driver itself */
+	pthread_mutex_lock(&c->wlock);
+	for (;;) {
+		struct window *w;
+		struct ptc_pt_ahead *reuse;
+
+		while (!c->work_first && !c->work_stop)
+			pthread_cond_wait(&c->work_cv, &c->wlock);
+		if (c->work_stop)
+			break;
+		w = c->work_first;
+		c->work_first = w->next_work;
+		if (!c->work_first)
+			c->work_last = NULL;
+		w->state = W_BUSY;
+		reuse = c->nspent ? c->spent[--c->nspent] : NULL;
+		pthread_mutex_unlock(&c->wlock);
+		if (ptc_pt_decode_ahead(scratch, w->q->cpu, w->q->tid, w->buf, (size_t)(w->end - w->start),
+					w->start, w->continued, reuse, &w->ahead) < 0) {
+			ptc_pt_ahead_free(reuse);
+			w->ahead = NULL;
+		}
+		pthread_mutex_lock(&c->wlock);
+		w->state = W_DONE;
+		pthread_cond_broadcast(&c->done_cv);
+	}
+	pthread_mutex_unlock(&c->wlock);
+	ptc_pt_decoder_free(scratch);
+	return NULL;
+}
+
+static void stop_ahead(struct conv *c)
+{
+	int i;
+
+	if (!c->nahead_th)
+		return;
+	pthread_mutex_lock(&c->wlock);
+	c->work_stop = 1;
+	pthread_cond_broadcast(&c->work_cv);
+	pthread_mutex_unlock(&c->wlock);
+	for (i = 0; i < c->nahead_th; i++)
+		pthread_join(c->ahead_th[i], NULL);
+	c->nahead_th = 0;
 }
 
 static int queue_next_run(struct conv *c, struct queue *q)
 {
 	const struct run *rn;
 
-	if (q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end)
+	if (q->wfirst || (q->cur && q->cur <= q->nruns && q->wpos < q->runs[q->cur - 1].end))
 		return queue_next_window(c, q);
 	if (q->skipped) {
 		/* the run ended without the PSB its last window looked for */
@@ -1331,17 +1669,137 @@ static int decode_parallel(struct conv *c)
 	return c->worker_err;
 }
 
+struct tid_cpu {
+	uint32_t tid;
+	int cpu;
+};
+
+struct shared_scan {
+	struct tid_cpu *v;
+	size_t n, cap;
+	int cpu;
+	int err;
+};
+
+static void shared_add(void *arg, uint32_t pid, uint32_t tid)
+{
+	struct shared_scan *s = arg;
+
+	(void)pid;
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? 2 * s->cap : 256;
+		struct tid_cpu *n = realloc(s->v, ncap * sizeof(*n));
+		if (!n) {
+			s->err = -ptc_err_nomem;
+			return;
+		}
+		s->v = n;
+		s->cap = ncap;
+	}
+	s->v[s->n].tid = tid;
+	s->v[s->n++].cpu = s->cpu;
+}
+
+static int cmp_tid_cpu(const void *a, const void *b)
+{
+	const struct tid_cpu *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* The threads the sideband shows on more than one CPU that has a queue: a
+ * window of one CPU's queue holding such a thread is decoded in place, not
+ * replayed, because the other CPU's queue may decode the thread while the
+ * replay stands at a stop point, and the log assumed its own view of the
+ * thread's call stack and pending instructions. */
+static int collect_shared(struct conv *c)
+{
+	struct shared_scan s;
+	size_t i, j;
+
+	if (!c->sb || c->per_thread || c->per_cpu_out || c->nq < 2)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < c->nq && !s.err; i++) {
+		uint32_t pid, tid;
+		s.cpu = c->q[i].cpu;
+		if (ptc_sb_thread_on_cpu(c->sb, s.cpu, 0, &pid, &tid) == 0)
+			shared_add(&s, pid, tid);
+		ptc_sb_threads_between(c->sb, s.cpu, 0, UINT64_MAX, shared_add, &s);
+	}
+	if (s.err) {
+		free(s.v);
+		return s.err;
+	}
+	qsort(s.v, s.n, sizeof(*s.v), cmp_tid_cpu);
+	c->shared = malloc((s.n ? s.n : 1) * sizeof(*c->shared));
+	if (!c->shared) {
+		free(s.v);
+		return -ptc_err_nomem;
+	}
+	for (i = 0; i < s.n; i = j) {
+		int cpus = 1;
+		for (j = i + 1; j < s.n && s.v[j].tid == s.v[i].tid; j++)
+			cpus += s.v[j].cpu != s.v[j - 1].cpu;
+		if (cpus > 1 && s.v[i].tid)
+			c->shared[c->nshared++] = s.v[i].tid;
+	}
+	free(s.v);
+	return 0;
+}
+
+/* -j N (N > 1) on queues decoded in time order: N - 1 workers decode the
+ * windows ahead, the driver replays their logs (and decodes what they
+ * did not reach). */
+static int start_ahead(struct conv *c)
+{
+	int n = c->opt->jobs - 1, i, err;
+	const char *env = getenv("PTCONV_AHEAD_DEPTH");	/* for tests */
+
+	if (n < 1 || engine_kind(c) != PTC_PT_ENGINE_WALKER)
+		return 0;
+	/* (cbp-experiments lists the images its thread's branches used,
+	 * told by region_at, which the replay does not call) */
+	if (c->formats & FMT_CBPEXP)
+		return 0;
+	if (c->per_thread && c->nq > 1 && !c->per_cpu_out)
+		return 0;	/* the queues themselves decode in parallel */
+	if (n > 64)
+		n = 64;
+	if ((err = collect_shared(c)) < 0)
+		return err;
+	c->ahead_depth = env && atoi(env) > 0 ? (size_t)atoi(env) : 2 * (size_t)c->opt->jobs;
+	c->ahead_th = calloc((size_t)n, sizeof(*c->ahead_th));
+	c->spent = calloc(c->ahead_depth + (size_t)n, sizeof(*c->spent));
+	if (!c->ahead_th || !c->spent)
+		return -ptc_err_nomem;
+	pthread_mutex_init(&c->wlock, NULL);
+	pthread_cond_init(&c->work_cv, NULL);
+	pthread_cond_init(&c->done_cv, NULL);
+	c->ahead = 1;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&c->ahead_th[c->nahead_th], NULL, ahead_worker, c) == 0)
+			c->nahead_th++;
+	if (!c->nahead_th)
+		c->ahead = 0;
+	return 0;
+}
+
 static int decode_all(struct conv *c)
 {
 	const struct ptc_pt_env env = { .thread_at = env_thread_at, .region_at = env_region_at,
 					.orphan_gap = env_orphan_gap, .threads_between = env_threads_between,
-					.ctx = c };
+					.who_runs = env_who_runs, .ctx = c };
 	size_t i;
 	uint64_t total = 0, done = 0;
 	time_t t0 = time(NULL);
 	int err, shown = 0;
 
 	c->params.no_fastq = c->pto->engine_query;
+	if ((err = start_ahead(c)) < 0)
+		return err;
 	for (i = 0; i < c->nq; i++) {
 		struct queue *q = &c->q[i];
 		size_t k;
@@ -1389,7 +1847,7 @@ static int decode_all(struct conv *c)
 		/* back here once past the next exit, to finish that thread */
 		if (c->next_exit < c->nexits && c->exits[c->next_exit].time + EXIT_MARGIN_NS < until)
 			until = c->exits[c->next_exit].time + EXIT_MARGIN_NS + 1;
-		err = ptc_pt_engine_run(best->eng, until);
+		err = queue_run(c, best, until);
 		if (err < 0)
 			return err;
 		if (err == 0) {
@@ -1771,6 +2229,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		}
 		if (c->sb)
 			summary_attribution(c, &j);
+		/* in name order: with -j, workers may meet them first */
+		qsort(c->missing, c->nmissing, sizeof(*c->missing), cmp_str);
 		ptc_json_begin_array(&j, "missing_images");
 		for (i = 0; i < c->nmissing; i++)
 			ptc_json_string(&j, NULL, c->missing[i]);
@@ -1850,6 +2310,10 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		if (c->nmissing)
 			fprintf(stderr, ", %zu images missing", c->nmissing);
 		fprintf(stderr, "; %.2f s, output in %s/\n", secs, c->outdir);
+		if (c->ahead)
+			/* not in summary.json, which is the same for any -j */
+			fprintf(stderr, "ptconv: -j %d: %" PRIu64 " of %" PRIu64 " trace windows decoded ahead "
+				"and replayed\n", c->opt->jobs, c->windows_replayed, c->windows);
 	}
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
@@ -2015,6 +2479,7 @@ static void free_conv(struct conv *c)
 {
 	size_t i, k;
 
+	stop_ahead(c);
 	for (i = 0; i < c->nq; i++) {
 		ptc_pt_engine_free(c->q[i].eng);
 		for (k = 0; k < c->q[i].np; k++)
@@ -2022,9 +2487,26 @@ static void free_conv(struct conv *c)
 		free(c->q[i].p);
 		free(c->q[i].runs);
 		free(c->q[i].susp);
+		while (c->q[i].wfirst) {
+			struct window *w = c->q[i].wfirst;
+			c->q[i].wfirst = w->next;
+			ptc_pt_ahead_free(w->ahead);
+			free(w->buf);
+			free(w);
+		}
+		if (c->q[i].win) {
+			ptc_pt_ahead_free(c->q[i].win->ahead);
+			free(c->q[i].win->buf);
+			free(c->q[i].win);
+		}
 		free(c->q[i].buf);
 	}
 	free(c->q);
+	free(c->shared);
+	free(c->ahead_th);
+	for (i = 0; i < c->nspent; i++)
+		ptc_pt_ahead_free(c->spent[i]);
+	free(c->spent);
 	for (i = 0; i < c->nth; i++) {
 		ptc_text_sink_free(c->th[i]->text);
 		ptc_cbpexp_sink_free(c->th[i]->cbp);

@@ -124,7 +124,24 @@ struct ptc_pt_decoder {
 	int spec_run_failed;	/* a suspect segment of that run was rejected */
 	struct ptc_pt_stats st;
 	char msg[256];
+
+	/* Decoding a window ahead (ptc_pt_decode_ahead): the log, and
+	 * whether the enable in progress is the window's first PSB's. */
+	struct ptc_pt_ahead *cap;
+	int cap_sync;
+	/* The next piece continues this one at a PSB: the walk stops where
+	 * the packets end rather than walking direct branches on, as it
+	 * stops where a PSB+ waits within a piece (its time is theirs), so
+	 * that where pieces end does not change the output. */
+	int continued;
 };
+
+static struct ptc_pt_thread *ahead_thread(struct ptc_pt_decoder *d);
+static void ahead_enable(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, uint64_t offset, uint64_t ip);
+static void ahead_stop(struct ptc_pt_decoder *d);
+static void ahead_early_event(struct ptc_pt_decoder *d);
+static void ahead_unusable(struct ptc_pt_ahead *a, const char *why);
+static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t ip);
 
 /* ---- the query decoder ---- */
 
@@ -279,7 +296,7 @@ int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t)
 {
 	size_t n = t->nbatch;
 
-	if (n && far_open(&t->batch[n - 1]))
+	if (n && !t->no_hold && far_open(&t->batch[n - 1]))
 		n--;
 	return flush_first(t, n);
 }
@@ -672,10 +689,12 @@ static void set_thread(struct ptc_pt_decoder *d, struct ptc_pt_thread *t)
 	}
 }
 
-static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
+/* The region at ip into d->reg (from the cache, else the environment's):
+ * 0, or region_at's error with *cause and d->msg. */
+static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
 {
 	unsigned i;
-	int err, cause = PTC_GAP_NO_IMAGE;
+	int err;
 
 	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
 		return 0;
@@ -686,11 +705,9 @@ static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
 			return 0;
 		}
 	d->msg[0] = 0;
-	err = d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, &cause, d->msg, sizeof(d->msg));
+	err = d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, cause, d->msg, sizeof(d->msg));
 	if (err < 0) {
 		d->have_reg = 0;
-		open_gap(d, cause, cur_offset(d), "ip 0x%" PRIx64 ": %s", ip,
-			 d->msg[0] ? d->msg : "no code mapped");
 		return err;
 	}
 	d->have_reg = 1;
@@ -701,6 +718,24 @@ static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
 		d->rc_next = (d->rc_next + 1) % RCACHE;
 	}
 	return 0;
+}
+
+static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
+{
+	int cause = PTC_GAP_NO_IMAGE, err = lookup_region(d, ip, &cause);
+
+	if (err < 0)
+		open_gap(d, cause, cur_offset(d), "ip 0x%" PRIx64 ": %s", ip,
+			 d->msg[0] ? d->msg : "no code mapped");
+	return err;
+}
+
+/* The same without a gap when there is none (the caller decides). */
+static int peek_region(struct ptc_pt_decoder *d, uint64_t ip)
+{
+	int cause;
+
+	return lookup_region(d, ip, &cause);
 }
 
 /* Position the walker at ip (slow path). */
@@ -775,8 +810,17 @@ static int event_bound_ip(const struct pt_event *ev, uint64_t *ip)
 /* Start tracing at ip in the thread running now. */
 static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 {
-	struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
+	struct ptc_pt_thread *t;
 	int err;
+
+	if (d->cap) {
+		/* decoding ahead: the thread is a stand-in, and the replay
+		 * asks thread_at here */
+		t = ahead_thread(d);
+		ahead_enable(d, t, cur_offset(d), ip);
+	} else {
+		t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
+	}
 
 	if (!t)
 		t = &d->orphan;
@@ -899,12 +943,23 @@ static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
 			if (ip >= d->chain_s[i] && ip <= d->chain_e[i])
 				return 1;
 	}
-	if (!d->have_idx)
-		return ip == d->ip;
-	if (ip < d->ip || !d->have_reg || ip >= d->reg.end)
+	if (ip == d->ip)
+		return 1;
+	if (!d->have_idx && ip > d->ip && !(d->have_reg && d->ip >= d->reg.start && d->ip < d->reg.end) &&
+	    peek_region(d, d->ip) < 0)
+		return 0;
+	if (ip < d->ip || !d->have_reg || ip >= d->reg.end || d->ip < d->reg.start)
 		return 0;
 	if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0)
 		return 0;
+	if (!d->have_idx) {
+		/* after an indirect branch: the PSB may have come a few
+		 * instructions into its target's block */
+		uint32_t idx0, n0;
+		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)d->ip - d->reg.bias), &idx0, &n0) < 0)
+			return 0;
+		return idx == idx0;
+	}
 	return idx == d->idx;
 }
 
@@ -944,6 +999,8 @@ static int resync(struct ptc_pt_decoder *d)
 	d->st.psb++;
 	if (cont) {
 		if (consistent(d, st, ip)) {
+			/* not a synchronisation: the walk goes on */
+			d->st.psb--;
 			d->status = st;
 			if (!d->nspec)
 				return 0;
@@ -985,8 +1042,14 @@ static int resync(struct ptc_pt_decoder *d)
 	 * is looked up at this time, not at the time before the gap. */
 	if ((st & pts_event_pending) && !d->have_ev && fetch_event(d) == 0)
 		update_time(d, &d->ev);
-	if (!(st & pts_ip_suppressed))
-		return enable_at(d, ip);
+	if (d->cap && !d->cap_sync++)
+		ahead_sync(d, off, st, ip);
+	if (!(st & pts_ip_suppressed)) {
+		int err = enable_at(d, ip);
+		d->cap_sync = 2;
+		return err;
+	}
+	d->cap_sync = 2;
 	return 0;
 }
 
@@ -1069,6 +1132,8 @@ static inline void go_next(struct ptc_pt_decoder *d, const struct ptc_tbranch *b
 
 static int stop_if_late(struct ptc_pt_decoder *d, uint64_t until)
 {
+	if (d->cap)
+		ahead_stop(d);
 	return d->time >= until ? STEP_STOP : STEP_OK;
 }
 
@@ -1113,6 +1178,8 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				      evip);
 			return STEP_OK;
 		}
+		if (d->cap)
+			ahead_early_event(d);
 		t->pending_insns += insns - n2;
 		d->have_ev = 0;
 		update_time(d, &d->ev);
@@ -1138,6 +1205,10 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	if (d->have_ev && d->ev.type == ptev_disabled &&
 	    b->kind != PTC_BR_COND && b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) {
 		tgt = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
+		if (d->cap && b->kind == PTC_BR_RET && tgt)
+			/* a return that pops nothing, which the replay cannot
+			 * tell from one that does */
+			ahead_unusable(d->cap, "a return that disables tracing");
 		d->have_ev = 0;
 		update_time(d, &d->ev);
 		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, b, d->idx, bip) < 0)
@@ -1322,26 +1393,9 @@ static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
 	return STEP_OK;
 found:
 	update_time(d, NULL);
-	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
-		goto resume;
-	{
-		/* quietly: the gap is open already */
-		unsigned i;
-		for (i = 0; i < d->nrc; i++)
-			if (ip >= d->rc[i].start && ip < d->rc[i].end) {
-				d->reg = d->rc[i];
-				d->have_reg = 1;
-				goto resume;
-			}
-		if (d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, &st, d->msg, sizeof(d->msg)) < 0) {
-			d->have_reg = 0;
-			return STEP_OK;	/* still unknown: go on skipping */
-		}
-		d->have_reg = 1;
-		if (d->nrc < RCACHE)
-			d->rc[d->nrc++] = d->reg;
-	}
-resume:
+	/* quietly: the gap is open already */
+	if (peek_region(d, ip) < 0)
+		return STEP_OK;	/* still unknown: go on skipping */
 	d->skipping = 0;
 	d->ip = ip;
 	d->have_idx = 0;
@@ -1406,6 +1460,7 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 	uint64_t ip, bip, tgt;
 	uint32_t idx, insns;
 	int st, st2, taken, err, kind;
+	const int stop = pts_event_pending | (d->continued ? pts_eos : 0);
 
 	if (!d->have_idx || d->have_ev)
 		return step(d, until);
@@ -1423,7 +1478,7 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 	out = &t->batch[t->nbatch];
 
 	for (;;) {
-		if (st & pts_event_pending) {
+		if (st & stop) {
 			WALK_SAVE();
 			return STEP_OK;
 		}
@@ -1605,6 +1660,8 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 				err = apply_event(d, until);
 				if (err < 0)
 					return err;
+				if (was && !d->enabled && d->cap)
+					ahead_stop(d);
 				if (was && !d->enabled && d->time >= until)
 					return 1;
 				continue;
@@ -1627,6 +1684,11 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 			if (err < 0)
 				decode_failed(d, PTC_GAP_DECODE, "trace packets while tracing is off: %s",
 					      pt_errstr(pt_errcode(err)));
+			continue;
+		}
+		if (d->continued && (d->status & pts_eos) && !d->skipping) {
+			/* the rest of the piece is the next one's PSB+ */
+			d->piece_done = 1;
 			continue;
 		}
 		err = d->skipping ? skip_unknown(d, until) : walk(d, until);
@@ -1884,4 +1946,577 @@ uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d)
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d)
 {
 	return &d->st;
+}
+
+void ptc_pt_decoder_set_continued(struct ptc_pt_decoder *d, int continued)
+{
+	d->continued = continued;
+}
+
+/* ---- windows decoded ahead (ptdec.h) ---- */
+
+enum { AOP_BRANCHES, AOP_ENABLE, AOP_STOP };
+
+/* One thing the walker did, in order.  BRANCHES: records [a, a + b) of
+ * the log went to the thread; ENABLE: tracing (re)started in it (time a,
+ * offset b, ip c), the first PSB's own when sync; STOP: a point where
+ * tracing stopped at time a (where run() may return 1). */
+struct ahead_op {
+	uint8_t op, sync;
+	uint32_t sh;
+	uint64_t a, b, c;
+	uint64_t pending;	/* ENABLE: the thread's instructions since its last
+				 * branch in the window (ptc_pt_thread_start() decides
+				 * on them) */
+};
+
+/* A stand-in for a thread met in the window: what the walker does to it
+ * goes to the log (its sink).  Its call stack holds the window's calls
+ * only: a compressed return needs no older one (the processor empties its
+ * own at a PSB), and one that does is a gap, which makes the log
+ * unusable. */
+struct shadow {
+	struct ptc_pt_thread t;
+	struct ptc_sink sink;
+	struct ptc_pt_ahead *a;
+	uint32_t idx;
+	struct ptc_pt_thread *real;	/* replay: the thread it stands for */
+	int seen;			/* replay: a record of it was replayed */
+};
+
+struct ptc_pt_ahead {
+	uint64_t offset;
+	size_t size;
+	const char *unusable;
+	int synced, sync_st;
+	uint64_t sync_off, sync_ip;
+	int early_event;		/* an IP-bound event before the first branch */
+	struct ahead_op *ops;
+	size_t nops, capops;
+	struct ptc_branch *br;
+	size_t nbr, capbr;
+	struct shadow **sh;
+	size_t nsh;
+	int end_sh;			/* the thread decoding ended in (-1: none) */
+	struct ptc_pt_decoder *end;	/* the walker's state at the end */
+	/* replay */
+	int started;
+	size_t op, done;		/* next op; records of it replayed */
+	size_t drop;			/* records of the first thread seen before the window */
+	int64_t delta;			/* instructions its first record gains */
+};
+
+static void ahead_unusable(struct ptc_pt_ahead *a, const char *why)
+{
+	if (!a->unusable)
+		a->unusable = why;
+}
+
+static int ahead_push_op(struct ptc_pt_ahead *a, int op, uint32_t sh, uint64_t x, uint64_t y, uint64_t z)
+{
+	struct ahead_op *o;
+
+	if (a->nops == a->capops) {
+		size_t ncap = a->capops ? a->capops * 2 : 256;
+		struct ahead_op *n = realloc(a->ops, ncap * sizeof(*n));
+		if (!n) {
+			ahead_unusable(a, "out of memory");
+			return -ptc_err_nomem;
+		}
+		a->ops = n;
+		a->capops = ncap;
+	}
+	o = &a->ops[a->nops++];
+	memset(o, 0, sizeof(*o));
+	o->op = (uint8_t)op;
+	o->sh = sh;
+	o->a = x;
+	o->b = y;
+	o->c = z;
+	return 0;
+}
+
+static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	struct shadow *s = ctx;
+	struct ptc_pt_ahead *a = s->a;
+	struct ahead_op *last = a->nops ? &a->ops[a->nops - 1] : NULL;
+
+	if (a->nbr + n > a->capbr) {
+		size_t ncap = a->capbr ? a->capbr * 2 : 4096;
+		struct ptc_branch *nb;
+		while (ncap < a->nbr + n)
+			ncap *= 2;
+		nb = realloc(a->br, ncap * sizeof(*nb));
+		if (!nb) {
+			ahead_unusable(a, "out of memory");
+			return -ptc_err_nomem;
+		}
+		a->br = nb;
+		a->capbr = ncap;
+	}
+	memcpy(a->br + a->nbr, b, n * sizeof(*b));
+	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->a + last->b == a->nbr)
+		last->b += n;
+	else if (ahead_push_op(a, AOP_BRANCHES, s->idx, a->nbr, n, 0) < 0)
+		return -ptc_err_nomem;
+	a->nbr += n;
+	return 0;
+}
+
+static int shadow_gap(void *ctx, const struct ptc_gap *g)
+{
+	struct shadow *s = ctx;
+
+	/* a thread's start (not a loss) is the replay's to decide, from the
+	 * real thread: ptc_pt_thread_start() at the enable */
+	if (g->cause != PTC_GAP_START)
+		ahead_unusable(s->a, "a gap");
+	return 0;
+}
+
+/* Hand the batched records of the current thread to the log, so that
+ * what comes next is logged after them. */
+static void ahead_flush(struct ptc_pt_decoder *d)
+{
+	if (d->thr && d->thr != &d->orphan)
+		ptc_pt_thread_flush(d->thr);
+}
+
+static struct ptc_pt_thread *ahead_thread(struct ptc_pt_decoder *d)
+{
+	struct ptc_pt_ahead *a = d->cap;
+	struct shadow *s, **n;
+	uint32_t pid, tid;
+	size_t i;
+
+	if (!d->env.who_runs ||
+	    d->env.who_runs(d->env.ctx, d->cpu, d->qtid, d->time, &pid, &tid) < 0) {
+		ahead_unusable(a, "no thread known");
+		return NULL;
+	}
+	for (i = 0; i < a->nsh; i++)
+		if (a->sh[i]->t.tid == tid) {
+			a->sh[i]->t.pid = pid;
+			return &a->sh[i]->t;
+		}
+	n = realloc(a->sh, (a->nsh + 1) * sizeof(*n));
+	s = calloc(1, sizeof(*s));
+	if (n)
+		a->sh = n;
+	if (!n || !s) {
+		free(s);
+		ahead_unusable(a, "out of memory");
+		return NULL;
+	}
+	s->a = a;
+	s->idx = (uint32_t)a->nsh;
+	s->sink.branches = shadow_branches;
+	s->sink.gap = shadow_gap;
+	s->sink.ctx = s;
+	ptc_pt_thread_init(&s->t, pid, tid, &s->sink);
+	s->t.no_hold = 1;
+	s->t.user = NULL;	/* region_at: no writer to tell of images */
+	a->sh[a->nsh++] = s;
+	return &s->t;
+}
+
+static struct shadow *shadow_of(struct ptc_pt_thread *t)
+{
+	return (struct shadow *)(void *)((char *)t - offsetof(struct shadow, t));
+}
+
+static int is_shadow(const struct ptc_pt_decoder *d, const struct ptc_pt_thread *t)
+{
+	return t && t != &d->orphan && t->no_hold;
+}
+
+static void ahead_enable(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, uint64_t offset, uint64_t ip)
+{
+	ahead_flush(d);
+	if (!t)
+		return;
+	if (ahead_push_op(d->cap, AOP_ENABLE, shadow_of(t)->idx, d->time, offset, ip) == 0) {
+		d->cap->ops[d->cap->nops - 1].sync = d->cap_sync == 1;
+		d->cap->ops[d->cap->nops - 1].pending = t->pending_insns;
+	}
+}
+
+static void ahead_stop(struct ptc_pt_decoder *d)
+{
+	ahead_flush(d);
+	ahead_push_op(d->cap, AOP_STOP, 0, d->time, 0, 0);
+}
+
+static void ahead_early_event(struct ptc_pt_decoder *d)
+{
+	if (!d->st.branches)
+		d->cap->early_event = 1;
+}
+
+static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t ip)
+{
+	struct ptc_pt_ahead *a = d->cap;
+
+	a->synced = 1;
+	a->sync_off = off;
+	a->sync_st = st;
+	a->sync_ip = ip;
+	if (off != 0)
+		ahead_unusable(a, "the window's first PSB+ does not decode");
+}
+
+/* The scratch decoder afresh for a window, its caches of code kept. */
+static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
+{
+	struct ptc_pt_params p = d->p;
+	struct ptc_pt_env env = d->env;
+	struct pt_config cfg = d->cfg;
+	struct icache *ic = d->icache;
+	struct sub *subs = d->subs;
+
+	drop_query(d);
+	ptc_pt_thread_fini(&d->orphan);
+	free(d->spec);
+	memset(d, 0, sizeof(*d));
+	d->p = p;
+	d->env = env;
+	d->cfg = cfg;
+	d->icache = ic;
+	d->subs = subs;
+	d->cpu = cpu;
+	d->qtid = qtid;
+	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
+	d->thr = &d->orphan;
+	d->rc_pid = UINT32_MAX;
+	ptc_pt_bystanders_init(&d->by, &d->env, cpu, &d->st);
+}
+
+static void free_shadows(struct ptc_pt_ahead *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nsh; i++) {
+		ptc_pt_thread_fini(&a->sh[i]->t);
+		free(a->sh[i]);
+	}
+	free(a->sh);
+	a->sh = NULL;
+	a->nsh = 0;
+}
+
+/* A spent log made empty, its arrays kept (page faults on fresh memory
+ * for every window cost more than the copying into them). */
+static void ahead_clear(struct ptc_pt_ahead *a)
+{
+	free_shadows(a);
+	a->nops = a->nbr = 0;
+	a->unusable = NULL;
+	a->synced = a->sync_st = a->early_event = a->started = 0;
+	a->sync_off = a->sync_ip = 0;
+	a->op = a->done = a->drop = 0;
+	a->delta = 0;
+}
+
+int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const uint8_t *buf,
+			size_t size, uint64_t offset, int continued, struct ptc_pt_ahead *reuse,
+			struct ptc_pt_ahead **out)
+{
+	struct ptc_pt_ahead *a = reuse ? reuse : calloc(1, sizeof(*a));
+	size_t i;
+	int err;
+
+	*out = NULL;
+	if (!a)
+		return -ptc_err_nomem;
+	if (reuse)
+		ahead_clear(a);
+	a->offset = offset;
+	a->size = size;
+	a->end_sh = -1;
+	ahead_reset(d, cpu, qtid);
+	d->cap = a;
+	err = ptc_pt_decoder_set_buffer(d, buf, size, offset, 0, 0, NULL);
+	d->continued = continued;
+	if (err >= 0)
+		err = ptc_pt_decoder_run(d, UINT64_MAX);
+	if (err < 0)
+		ahead_unusable(a, "decoding failed");
+	ahead_flush(d);
+	d->cap = NULL;
+	if (!a->synced)
+		ahead_unusable(a, "no PSB");
+	if (d->st.gaps || d->pg.active || d->by.pending)
+		ahead_unusable(a, "a gap");
+	if (d->st.orphan_branches)
+		ahead_unusable(a, "no thread known");
+	for (i = 0; i < a->nsh; i++)
+		if (a->sh[i]->t.stack_cap >= STACK_MAX)
+			ahead_unusable(a, "a call stack deeper than kept");
+	if (is_shadow(d, d->thr))
+		a->end_sh = (int)shadow_of(d->thr)->idx;
+	if (!a->end)
+		a->end = malloc(sizeof(*d));
+	if (!a->end) {
+		ptc_pt_ahead_free(a);
+		return -ptc_err_nomem;
+	}
+	memcpy(a->end, d, sizeof(*d));
+	*out = a;
+	return 0;
+}
+
+const char *ptc_pt_ahead_unusable(const struct ptc_pt_ahead *a)
+{
+	return a->unusable;
+}
+
+size_t ptc_pt_ahead_threads(const struct ptc_pt_ahead *a, uint32_t *tids, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < a->nsh && i < max; i++)
+		tids[i] = a->sh[i]->t.tid;
+	return a->nsh;
+}
+
+void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
+{
+	if (!a)
+		return;
+	free_shadows(a);
+	free(a->ops);
+	free(a->br);
+	free(a->end);
+	free(a);
+}
+
+/* Does the log continue the decoder's state as its own decoding of the
+ * window would?  resync() in continuing mode checks the window's PSB+
+ * with consistent() and then walks on from where the walker stands, which
+ * may lie past the PSB's IP (direct branches need no packet: the walker
+ * took them before the PSB was read) or before it.  The log's walk began
+ * at the PSB's IP, so: the direct branches it took again are dropped (and
+ * their calls are on the real stack once), and the first branch after the
+ * PSB's IP counts the instructions from where the walker stood. */
+static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
+{
+	const struct ahead_op *o;
+	uint64_t ip = a->sync_ip, bip;
+	uint32_t idx, n;
+	unsigned i, j;
+
+	a->drop = 0;
+	a->delta = 0;
+	if (a->unusable || d->cap || d->pg.active || d->by.pending || d->nspec || d->skipping ||
+	    d->nsubs != 1 || d->spec_mode)
+		return 0;
+	if (!consistent(d, a->sync_st, ip))
+		return 0;
+	if (!d->enabled)
+		return 1;	/* tracing off on both sides of the PSB */
+	if (!a->nops || a->ops[0].op != AOP_ENABLE || !a->ops[0].sync || a->early_event)
+		return 0;
+	if (d->thr == &d->orphan || a->sh[a->ops[0].sh]->t.tid != d->thr->tid)
+		return 0;	/* the sideband says another thread runs at the PSB */
+	o = a->nops > 1 ? &a->ops[1] : NULL;
+	if (!o || o->op != AOP_BRANCHES || o->sh != a->ops[0].sh)
+		return 0;
+	for (j = 0; j < d->nchain; j++)
+		if (ip >= d->chain_s[j] && ip <= d->chain_e[j])
+			break;
+	if (j < d->nchain) {
+		a->drop = d->nchain - j;
+		if (o->b <= a->drop)
+			return 0;
+		for (i = 0; i < a->drop; i++) {
+			const struct ptc_branch *b = &a->br[o->a + i];
+			if ((b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) || b->ip != d->chain_e[j + i])
+				return 0;
+		}
+		return 1;
+	}
+	if (ip == d->ip && !d->have_idx)
+		return 1;	/* the same search either way */
+	if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0)
+		return 0;
+	if (d->have_idx) {
+		if (idx != d->idx)
+			return 0;
+		a->delta = (int64_t)d->insns - (int64_t)n;
+	} else {
+		/* the walker searches from d->ip, in the same block */
+		uint32_t idx0, n0;
+		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)d->ip - d->reg.bias), &idx0, &n0) < 0 ||
+		    idx0 != idx)
+			return 0;
+		a->delta = (int64_t)n0 - (int64_t)n;
+	}
+	bip = (uint64_t)((int64_t)d->reg.tb[idx].ip + d->reg.bias);
+	if (a->br[o->a].ip != bip)
+		return 0;
+	return 1;
+}
+
+/* Records [a->done, o->b) of op o into the real thread's batch, as
+ * emit() would have put them there. */
+static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, const struct ahead_op *o)
+{
+	struct shadow *s = a->sh[o->sh];
+	struct ptc_pt_thread *t = s->real;
+
+	if (!t)
+		return -ptc_err_internal;
+	if (a->op == 1 && a->done < a->drop)
+		a->done = a->drop;	/* taken before the PSB already */
+	for (; a->done < o->b; a->done++) {
+		struct ptc_branch *b = &t->batch[t->nbatch];
+
+		*b = a->br[o->a + a->done];
+		if (!s->seen) {
+			/* what the thread brings from before the window */
+			int64_t n = (int64_t)b->insns + (int64_t)t->pending_insns;
+			if (o->sh == a->ops[0].sh && a->ops[0].sync)
+				n += a->delta;
+			b->insns = (uint32_t)n;
+			if (t->after_gap)
+				b->flags |= PTC_BRF_AFTER_GAP;
+			t->pending_insns = 0;
+			t->after_gap = 0;
+			s->seen = 1;
+		}
+		/* the real call stack as the walker keeps it (the table index
+		 * of the call, a hint for the return's search, is not known) */
+		if (b->kind == PTC_BR_CALL || b->kind == PTC_BR_CALL_IND) {
+			if (t->depth == t->stack_cap && grow_stack(t) < 0)
+				return -ptc_err_nomem;
+			t->stack[t->depth] = b->ip + b->length;
+			t->stack_call[t->depth] = PTC_NO_BRANCH;
+			t->depth++;
+		} else if (b->kind == PTC_BR_RET && t->depth && t->stack[t->depth - 1] == b->target) {
+			t->depth--;
+		}
+		if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0) {
+			a->done++;
+			return t->sink_error;
+		}
+	}
+	return 0;
+}
+
+/* The real threads and the decoder in the state the window left them. */
+static int ahead_adopt(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
+{
+	const struct ptc_pt_decoder *e = a->end;
+	size_t i;
+
+	for (i = 0; i < a->nsh; i++) {
+		const struct shadow *s = a->sh[i];
+		struct ptc_pt_thread *t = s->real;
+		if (!t)
+			continue;
+		t->pending_insns += s->t.pending_insns;
+		if (s->t.after_gap)
+			t->after_gap = 1;
+	}
+	if (a->end_sh >= 0 && a->sh[a->end_sh]->real)
+		d->thr = a->sh[a->end_sh]->real;
+	d->status = e->status;
+	d->synced = e->synced;
+	d->enabled = e->enabled;
+	d->ev = e->ev;
+	d->have_ev = e->have_ev;
+	d->last_sync_off = e->last_sync_off;
+	d->rc_pid = e->rc_pid;
+	memcpy(d->rc, e->rc, sizeof(d->rc));
+	d->nrc = e->nrc;
+	d->rc_next = e->rc_next;
+	d->reg = e->reg;
+	d->have_reg = e->have_reg;
+	memcpy(d->chain_s, e->chain_s, sizeof(d->chain_s));
+	memcpy(d->chain_e, e->chain_e, sizeof(d->chain_e));
+	d->nchain = e->nchain;
+	d->ndirect = e->ndirect;
+	d->skipping = e->skipping;
+	d->ip = e->ip;
+	d->idx = e->idx;
+	d->insns = e->insns;
+	d->have_idx = e->have_idx;
+	d->tsc = e->tsc;
+	d->time = e->time;
+	d->have_tsc = e->have_tsc;
+	d->base = e->base;
+	d->size = e->size;
+	d->piece = NULL;	/* the window's bytes are not kept */
+	d->piece_off = a->offset;
+	d->piece_size = a->size;
+	d->piece_done = 1;
+	d->min_sync = 0;
+	d->st.bytes += e->st.bytes;
+	d->st.fast_bytes += e->st.fast_bytes;
+	d->st.branches += e->st.branches - a->drop;
+	d->st.psb += e->st.psb - 1;	/* its first PSB continued the walk */
+	d->st.events += e->st.events;
+	return 0;
+}
+
+int ptc_pt_decoder_replay(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, uint64_t until)
+{
+	int err;
+
+	if (!a->started) {
+		if (!ahead_fits(d, a))
+			return -ptc_err_mismatch;
+		a->started = 1;
+		drop_query(d);
+		a->op = a->done = 0;
+	}
+	while (a->op < a->nops) {
+		const struct ahead_op *o = &a->ops[a->op];
+		struct shadow *s = a->sh[o->sh];
+		struct ptc_pt_thread *t;
+
+		switch (o->op) {
+		case AOP_BRANCHES:
+			err = replay_branches(d, a, o);
+			if (err < 0)
+				return err;
+			break;
+		case AOP_ENABLE:
+			if (o->sync) {
+				/* the PSB's: the walker goes on in its thread */
+				s->real = d->thr;
+				break;
+			}
+			/* enable_at() */
+			t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, o->a);
+			if (!t)
+				return -ptc_err_nomem;
+			if (t->tid != s->t.tid)
+				return -ptc_err_internal;
+			s->real = t;
+			if (t != d->thr) {
+				ptc_pt_thread_flush_settled(d->thr);
+				set_thread(d, t);
+			}
+			/* it sees the pending instructions it would have: those
+			 * of before the window and those the log holds back */
+			t->pending_insns += o->pending;
+			err = ptc_pt_thread_start(t, o->a, o->b, o->c);
+			t->pending_insns -= o->pending;
+			if (err < 0)
+				return err;
+			break;
+		case AOP_STOP:
+			d->time = o->a;
+			a->op++;
+			a->done = 0;
+			if (o->a >= until)
+				return 1;
+			continue;
+		}
+		a->op++;
+		a->done = 0;
+	}
+	return ahead_adopt(d, a);
 }

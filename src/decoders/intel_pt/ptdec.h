@@ -55,6 +55,7 @@ struct ptc_pt_thread {
 					 * the walker checks it against the table it returns to) */
 	size_t depth, stack_cap;
 	uint64_t last_time;
+	int no_hold;			/* flush_settled() flushes all (a window decoded ahead) */
 
 	struct ptc_branch batch[PTC_PT_BATCH];
 	size_t nbatch;
@@ -112,6 +113,13 @@ struct ptc_pt_env {
 	 * up to max of them into out; returns how many it put there. */
 	size_t (*threads_between)(void *ctx, int cpu, uint64_t t0, uint64_t t1,
 				  struct ptc_pt_thread **out, size_t max);
+	/* For decoding ahead (below): who thread_at would answer, without
+	 * its side effects (creating the thread, its outputs, its gaps):
+	 * 0 and *pid, *tid (the thread's identity as thread_at keys it), or
+	 * <0 for nobody.  Safe to call from several threads at once, as
+	 * region_at must be then. */
+	int (*who_runs)(void *ctx, int cpu, uint32_t queue_tid, uint64_t time, uint32_t *pid,
+			uint32_t *tid);
 	void *ctx;
 };
 
@@ -157,6 +165,12 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
  * PSB+ agrees with the walker's state. */
 int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t size, uint64_t offset);
 
+/* Whether the stream continues right after the current piece, with a
+ * window starting at a PSB (ptc_pt_decoder_continue() comes next): the
+ * walk then stops where the piece's packets end, as it stops at a PSB+
+ * inside a piece.  Call after set_buffer or continue; default 0. */
+void ptc_pt_decoder_set_continued(struct ptc_pt_decoder *d, int continued);
+
 /* Mark [s, e) (stream offsets) of the current piece as containing a hole at
  * an unknown place (AUX record flagged PARTIAL or COLLISION): the piece is
  * then decoded one PSB segment at a time and the branches of a suspect
@@ -179,5 +193,49 @@ uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d);
  * threads that ran during a loss, or branches awaiting a PSB's word. */
 uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d);
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d);
+
+/* ---- Windows decoded ahead, on other threads ----
+ *
+ * The packet state of the stream starts afresh at every PSB, so the window
+ * of a queue that starts at a PSB can be decoded before the windows in
+ * front of it are: by a scratch decoder (ptc_pt_decoder_new() with an env
+ * that has region_at and who_runs; thread_at is never called), into a log
+ * of what the walker did to the threads it met (their branches, enables,
+ * returns to frames older than the window, stop points).  The queue's own
+ * decoder then replays the log in order, as if it had decoded the window
+ * itself after ptc_pt_decoder_continue(): it checks the window's PSB+
+ * against its state exactly as it would (the same instructions up to the
+ * first branch, direct branches walked past the PSB counted once), makes
+ * the same env calls (thread_at for every enable) at the same points, and
+ * ends in the state it would have reached.  Where that cannot be shown
+ * (a gap, a loss, an unknown thread, a return the window cannot resolve,
+ * a PSB+ that disagrees), the replay refuses before changing anything and
+ * the window is decoded the ordinary way: the output is the same either
+ * way. */
+struct ptc_pt_ahead;
+
+/* Decode buf[0, size), stream offsets [offset, offset + size) of the
+ * queue of cpu / queue_tid, starting at a PSB, with scratch (a decoder
+ * used for nothing else meanwhile; its caches carry over between calls);
+ * continued as ptc_pt_decoder_set_continued() says; reuse: NULL or a spent
+ * log whose memory the new one takes over.
+ * *out is the log, to replay or free; <0 only when out of memory. */
+int ptc_pt_decode_ahead(struct ptc_pt_decoder *scratch, int cpu, uint32_t queue_tid,
+			const uint8_t *buf, size_t size, uint64_t offset, int continued,
+			struct ptc_pt_ahead *reuse, struct ptc_pt_ahead **out);
+/* Why the log cannot be replayed whatever the state (NULL: it may be). */
+const char *ptc_pt_ahead_unusable(const struct ptc_pt_ahead *a);
+/* The threads the log concerns (their tids as who_runs gave them): up to
+ * max into tids; returns how many there are. */
+size_t ptc_pt_ahead_threads(const struct ptc_pt_ahead *a, uint32_t *tids, size_t max);
+void ptc_pt_ahead_free(struct ptc_pt_ahead *a);
+
+/* Instead of ptc_pt_decoder_continue() and ptc_pt_decoder_run() for the
+ * window right after the current piece: replay a.  The same returns as
+ * ptc_pt_decoder_run() (1: stopped at a point where tracing was off with
+ * time >= until; call again with the same a), and -ptc_err_mismatch on
+ * the first call when the log does not fit the decoder's state: nothing
+ * was changed, decode the window with ptc_pt_decoder_continue(). */
+int ptc_pt_decoder_replay(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, uint64_t until);
 
 #endif

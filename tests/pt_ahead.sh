@@ -1,0 +1,106 @@
+#!/bin/sh
+# -j N on the windows of one queue (ptdec.h, "Windows decoded ahead"):
+# workers decode a queue's windows before their turn and the driver
+# replays their logs.  Whatever -j, every output file is byte-identical to
+# -j 1's, for every window size (PTCONV_WINDOW_BYTES, down to one PSB period
+# and below), and the same as with the default windows (except on a stream
+# with CYC packets, see pt_convert.c), and the branches are the truth's
+# (pt_truth_compare.py): a
+# one-thread recording on one CPU, with window boundaries in deep recursion
+# (c_recurse), inside TNT runs (every 2 KiB PSB period cut at any size),
+# right after losses (an overflow, dropped AUX bytes), after interrupts,
+# at thread switches (c_threads on one CPU) and on threads that move between
+# CPUs (c_threads on 2 CPUs: their windows are decoded in place); and a
+# random walk of several threads with escapes.  The stderr line says how
+# many windows were replayed: the replay must have been used, not only
+# refused.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+TRACE="$top_builddir/tests/ptgen/ptgen-trace"
+ENC="$top_builddir/tests/ptgen/ptgen-encode"
+WALK="$top_builddir/tests/ptgen/ptgen-walk"
+CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
+[ -x "$TRACE" ] && [ -x "$ENC" ] || skip "ptgen-trace/ptgen-encode not built"
+command -v python3 >/dev/null || skip "python3 not installed"
+scratch
+
+# conv DIR WINDOW JOBS DATA: convert (WINDOW "default" or bytes)
+conv() {
+	rm -rf "$1"
+	if [ "$2" = default ]; then
+		"$PTCONV" "$4" -f text,ptconv -o "$1" --buildid-dir "$T/bid" -j "$3" 2> "$T/err" >/dev/null
+	else
+		PTCONV_WINDOW_BYTES=$2 PTCONV_AHEAD_DEPTH=3 \
+		"$PTCONV" "$4" -f text,ptconv -o "$1" --buildid-dir "$T/bid" -j "$3" 2> "$T/err" >/dev/null
+	fi || { cat "$T/err"; fail "$4: -j $3, windows of $2 bytes: ptconv failed"; }
+}
+
+# same DATA TRUTH GAPS-OPTION MIN-REPLAYED [cyc]: for every window size,
+# -j 2 and -j 7 give -j 1's files, and (but with CYC timing, where some
+# times depend on where windows end) those of the default windows; they
+# are the truth
+same() {
+	data=$1 truth=$2 gopt=$3 minrep=$4 cyc=${5:-}
+	conv "$T/ref" default 1 "$data"
+	if [ -n "$truth" ]; then
+		# shellcheck disable=SC2086
+		$CMP "$truth" "$T/ref" $gopt > "$T/cmp" || { cat "$T/cmp"; fail "$data: -j 1 is not the truth"; }
+	fi
+	replayed=0
+	for ws in 700 2048 5000 65536 default; do
+		conv "$T/ref1" $ws 1 "$data"
+		if [ -z "$cyc" ]; then
+			# (how much went through ptconv's query decoder depends
+			# on the windows: a window with an OVF goes to libipt's)
+			diff -r -I '"fast_path_bytes"' "$T/ref" "$T/ref1" > "$T/diff" ||
+				{ head -20 "$T/diff"; fail "$data: windows of $ws bytes: other files"; }
+		fi
+		for j in 2 7; do
+			conv "$T/o" $ws $j "$data"
+			diff -r "$T/ref1" "$T/o" > "$T/diff" ||
+				{ head -20 "$T/diff"; fail "$data: -j $j, windows of $ws bytes: other files than -j 1"; }
+			r=$(sed -n 's/^ptconv: -j [0-9]*: \([0-9]*\) of [0-9]* trace windows.*/\1/p' "$T/err")
+			[ -n "$r" ] || fail "$data: -j $j: no line about the windows on stderr"
+			replayed=$((replayed + r))
+		done
+	done
+	[ "$replayed" -ge "$minrep" ] || fail "$data: $replayed windows replayed in all, expected at least $minrep"
+	echo "ok - $(basename "$data"): -j 1, 2 and 7, windows of 700 B to 128 KiB: the same files ($replayed windows replayed)"
+}
+
+# one thread, one CPU
+for p in c_recurse c_signal; do
+	"$TRACE" -o "$T/$p.truth" -- "$top_builddir/tests/corpus/$p" >/dev/null 2>"$T/$p.err" ||
+		skip "ptgen-trace cannot trace here: $(tail -1 "$T/$p.err")"
+done
+"$TRACE" -o "$T/true.truth" -- /bin/true >/dev/null 2>"$T/t.err" || skip "ptgen-trace: $(tail -1 "$T/t.err")"
+"$ENC" -o "$T/r.data" --buildid-dir "$T/bid" --psb-period 0 "$T/c_recurse.truth" || fail "ptgen-encode"
+same "$T/r.data" "$T/c_recurse.truth" "--expect-gaps 0" 10
+"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --psb-period 0 --noretcomp --interrupt-every 300 "$T/true.truth" ||
+	fail "ptgen-encode"
+same "$T/t.data" "$T/true.truth" "--expect-gaps 0" 10
+"$ENC" -o "$T/t2.data" --buildid-dir "$T/bid" --psb-period 0 --long-tnt --timing=tsc,mtc,cyc "$T/true.truth" ||
+	fail "ptgen-encode"
+same "$T/t2.data" "$T/true.truth" "--expect-gaps 0" 10 cyc
+"$ENC" -o "$T/s.data" --buildid-dir "$T/bid" --psb-period 0 "$T/c_signal.truth" || fail "ptgen-encode"
+same "$T/s.data" "$T/c_signal.truth" "--expect-gaps 0" 1
+# losses: the windows after them replay again
+"$ENC" -o "$T/l.data" --buildid-dir "$T/bid" --psb-period 0 --ovf-at 5000:100 --gaps "$T/l.gaps" "$T/true.truth" ||
+	fail "ptgen-encode"
+same "$T/l.data" "$T/true.truth" "--gaps $T/l.gaps" 10
+"$ENC" -o "$T/d.data" --buildid-dir "$T/bid" --psb-period 0 --drop 50@9000 --gaps "$T/d.gaps" "$T/true.truth" ||
+	fail "ptgen-encode"
+same "$T/d.data" "$T/true.truth" "--gaps $T/d.gaps" 10
+
+# threads switching on one CPU, and on two CPUs
+"$TRACE" -o "$T/th.truth" -- "$top_builddir/tests/corpus/c_threads" >/dev/null 2>"$T/th.err" ||
+	fail "ptgen-trace c_threads: $(tail -1 "$T/th.err")"
+"$ENC" -o "$T/th1.data" --buildid-dir "$T/bid" --psb-period 0 --interrupt-every 500 "$T/th.truth" || fail "ptgen-encode"
+same "$T/th1.data" "$T/th.truth" "--expect-gaps 0" 10
+"$ENC" -o "$T/th2.data" --buildid-dir "$T/bid" --psb-period 0 --cpus 2 "$T/th.truth" || fail "ptgen-encode"
+same "$T/th2.data" "$T/th.truth" "--expect-gaps 0" 0
+
+# a random walk over a large binary: 3 threads on one CPU, escapes
+"$WALK" --branches 400000 --threads 3 --seed 3 --escape 5000 --psb-period 0 -o "$T/w.data" "$(walk_binary)" \
+	>/dev/null 2>&1 || fail "ptgen-walk"
+same "$T/w.data" "" "" 20
+exit 0
