@@ -34,6 +34,12 @@ struct edge {
 	uint32_t succ;
 	uint32_t next;		/* next edge of the same node */
 	uint32_t node, slot;	/* whose edge it is, and which */
+	/* succ's node as put_predicted() compares it and the edges it goes
+	 * on by (not taken, taken), copied when succ is set: following a
+	 * predicted edge then reads this record, not the node too */
+	uint64_t s_start, s_ip, s_target;
+	uint32_t s_insns, s_edge[2];
+	uint8_t s_kind, s_length;
 };
 
 struct buf {
@@ -413,7 +419,16 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	/* Does the static successor predict this node? */
 	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
 		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE) {
-			w->edges[w->pred_edge].succ = id;
+			struct edge *pe = &w->edges[w->pred_edge];
+			pe->succ = id;
+			pe->s_start = n->start;
+			pe->s_ip = n->ip;
+			pe->s_target = n->target;
+			pe->s_insns = n->insns;
+			pe->s_kind = n->kind;
+			pe->s_length = n->length;
+			pe->s_edge[0] = n->first_edge;
+			pe->s_edge[1] = n->kind == PTC_BR_COND ? w->edges[n->first_edge].next : n->first_edge;
 		} else {
 			if ((err = event(w, PTCF_EV_NODE)) < 0 ||
 			    (err = buf_varint(&w->events, id)) < 0)
@@ -490,6 +505,61 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	return 0;
 }
 
+/* put_branch() for the records that need nothing but the static part's
+ * prediction: the previous record's edge names this record's node, the
+ * time and flags are unchanged, and the branch is conditional or direct.
+ * Most records are such; their state stays in registers here.  Returns
+ * how many of b[0, n) it took (0: the first needs put_branch()). */
+static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n)
+{
+	const struct edge *edges = w->edges;
+	uint32_t pred = w->pred_edge, c_records = w->c_records, bitn = w->c_bitn;
+	uint32_t room = w->chunk_records - c_records;
+	uint64_t start = w->next_start, insns = 0;
+	uint8_t *bits;
+	size_t i;
+
+	if (pred == PTCF_NO_NODE || buf_grow(&w->bits, n / 8 + 2) < 0)
+		return 0;
+	bits = w->bits.p + w->bits.len;	/* the byte after the last one in use */
+	if (n > room)
+		n = room;
+	for (i = 0; i < n; i++) {
+		const struct ptc_branch *r = &b[i];
+		const struct edge *e = &edges[pred];
+
+		/* node_is() on the copy: direct branches only, so the
+		 * target is compared as it is */
+		if (e->succ == PTCF_NO_NODE || r->time != w->time || r->flags || e->s_ip != r->ip ||
+		    e->s_start != start || e->s_target != r->target || e->s_insns != r->insns ||
+		    e->s_kind != r->kind || e->s_length != r->length)
+			break;
+		if (r->kind == PTC_BR_COND) {
+			if (!(bitn & 7))
+				*bits++ = 0;
+			bits[-1] |= (uint8_t)((r->taken != 0) << (bitn & 7));
+			bitn++;
+			pred = e->s_edge[r->taken != 0];
+			start = r->taken ? r->target : r->ip + r->length;
+		} else if ((r->kind == PTC_BR_JMP || r->kind == PTC_BR_CALL) && r->taken == 1) {
+			pred = e->s_edge[0];
+			start = r->target;
+		} else {
+			break;
+		}
+		insns += r->insns;
+	}
+	w->bits.len = (size_t)(bits - w->bits.p);
+	w->c_bitn = bitn;
+	w->pred_edge = pred;
+	w->next_start = start;
+	w->c_records = c_records + (uint32_t)i;
+	w->records += i;
+	w->branches += i;
+	w->insns += insns;
+	return i;
+}
+
 static int ptcw_branches(void *st, const struct ptc_branch *b, size_t n)
 {
 	struct ptcw *w = st;
@@ -498,9 +568,15 @@ static int ptcw_branches(void *st, const struct ptc_branch *b, size_t n)
 
 	if (n && (err = resume(w)) < 0)
 		return err;
-	for (i = 0; i < n; i++)
-		if ((err = put_branch(w, &b[i])) < 0)
-			return err;
+	for (i = 0; i < n;) {
+		size_t k = put_predicted(w, b + i, n - i);
+		i += k;
+		if (i < n && !k) {
+			if ((err = put_branch(w, &b[i])) < 0)
+				return err;
+			i++;
+		}
+	}
 	return 0;
 }
 

@@ -249,14 +249,14 @@ static int far_open(const struct ptc_branch *b)
 	return b->kind == PTC_BR_FAR && !b->target;
 }
 
-/* Hand the first n batched branches to the sink; the rest (at most one)
- * move to the front of the batch. */
-static int flush_first(struct ptc_pt_thread *t, size_t n)
+/* Count branches b[0, n) in the thread's statistics and hand them to its
+ * sink. */
+static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n)
 {
 	uint64_t lanes = 0, insns = 0, not_taken = 0;
 	unsigned k;
 	size_t i;
-	int err = 0;
+	int err;
 
 	/* Statistics per batch rather than per branch.  The kinds are counted
 	 * in 9-bit lanes of one register (a batch has at most 511 branches):
@@ -264,10 +264,9 @@ static int flush_first(struct ptc_pt_thread *t, size_t n)
 	 * of the same kind through a store and a load. */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
 	for (i = 0; i < n; i++) {
-		const struct ptc_branch *b = &t->batch[i];
-		insns += b->insns;
-		lanes += (uint64_t)1 << (9 * (b->kind < PTC_BR_KIND_NR ? b->kind : PTC_BR_FAR));
-		not_taken += !b->taken;
+		insns += b[i].insns;
+		lanes += (uint64_t)1 << (9 * (b[i].kind < PTC_BR_KIND_NR ? b[i].kind : PTC_BR_FAR));
+		not_taken += !b[i].taken;
 	}
 	for (k = 0; k < PTC_BR_KIND_NR; k++)
 		t->by_kind[k] += (lanes >> (9 * k)) & 511;
@@ -275,12 +274,30 @@ static int flush_first(struct ptc_pt_thread *t, size_t n)
 	t->not_taken += not_taken;
 
 	if (n)
-		t->next_ip = branch_next_ip(&t->batch[n - 1]);
+		t->next_ip = branch_next_ip(&b[n - 1]);
 	if (n && t->sink && !t->sink_error) {
-		err = t->sink->branches(t->sink->ctx, t->batch, n);
+		err = t->sink->branches(t->sink->ctx, b, n);
 		if (err < 0)
 			t->sink_error = err;
 	}
+	return t->sink_error;
+}
+
+/* Hand the first n batched branches to the sink; the rest (at most one)
+ * move to the front of the batch. */
+static int flush_first(struct ptc_pt_thread *t, size_t n)
+{
+	size_t i;
+
+	if (t->no_hold) {
+		/* a window's stand-in: its branches go to the log as they
+		 * are; the real thread counts them when they are replayed */
+		if (t->nbatch && !t->sink_error && t->sink->branches(t->sink->ctx, t->batch, t->nbatch) < 0)
+			t->sink_error = -ptc_err_nomem;
+		t->nbatch = 0;
+		return t->sink_error;
+	}
+	hand_over(t, t->batch, n);
 	for (i = n; i < t->nbatch; i++)
 		t->batch[i - n] = t->batch[i];
 	t->nbatch -= n;
@@ -2358,48 +2375,80 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	return 1;
 }
 
-/* Records [a->done, o->b) of op o into the real thread's batch, as
- * emit() would have put them there. */
+/* What emit() and the walker's call stack did with record b of the log's
+ * thread s, on the real thread t: its first record takes the pending
+ * instructions and the gap flag the thread brought into the window. */
+static int replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
+			 const struct ahead_op *o, struct ptc_branch *b)
+{
+	if (!s->seen) {
+		int64_t n = (int64_t)b->insns + (int64_t)t->pending_insns;
+		if (o->sh == a->ops[0].sh && a->ops[0].sync)
+			n += a->delta;
+		b->insns = (uint32_t)n;
+		if (t->after_gap)
+			b->flags |= PTC_BRF_AFTER_GAP;
+		t->pending_insns = 0;
+		t->after_gap = 0;
+		s->seen = 1;
+	}
+	/* the real call stack as the walker keeps it (the table index of the
+	 * call, a hint for the return's search, is not known) */
+	if (b->kind == PTC_BR_CALL || b->kind == PTC_BR_CALL_IND) {
+		if (t->depth == t->stack_cap && grow_stack(t) < 0)
+			return -ptc_err_nomem;
+		t->stack[t->depth] = b->ip + b->length;
+		t->stack_call[t->depth] = PTC_NO_BRANCH;
+		t->depth++;
+	} else if (b->kind == PTC_BR_RET && t->depth && t->stack[t->depth - 1] == b->target) {
+		t->depth--;
+	}
+	return 0;
+}
+
+/* Records [a->done, o->b) of op o to the real thread, as emit() would
+ * have put them in its batch and flushed it when full: a whole batch's
+ * worth straight from the log. */
 static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, const struct ahead_op *o)
 {
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
+	size_t i;
 
+	(void)d;
 	if (!t)
 		return -ptc_err_internal;
 	if (a->op == 1 && a->done < a->drop)
 		a->done = a->drop;	/* taken before the PSB already */
-	for (; a->done < o->b; a->done++) {
-		struct ptc_branch *b = &t->batch[t->nbatch];
+	while (a->done < o->b) {
+		struct ptc_branch *src = &a->br[o->a + a->done];
 
-		*b = a->br[o->a + a->done];
-		if (!s->seen) {
-			/* what the thread brings from before the window */
-			int64_t n = (int64_t)b->insns + (int64_t)t->pending_insns;
-			if (o->sh == a->ops[0].sh && a->ops[0].sync)
-				n += a->delta;
-			b->insns = (uint32_t)n;
-			if (t->after_gap)
-				b->flags |= PTC_BRF_AFTER_GAP;
-			t->pending_insns = 0;
-			t->after_gap = 0;
-			s->seen = 1;
+		if (!t->nbatch && o->b - a->done >= PTC_PT_BATCH) {
+			for (i = 0; i < PTC_PT_BATCH; i++) {
+				/* another core wrote the log: ask for its lines early */
+				__builtin_prefetch(&src[i + 16]);
+				if (replay_record(a, s, t, o, &src[i]) < 0)
+					return -ptc_err_nomem;
+			}
+			a->done += PTC_PT_BATCH;
+			/* ptc_pt_thread_flush_settled() of the full batch */
+			if (far_open(&src[PTC_PT_BATCH - 1])) {
+				t->batch[0] = src[PTC_PT_BATCH - 1];
+				t->nbatch = 1;
+				hand_over(t, src, PTC_PT_BATCH - 1);
+			} else {
+				hand_over(t, src, PTC_PT_BATCH);
+			}
+			if (t->sink_error)
+				return t->sink_error;
+			continue;
 		}
-		/* the real call stack as the walker keeps it (the table index
-		 * of the call, a hint for the return's search, is not known) */
-		if (b->kind == PTC_BR_CALL || b->kind == PTC_BR_CALL_IND) {
-			if (t->depth == t->stack_cap && grow_stack(t) < 0)
-				return -ptc_err_nomem;
-			t->stack[t->depth] = b->ip + b->length;
-			t->stack_call[t->depth] = PTC_NO_BRANCH;
-			t->depth++;
-		} else if (b->kind == PTC_BR_RET && t->depth && t->stack[t->depth - 1] == b->target) {
-			t->depth--;
-		}
-		if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0) {
-			a->done++;
+		t->batch[t->nbatch] = *src;
+		a->done++;
+		if (replay_record(a, s, t, o, &t->batch[t->nbatch]) < 0)
+			return -ptc_err_nomem;
+		if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
 			return t->sink_error;
-		}
 	}
 	return 0;
 }
