@@ -34,12 +34,6 @@ struct edge {
 	uint32_t succ;
 	uint32_t next;		/* next edge of the same node */
 	uint32_t node, slot;	/* whose edge it is, and which */
-	/* succ's node as put_predicted() compares it and the edges it goes
-	 * on by (not taken, taken), copied when succ is set: following a
-	 * predicted edge then reads this record, not the node too */
-	uint64_t s_start, s_ip, s_target;
-	uint32_t s_insns, s_edge[2];
-	uint8_t s_kind, s_length;
 };
 
 struct buf {
@@ -419,16 +413,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	/* Does the static successor predict this node? */
 	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
 		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE) {
-			struct edge *pe = &w->edges[w->pred_edge];
-			pe->succ = id;
-			pe->s_start = n->start;
-			pe->s_ip = n->ip;
-			pe->s_target = n->target;
-			pe->s_insns = n->insns;
-			pe->s_kind = n->kind;
-			pe->s_length = n->length;
-			pe->s_edge[0] = n->first_edge;
-			pe->s_edge[1] = n->kind == PTC_BR_COND ? w->edges[n->first_edge].next : n->first_edge;
+			w->edges[w->pred_edge].succ = id;
 		} else {
 			if ((err = event(w, PTCF_EV_NODE)) < 0 ||
 			    (err = buf_varint(&w->events, id)) < 0)
@@ -526,23 +511,23 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n
 		n = room;
 	for (i = 0; i < n; i++) {
 		const struct ptc_branch *r = &b[i];
-		const struct edge *e = &edges[pred];
+		uint32_t id = edges[pred].succ;
+		const struct node *nd;
 
-		/* node_is() on the copy: direct branches only, so the
-		 * target is compared as it is */
-		if (e->succ == PTCF_NO_NODE || r->time != w->time || r->flags || e->s_ip != r->ip ||
-		    e->s_start != start || e->s_target != r->target || e->s_insns != r->insns ||
-		    e->s_kind != r->kind || e->s_length != r->length)
+		if (id == PTCF_NO_NODE || r->time != w->time || r->flags)
+			break;
+		nd = &w->nodes[id];
+		if (!node_is(nd, r, start))
 			break;
 		if (r->kind == PTC_BR_COND) {
 			if (!(bitn & 7))
 				*bits++ = 0;
 			bits[-1] |= (uint8_t)((r->taken != 0) << (bitn & 7));
 			bitn++;
-			pred = e->s_edge[r->taken != 0];
+			pred = r->taken ? edges[nd->first_edge].next : nd->first_edge;
 			start = r->taken ? r->target : r->ip + r->length;
 		} else if ((r->kind == PTC_BR_JMP || r->kind == PTC_BR_CALL) && r->taken == 1) {
-			pred = e->s_edge[0];
+			pred = nd->first_edge;
 			start = r->target;
 		} else {
 			break;

@@ -1974,6 +1974,10 @@ void ptc_pt_decoder_set_continued(struct ptc_pt_decoder *d, int continued)
 
 enum { AOP_BRANCHES, AOP_ENABLE, AOP_STOP };
 
+/* A user-mode trace holds up to about 4 branches per byte (direct ones,
+ * which take no packet, included); a log starts with room for 6. */
+#define AHEAD_RECORDS_PER_BYTE 6
+
 /* One thing the walker did, in order.  BRANCHES: records [a, a + b) of
  * the log went to the thread; ENABLE: tracing (re)started in it (time a,
  * offset b, ip c), the first PSB's own when sync; STOP: a point where
@@ -2248,6 +2252,15 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 		return -ptc_err_nomem;
 	if (reuse)
 		ahead_clear(a);
+	if (a->capbr < size * AHEAD_RECORDS_PER_BYTE) {
+		/* room for a dense window at once: growing it would copy the
+		 * log, and pages not written are not taken */
+		struct ptc_branch *nb = realloc(a->br, size * AHEAD_RECORDS_PER_BYTE * sizeof(*nb));
+		if (nb) {
+			a->br = nb;
+			a->capbr = size * AHEAD_RECORDS_PER_BYTE;
+		}
+	}
 	a->offset = offset;
 	a->size = size;
 	a->end_sh = -1;
@@ -2378,8 +2391,9 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 /* What emit() and the walker's call stack did with record b of the log's
  * thread s, on the real thread t: its first record takes the pending
  * instructions and the gap flag the thread brought into the window. */
-static int replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
-			 const struct ahead_op *o, struct ptc_branch *b)
+static inline __attribute__((always_inline)) int
+replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t, const struct ahead_op *o,
+	      struct ptc_branch *b)
 {
 	if (!s->seen) {
 		int64_t n = (int64_t)b->insns + (int64_t)t->pending_insns;
@@ -2426,7 +2440,7 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 		if (!t->nbatch && o->b - a->done >= PTC_PT_BATCH) {
 			for (i = 0; i < PTC_PT_BATCH; i++) {
 				/* another core wrote the log: ask for its lines early */
-				__builtin_prefetch(&src[i + 16]);
+				__builtin_prefetch(&src[i + 64]);
 				if (replay_record(a, s, t, o, &src[i]) < 0)
 					return -ptc_err_nomem;
 			}
