@@ -36,9 +36,10 @@ static void usage(FILE *to)
 		"      --time START,END  perf times (ns) to keep\n"
 		"      --symfs DIR       look for binaries under DIR\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
-		"  -j, --jobs N          threads: decoding (per-thread recordings) and compressing\n"
-		"                        champsim and cbp2025 (N shared by the open files); same\n"
-		"                        output for any N\n"
+		"  -j, --jobs N          threads (default: every online CPU): decoding trace\n"
+		"                        windows ahead and per-thread queues in parallel, and\n"
+		"                        compressing champsim and cbp2025 (N shared by the open\n"
+		"                        files); the same output for any N\n"
 		"      --max-open-outputs N  threads whose outputs stay open at once (default: what\n"
 		"                        4 GiB hold, 40 for xz, within the open-file limit);\n"
 		"                        the others are closed and appended to when they run\n"
@@ -113,7 +114,12 @@ int cmd_convert(int argc, char **argv)
 	memset(&pt, 0, sizeof(pt));
 	o.pid = o.tid = -1;
 	o.time_end = UINT64_MAX;
-	o.jobs = 1;
+	{
+		/* every online CPU (ptconv-convert(1): the output is the same
+		 * for any -j) */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.jobs = n < 1 ? 1 : n > 64 ? 64 : (int)n;
+	}
 	pt.images = images;
 	pt.zstd_level = 3;
 	optind = 1;
@@ -121,7 +127,16 @@ int cmd_convert(int argc, char **argv)
 		switch (c) {
 		case 'f': o.formats = optarg; break;
 		case 'o': o.outdir = optarg; break;
-		case 'j': o.jobs = atoi(optarg); break;
+		case 'j': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || n < 1 || n > 1024) {
+				ptc_cli_error("-j takes a number of threads from 1 to 1024, not '%s'", optarg);
+				return PTC_EXIT_USAGE;
+			}
+			o.jobs = (int)n;
+			break;
+		}
 		case 'q': o.quiet = 1; break;
 		case 'h': usage(stdout); return PTC_EXIT_OK;
 		case O_PER_CPU: o.per_cpu = 1; break;
@@ -181,8 +196,6 @@ int cmd_convert(int argc, char **argv)
 		default: usage(stderr); return PTC_EXIT_USAGE;
 		}
 	}
-	if (o.jobs < 1)
-		o.jobs = 1;
 	pt.progress = isatty(2);
 	if (pt.raw_pt) {
 		if (optind != argc) {
