@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "common/error.h"
-#include "decoders/intel_pt/pt_convert.h"
+#include "convert/pt_convert.h"
 #include "input/perf_reader.h"
 
 static void usage(FILE *to)

@@ -1,11 +1,11 @@
-# Intel PT: the query-decoder walker (ptdec), the libipt block-decoder engine
-# (blkdec) and the conversion pipeline behind `ptconv convert`.
+# Intel PT: the query-decoder walker (ptdec) over ptconv's query decoder
+# (fastq) or libipt's, and the libipt block-decoder engine (blkdec), behind
+# one handle (engine).  The conversion pipeline above them is src/convert/.
 libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
 	src/decoders/intel_pt/fastq.c src/decoders/intel_pt/fastq.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
-	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h \
-	src/decoders/intel_pt/pt_convert.c src/decoders/intel_pt/pt_convert.h
+	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h
 TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
 # Every output format of a PT conversion, read back by tests/writers/*.py
 TESTS += tests/pt_formats.sh

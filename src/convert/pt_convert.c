@@ -23,7 +23,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "decoders/intel_pt/engine.h"
-#include "decoders/intel_pt/pt_convert.h"
+#include "convert/pt_convert.h"
 #include "decoders/intel_pt/ptdec.h"
 #include "images/image.h"
 #include "images/locate.h"
