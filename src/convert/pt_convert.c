@@ -2230,7 +2230,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		if (c->sb)
 			summary_attribution(c, &j);
 		/* in name order: with -j, workers may meet them first */
-		qsort(c->missing, c->nmissing, sizeof(*c->missing), cmp_str);
+		if (c->nmissing > 1)
+			qsort(c->missing, c->nmissing, sizeof(*c->missing), cmp_str);
 		ptc_json_begin_array(&j, "missing_images");
 		for (i = 0; i < c->nmissing; i++)
 			ptc_json_string(&j, NULL, c->missing[i]);
