@@ -70,6 +70,7 @@ struct window {
 	char msg[160];
 	int state;
 	struct ptc_pt_ahead *ahead;	/* the workers' log (NULL: none) */
+	int shared;			/* it has a thread traced on other CPUs too */
 };
 
 struct queue {
@@ -92,7 +93,7 @@ struct queue {
 	struct window *wfirst, *wlast;	/* planned, not yet decoded */
 	size_t nwin;
 	struct window *win;		/* being decoded */
-	int replaying;			/* win's log is being replayed */
+	int replaying;			/* win's log is being replayed (2: it began) */
 };
 
 struct conv;
@@ -174,6 +175,9 @@ struct conv {
 	int ahead;			/* on */
 	size_t ahead_depth;		/* windows decoded ahead at most, all queues */
 	size_t inflight;		/* windows given to the workers, not yet used */
+	int ahead_wait;			/* wait for the workers rather than decode a window
+					 * no worker took yet (tests: the same windows
+					 * replayed on every run) */
 	pthread_mutex_t wlock;
 	pthread_cond_t work_cv, done_cv;
 	struct window *work_first, *work_last;
@@ -184,7 +188,7 @@ struct conv {
 	int nahead_th;
 	uint32_t *shared;		/* tids traced on more than one CPU, sorted */
 	size_t nshared;
-	uint64_t windows, windows_ahead, windows_replayed;
+	uint64_t windows, windows_ahead, windows_replayed, windows_shared;
 
 	/* raw mode */
 	struct ptc_image **raw_img;
@@ -1266,9 +1270,7 @@ static void spend(struct conv *c, struct window *w)
 	w->ahead = NULL;
 }
 
-/* Is tid traced on another CPU's queue too?  Then its windows are not
- * replayed: another queue's decoding could come between the log's steps
- * and the thread's state it assumed (see collect_shared). */
+/* Is tid traced on another CPU's queue too?  (collect_shared) */
 static int is_shared(const struct conv *c, uint32_t tid)
 {
 	size_t lo = 0, hi = c->nshared;
@@ -1285,8 +1287,9 @@ static int is_shared(const struct conv *c, uint32_t tid)
 	return 0;
 }
 
-/* Whether w's log may be replayed here (the decoder checks the rest). */
-static int window_replayable(const struct conv *c, const struct window *w)
+/* Whether w's log may be replayed here (the decoder checks the rest);
+ * w->shared says whether it has a thread that other queues decode too. */
+static int window_replayable(const struct conv *c, struct window *w)
 {
 	uint32_t tids[64];
 	size_t n, i;
@@ -1296,9 +1299,9 @@ static int window_replayable(const struct conv *c, const struct window *w)
 	n = ptc_pt_ahead_threads(w->ahead, tids, 64);
 	if (n > 64)
 		return 0;
+	w->shared = 0;
 	for (i = 0; i < n; i++)
-		if (is_shared(c, tids[i]))
-			return 0;
+		w->shared |= is_shared(c, tids[i]);
 	return 1;
 }
 
@@ -1362,7 +1365,7 @@ static int queue_next_window(struct conv *c, struct queue *q)
 	if (c->ahead && w->state != W_PLANNED) {
 		c->inflight--;
 		pthread_mutex_lock(&c->wlock);
-		if (w->state == W_QUEUED) {
+		if (w->state == W_QUEUED && !c->ahead_wait) {
 			/* no worker took it yet: decoding it here is quicker */
 			struct window **pp = &c->work_first, *prev = NULL;
 			while (*pp != w) {
@@ -1374,7 +1377,7 @@ static int queue_next_window(struct conv *c, struct queue *q)
 				c->work_last = prev;
 			w->state = W_PLANNED;
 		}
-		while (w->state == W_BUSY)
+		while (w->state == W_BUSY || w->state == W_QUEUED)
 			pthread_cond_wait(&c->done_cv, &c->wlock);
 		pthread_mutex_unlock(&c->wlock);
 	}
@@ -1401,7 +1404,15 @@ static int queue_run(struct conv *c, struct queue *q, uint64_t until)
 
 	if (!q->replaying)
 		return ptc_pt_engine_run(q->eng, until);
-	err = ptc_pt_engine_replay(q->eng, w->ahead, until);
+	/* A thread that other queues decode too: the log assumed that
+	 * nothing but the window changes the thread while it is replayed,
+	 * which holds when the replay does not stop (and let other queues
+	 * run) before its end. */
+	if (q->replaying == 1 && w->shared && until < ptc_pt_ahead_stop_limit(w->ahead))
+		err = -ptc_err_mismatch;
+	else
+		err = ptc_pt_engine_replay(q->eng, w->ahead, until);
+	q->replaying = 2;
 	if (err == -ptc_err_mismatch) {
 		/* the log does not continue the decoder's state: decode the
 		 * window here after all */
@@ -1416,6 +1427,7 @@ static int queue_run(struct conv *c, struct queue *q, uint64_t until)
 	if (err == 0) {
 		q->replaying = 0;
 		c->windows_replayed++;
+		c->windows_shared += w->shared;
 		spend(c, w);
 	}
 	return err;
@@ -1710,10 +1722,10 @@ static int cmp_tid_cpu(const void *a, const void *b)
 }
 
 /* The threads the sideband shows on more than one CPU that has a queue: a
- * window of one CPU's queue holding such a thread is decoded in place, not
- * replayed, because the other CPU's queue may decode the thread while the
- * replay stands at a stop point, and the log assumed its own view of the
- * thread's call stack and pending instructions. */
+ * window of one CPU's queue holding such a thread is replayed only in one
+ * go (queue_run), because the other CPU's queue may decode the thread while
+ * the replay stands at a stop point, and the log assumed its own view of
+ * the thread's call stack and pending instructions. */
 static int collect_shared(struct conv *c)
 {
 	struct shared_scan s;
@@ -1771,6 +1783,8 @@ static int start_ahead(struct conv *c)
 	if ((err = collect_shared(c)) < 0)
 		return err;
 	c->ahead_depth = env && atoi(env) > 0 ? (size_t)atoi(env) : 2 * (size_t)c->opt->jobs;
+	env = getenv("PTCONV_AHEAD_WAIT");	/* for tests */
+	c->ahead_wait = env && atoi(env) > 0;
 	c->ahead_th = calloc((size_t)n, sizeof(*c->ahead_th));
 	c->spent = calloc(c->ahead_depth + (size_t)n, sizeof(*c->spent));
 	if (!c->ahead_th || !c->spent)
@@ -2314,7 +2328,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		if (c->ahead)
 			/* not in summary.json, which is the same for any -j */
 			fprintf(stderr, "ptconv: -j %d: %" PRIu64 " of %" PRIu64 " trace windows decoded ahead "
-				"and replayed\n", c->opt->jobs, c->windows_replayed, c->windows);
+				"and replayed (%" PRIu64 " with threads also traced on other CPUs)\n", c->opt->jobs,
+				c->windows_replayed, c->windows, c->windows_shared);
 	}
 	for (i = 0; i < nnames; i++)
 		free(names[i]);

@@ -2019,6 +2019,7 @@ struct ptc_pt_ahead {
 	struct shadow **sh;
 	size_t nsh;
 	int end_sh;			/* the thread decoding ended in (-1: none) */
+	uint64_t stop_limit;		/* the latest STOP's time + 1 (0: none) */
 	struct ptc_pt_decoder *end;	/* the walker's state at the end */
 	/* replay */
 	int started;
@@ -2165,6 +2166,8 @@ static void ahead_enable(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, uint
 
 static void ahead_stop(struct ptc_pt_decoder *d)
 {
+	if (d->time + 1 > d->cap->stop_limit)
+		d->cap->stop_limit = d->time + 1;
 	ahead_flush(d);
 	ahead_push_op(d->cap, AOP_STOP, 0, d->time, 0, 0);
 }
@@ -2237,6 +2240,7 @@ static void ahead_clear(struct ptc_pt_ahead *a)
 	a->sync_off = a->sync_ip = 0;
 	a->op = a->done = a->drop = 0;
 	a->delta = 0;
+	a->stop_limit = 0;
 }
 
 int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const uint8_t *buf,
@@ -2299,6 +2303,11 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 const char *ptc_pt_ahead_unusable(const struct ptc_pt_ahead *a)
 {
 	return a->unusable;
+}
+
+uint64_t ptc_pt_ahead_stop_limit(const struct ptc_pt_ahead *a)
+{
+	return a->stop_limit;
 }
 
 size_t ptc_pt_ahead_threads(const struct ptc_pt_ahead *a, uint32_t *tids, size_t max)

@@ -228,6 +228,9 @@ const char *ptc_pt_ahead_unusable(const struct ptc_pt_ahead *a);
 /* The threads the log concerns (their tids as who_runs gave them): up to
  * max into tids; returns how many there are. */
 size_t ptc_pt_ahead_threads(const struct ptc_pt_ahead *a, uint32_t *tids, size_t max);
+/* The smallest until with which ptc_pt_decoder_replay() replays the whole
+ * log in one call, never stopping (0: any). */
+uint64_t ptc_pt_ahead_stop_limit(const struct ptc_pt_ahead *a);
 void ptc_pt_ahead_free(struct ptc_pt_ahead *a);
 
 /* Instead of ptc_pt_decoder_continue() and ptc_pt_decoder_run() for the

@@ -75,6 +75,7 @@ struct thread {
 	char comm[16];
 	unsigned queue;		/* AUX queue index */
 	int cpu;
+	unsigned switch_ins;	/* --migrate: times switched in */
 	int in_user;
 	int itrace_started;
 	uint64_t insns_since_irq;
@@ -1132,6 +1133,13 @@ static void switch_to(struct gen *g, struct thread *t, uint64_t tm)
 		tm += KERNEL_NS;
 	}
 	g->running = t;
+	if (g->o.migrate && !g->o.per_thread && g->nr_queues > 1 && o != t &&
+	    ++t->switch_ins % g->o.migrate == 0) {
+		/* the scheduler moves it to the next CPU (whose thread, as
+		 * every other CPU's, run_thread() switches out) */
+		t->queue = (t->queue + 1) % g->nr_queues;
+		t->cpu = (int)t->queue;
+	}
 	run_thread(g, t, tm - KERNEL_NS / 2);
 	if (t->preempted) {
 		t->preempted = 0;
@@ -1364,7 +1372,7 @@ enum {
 	OPT_PIPE = 256, OPT_NORETCOMP, OPT_TIMING, OPT_MTC_PERIOD, OPT_PSB_PERIOD,
 	OPT_LONG_TNT, OPT_CPUS, OPT_PER_THREAD, OPT_OVF_AT, OPT_DROP,
 	OPT_INTERRUPT_EVERY, OPT_BUILDID_DIR, OPT_GAPS, OPT_AUX_DUMP, OPT_AUX_CHUNK,
-	OPT_COMPRESS, OPT_TRUNCATE, OPT_SCHED_SWITCH, OPT_LOST_AT_SWITCH,
+	OPT_COMPRESS, OPT_TRUNCATE, OPT_SCHED_SWITCH, OPT_LOST_AT_SWITCH, OPT_MIGRATE,
 };
 
 const struct option gen_long_options[] = {
@@ -1387,6 +1395,7 @@ const struct option gen_long_options[] = {
 	{ "truncate", required_argument, NULL, OPT_TRUNCATE },
 	{ "sched-switch", required_argument, NULL, OPT_SCHED_SWITCH },
 	{ "lost-at-switch", required_argument, NULL, OPT_LOST_AT_SWITCH },
+	{ "migrate", required_argument, NULL, OPT_MIGRATE },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -1401,6 +1410,8 @@ void gen_options_help(FILE *f)
 "  --psb-period N        PSB every 2^(N+11) bytes (default 3: 16 KiB)\n"
 "  --long-tnt            accumulate up to 47 TNT bits per packet\n"
 "  --cpus N              spread threads over N CPUs (default 1)\n"
+"  --migrate N           with --cpus: every N-th time a thread is switched in,\n"
+"                        it runs on the next CPU\n"
 "  --per-thread          one AUX queue per thread (perf record --per-thread)\n"
 "  --ovf-at N[:K]        OVF before the N-th branch, losing the next K (default 8)\n"
 "  --drop BYTES@OFFSET[:QUEUE]  remove AUX bytes, AUX record flagged PARTIAL\n"
@@ -1510,6 +1521,7 @@ int gen_option(struct gen_options *o, int c, char *arg)
 	case OPT_COMPRESS: o->zlevel = (int)parse_u64(arg, "--compress"); break;
 	case OPT_SCHED_SWITCH: o->sched_switch = arg; break;
 	case OPT_LOST_AT_SWITCH: o->lost_at_switch = parse_u64(arg, "--lost-at-switch"); break;
+	case OPT_MIGRATE: o->migrate = (unsigned)parse_u64(arg, "--migrate"); break;
 	default: return 0;
 	}
 	return 1;

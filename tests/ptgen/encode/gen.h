@@ -26,6 +26,7 @@ struct gen_options {
 	int retcomp, tsc, mtc, cyc, long_tnt;
 	unsigned mtc_period, psb_period;
 	unsigned cpus;
+	unsigned migrate;	/* --migrate N: a thread moves CPU every N-th switch-in */
 	int per_thread, pipe;
 	uint64_t ovf_at, ovf_drop;
 	uint64_t drop_bytes, drop_offset;
