@@ -46,6 +46,15 @@ EXTRA_DIST += tests/pt_fastq.sh
 # -j N: windows decoded ahead and replayed, byte-identical to -j 1
 TESTS += tests/pt_ahead.sh
 EXTRA_DIST += tests/pt_ahead.sh
+# Fuzz target: the replay of windows decoded ahead against decoding them in
+# place, on any bytes; pt_ahead_fuzz.sh replays the PT decoder's seeds and
+# mutants of them.
+fuzz: tests/fuzz/fuzz_pt_ahead
+check_PROGRAMS += tests/fuzz/fuzz_pt_ahead
+tests_fuzz_fuzz_pt_ahead_SOURCES = tests/fuzz/fuzz_pt_ahead.c $(FUZZ_DRIVER)
+tests_fuzz_fuzz_pt_ahead_LDFLAGS = $(FUZZ_LDFLAGS)
+TESTS += tests/pt_ahead_fuzz.sh
+EXTRA_DIST += tests/pt_ahead_fuzz.sh
 # Fuzz target: fastq and libipt's query decoder in lockstep on any bytes;
 # pt_fastq.sh replays its seeds and mutants of the streams it makes.
 fuzz: tests/fuzz/fuzz_fastq
