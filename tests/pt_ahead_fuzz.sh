@@ -1,6 +1,7 @@
 #!/bin/sh
 # The differential fuzz target of windows decoded ahead (fuzz_pt_ahead.c)
-# on the PT decoder's seeds and cut and damaged copies of them
+# on its own seeds (inputs it once failed on: a PSB+ without a TSC) and the
+# PT decoder's, and cut and damaged copies of them
 # (mutate_seeds): the replay hands the thread the same branches and gaps as
 # decoding in place, and is used, not only refused.
 . "${top_srcdir:-.}/tests/lib/common.sh"
@@ -8,7 +9,7 @@ F="$top_builddir/tests/fuzz/fuzz_pt_ahead"
 [ -x "$F" ] || skip "fuzz_pt_ahead not built"
 scratch
 mkdir "$T/in" "$T/mut"
-cp "$top_srcdir"/tests/fuzz/seeds/fuzz_pt_decoder/* "$T/in/"
+cp "$top_srcdir"/tests/fuzz/seeds/fuzz_pt_decoder/* "$top_srcdir"/tests/fuzz/seeds/fuzz_pt_ahead/* "$T/in/"
 mutate_seeds "$T/in" "$T/mut" "17 100 300 1000" 4000 61 1
 replay "$F" "$T/in" "$T/mut" > "$T/out" || exit 1
 tail -2 "$T/out"

@@ -54,7 +54,7 @@ check_PROGRAMS += tests/fuzz/fuzz_pt_ahead
 tests_fuzz_fuzz_pt_ahead_SOURCES = tests/fuzz/fuzz_pt_ahead.c $(FUZZ_DRIVER)
 tests_fuzz_fuzz_pt_ahead_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/pt_ahead_fuzz.sh
-EXTRA_DIST += tests/pt_ahead_fuzz.sh
+EXTRA_DIST += tests/pt_ahead_fuzz.sh tests/fuzz/seeds/fuzz_pt_ahead
 # Fuzz target: fastq and libipt's query decoder in lockstep on any bytes;
 # pt_fastq.sh replays its seeds and mutants of the streams it makes.
 fuzz: tests/fuzz/fuzz_fastq

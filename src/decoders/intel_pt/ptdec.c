@@ -141,6 +141,7 @@ static void ahead_enable(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, uint
 static void ahead_stop(struct ptc_pt_decoder *d);
 static void ahead_early_event(struct ptc_pt_decoder *d);
 static void ahead_unusable(struct ptc_pt_ahead *a, const char *why);
+static void ahead_timed(struct ptc_pt_decoder *d);
 static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t ip);
 
 /* ---- the query decoder ---- */
@@ -564,6 +565,8 @@ static void update_time(struct ptc_pt_decoder *d, const struct pt_event *ev)
 	if (d->have_tsc && tsc == d->tsc)
 		return;
 	d->tsc = tsc;
+	if (d->cap && !d->have_tsc)
+		ahead_timed(d);
 	d->have_tsc = 1;
 	d->time = ptc_time_conv_ticks(&d->p.tc, tsc);
 	/* (a sink error stays in its thread) */
@@ -2012,6 +2015,9 @@ struct ptc_pt_ahead {
 	int synced, sync_st;
 	uint64_t sync_off, sync_ip;
 	int early_event;		/* an IP-bound event before the first branch */
+	int timed;			/* the window's first time was decoded */
+	int untimed;			/* something was logged before it: at the time the
+					 * decoder had before the window */
 	struct ahead_op *ops;
 	size_t nops, capops;
 	struct ptc_branch *br;
@@ -2172,6 +2178,17 @@ static void ahead_stop(struct ptc_pt_decoder *d)
 	ahead_push_op(d->cap, AOP_STOP, 0, d->time, 0, 0);
 }
 
+static void ahead_timed(struct ptc_pt_decoder *d)
+{
+	struct ptc_pt_ahead *a = d->cap;
+
+	if (a->timed)
+		return;
+	a->timed = 1;
+	if (a->nops || a->nbr || (d->thr && d->thr->nbatch))
+		a->untimed = 1;
+}
+
 static void ahead_early_event(struct ptc_pt_decoder *d)
 {
 	if (!d->st.branches)
@@ -2236,7 +2253,7 @@ static void ahead_clear(struct ptc_pt_ahead *a)
 	free_shadows(a);
 	a->nops = a->nbr = 0;
 	a->unusable = NULL;
-	a->synced = a->sync_st = a->early_event = a->started = 0;
+	a->synced = a->sync_st = a->early_event = a->started = a->timed = a->untimed = 0;
 	a->sync_off = a->sync_ip = 0;
 	a->op = a->done = a->drop = 0;
 	a->delta = 0;
@@ -2278,6 +2295,8 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 		ahead_unusable(a, "decoding failed");
 	ahead_flush(d);
 	d->cap = NULL;
+	if (!a->timed && (a->nops || a->nbr))
+		a->untimed = 1;
 	if (!a->synced)
 		ahead_unusable(a, "no PSB");
 	if (d->st.gaps || d->pg.active || d->by.pending)
@@ -2352,6 +2371,8 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 		return 0;
 	if (!consistent(d, a->sync_st, ip))
 		return 0;
+	if (a->untimed && d->have_tsc)
+		return 0;	/* its first steps would have the decoder's time */
 	if (!d->enabled)
 		return 1;	/* tracing off on both sides of the PSB */
 	if (!a->nops || a->ops[0].op != AOP_ENABLE || !a->ops[0].sync || a->early_event)
