@@ -2382,6 +2382,12 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	o = a->nops > 1 ? &a->ops[1] : NULL;
 	if (!o || o->op != AOP_BRANCHES || o->sh != a->ops[0].sh)
 		return 0;
+	/* The walker's count of direct branches in a row (an endless loop
+	 * past DIRECT_MAX is a gap) goes on over the PSB; the log's began
+	 * at 0. */
+	for (i = 0; i < o->b && (a->br[o->a + i].kind == PTC_BR_JMP || a->br[o->a + i].kind == PTC_BR_CALL); i++)
+		if (d->ndirect + i + 1 >= DIRECT_MAX)
+			return 0;
 	for (j = 0; j < d->nchain; j++)
 		if (ip >= d->chain_s[j] && ip <= d->chain_e[j])
 			break;
