@@ -188,7 +188,7 @@ struct conv {
 	int nahead_th;
 	uint32_t *shared;		/* tids traced on more than one CPU, sorted */
 	size_t nshared;
-	uint64_t windows, windows_ahead, windows_replayed, windows_shared;
+	uint64_t windows, windows_replayed, windows_shared;
 
 	/* raw mode */
 	struct ptc_image **raw_img;
@@ -1384,7 +1384,6 @@ static int queue_next_window(struct conv *c, struct queue *q)
 	free_window(q, q->win);
 	q->win = w;
 	if (w->ahead && window_replayable(c, w)) {
-		c->windows_ahead++;
 		q->replaying = 1;
 		/* refill behind it while the workers are idle */
 		return plan_ahead(c, q);
@@ -1417,7 +1416,6 @@ static int queue_run(struct conv *c, struct queue *q, uint64_t until)
 		/* the log does not continue the decoder's state: decode the
 		 * window here after all */
 		q->replaying = 0;
-		c->windows_ahead--;
 		spend(c, w);
 		err = use_window(q, w);
 		if (err < 0)

@@ -310,13 +310,16 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 	return flush_first(t, t->nbatch);
 }
 
+/* Of branches b[0, n) of t, those that can go to the sink now: all but a
+ * far transfer at the end whose target is still unknown. */
+static size_t settled(const struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n)
+{
+	return n && !t->no_hold && far_open(&b[n - 1]) ? n - 1 : n;
+}
+
 int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t)
 {
-	size_t n = t->nbatch;
-
-	if (n && !t->no_hold && far_open(&t->batch[n - 1]))
-		n--;
-	return flush_first(t, n);
+	return flush_first(t, settled(t, t->batch, t->nbatch));
 }
 
 int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g)
@@ -944,12 +947,25 @@ static void end_spec(struct ptc_pt_decoder *d)
 
 /* ---- synchronisation ---- */
 
+/* Where a PSB+'s IP lies for the walker (consistent()): in the block of
+ * chain entry chain (< d->nchain: direct branches walked since), or in
+ * the current block, skipped instructions past where the walker stands
+ * and before branch idx of d->reg (PTC_NO_BRANCH: at d->ip itself). */
+struct psb_place {
+	unsigned chain;
+	uint32_t idx;
+	int64_t skipped;
+};
+
 /* Does the walker's state agree with a PSB+ (status st, ip) that follows
- * it without a gap? */
-static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
+ * it without a gap?  If so, *at says where ip lies. */
+static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip, struct psb_place *at)
 {
 	uint32_t idx, n;
 
+	at->chain = CHAIN;
+	at->idx = PTC_NO_BRANCH;
+	at->skipped = 0;
 	if (d->have_ev)
 		return 0;
 	if (!d->enabled)
@@ -960,8 +976,10 @@ static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
 		/* the PSB may have come before direct branches walked since */
 		unsigned i;
 		for (i = 0; i < d->nchain; i++)
-			if (ip >= d->chain_s[i] && ip <= d->chain_e[i])
+			if (ip >= d->chain_s[i] && ip <= d->chain_e[i]) {
+				at->chain = i;
 				return 1;
+			}
 	}
 	if (ip == d->ip)
 		return 1;
@@ -976,11 +994,17 @@ static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip)
 		/* after an indirect branch: the PSB may have come a few
 		 * instructions into its target's block */
 		uint32_t idx0, n0;
-		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)d->ip - d->reg.bias), &idx0, &n0) < 0)
+		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)d->ip - d->reg.bias), &idx0, &n0) < 0 ||
+		    idx != idx0)
 			return 0;
-		return idx == idx0;
+		at->skipped = (int64_t)n0 - (int64_t)n;
+	} else {
+		if (idx != d->idx)
+			return 0;
+		at->skipped = (int64_t)d->insns - (int64_t)n;
 	}
-	return idx == d->idx;
+	at->idx = idx;
+	return 1;
 }
 
 /* Synchronise at the next PSB at or after d->min_sync. */
@@ -1018,7 +1042,8 @@ static int resync(struct ptc_pt_decoder *d)
 	d->last_sync_off = off;
 	d->st.psb++;
 	if (cont) {
-		if (consistent(d, st, ip)) {
+		struct psb_place at;
+		if (consistent(d, st, ip, &at)) {
 			/* not a synchronisation: the walk goes on */
 			d->st.psb--;
 			d->status = st;
@@ -1730,6 +1755,18 @@ static struct ptc_pt_thread *no_thread(void *ctx, int cpu, uint32_t qtid, uint64
 	return NULL;
 }
 
+/* The walker's state before any trace, on the queue of cpu / queue_tid
+ * (d zeroed but for its parameters, environment and caches). */
+static void start_state(struct ptc_pt_decoder *d, int cpu, uint32_t queue_tid)
+{
+	d->cpu = cpu;
+	d->qtid = queue_tid;
+	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
+	d->thr = &d->orphan;
+	d->rc_pid = UINT32_MAX;
+	ptc_pt_bystanders_init(&d->by, &d->env, cpu, &d->st);
+}
+
 int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *p,
 		       const struct ptc_pt_env *env, int cpu, uint32_t queue_tid)
 {
@@ -1742,17 +1779,12 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 	d->env = *env;
 	if (!d->env.thread_at)
 		d->env.thread_at = no_thread;
-	d->cpu = cpu;
-	d->qtid = queue_tid;
 	d->icache = calloc(ICACHE, sizeof(*d->icache));
 	if (!d->icache) {
 		free(d);
 		return -ptc_err_nomem;
 	}
-	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
-	d->thr = &d->orphan;
-	d->rc_pid = UINT32_MAX;
-	ptc_pt_bystanders_init(&d->by, &d->env, cpu, &d->st);
+	start_state(d, cpu, queue_tid);
 
 	pt_config_init(&d->cfg);
 	if (p->cpu_family) {
@@ -2225,12 +2257,7 @@ static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
 	d->cfg = cfg;
 	d->icache = ic;
 	d->subs = subs;
-	d->cpu = cpu;
-	d->qtid = qtid;
-	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
-	d->thr = &d->orphan;
-	d->rc_pid = UINT32_MAX;
-	ptc_pt_bystanders_init(&d->by, &d->env, cpu, &d->st);
+	start_state(d, cpu, qtid);
 }
 
 static void free_shadows(struct ptc_pt_ahead *a)
@@ -2360,16 +2387,17 @@ void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
 static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 {
 	const struct ahead_op *o;
+	struct psb_place at;
 	uint64_t ip = a->sync_ip, bip;
 	uint32_t idx, n;
-	unsigned i, j;
+	unsigned i;
 
 	a->drop = 0;
 	a->delta = 0;
 	if (a->unusable || d->cap || d->pg.active || d->by.pending || d->nspec || d->skipping ||
 	    d->nsubs != 1 || d->spec_mode)
 		return 0;
-	if (!consistent(d, a->sync_st, ip))
+	if (!consistent(d, a->sync_st, ip, &at))
 		return 0;
 	if (a->untimed && d->have_tsc)
 		return 0;	/* its first steps would have the decoder's time */
@@ -2388,37 +2416,29 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	for (i = 0; i < o->b && (a->br[o->a + i].kind == PTC_BR_JMP || a->br[o->a + i].kind == PTC_BR_CALL); i++)
 		if (d->ndirect + i + 1 >= DIRECT_MAX)
 			return 0;
-	for (j = 0; j < d->nchain; j++)
-		if (ip >= d->chain_s[j] && ip <= d->chain_e[j])
-			break;
-	if (j < d->nchain) {
-		a->drop = d->nchain - j;
+	if (at.chain < d->nchain) {
+		a->drop = d->nchain - at.chain;
 		if (o->b <= a->drop)
 			return 0;
 		for (i = 0; i < a->drop; i++) {
 			const struct ptc_branch *b = &a->br[o->a + i];
-			if ((b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) || b->ip != d->chain_e[j + i])
+			if ((b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) || b->ip != d->chain_e[at.chain + i])
 				return 0;
 		}
 		return 1;
 	}
-	if (ip == d->ip && !d->have_idx)
-		return 1;	/* the same search either way */
-	if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0)
-		return 0;
-	if (d->have_idx) {
-		if (idx != d->idx)
+	if (at.idx == PTC_NO_BRANCH) {
+		/* ip == d->ip */
+		if (!d->have_idx)
+			return 1;	/* the same search either way */
+		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0 ||
+		    idx != d->idx)
 			return 0;
-		a->delta = (int64_t)d->insns - (int64_t)n;
-	} else {
-		/* the walker searches from d->ip, in the same block */
-		uint32_t idx0, n0;
-		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)d->ip - d->reg.bias), &idx0, &n0) < 0 ||
-		    idx0 != idx)
-			return 0;
-		a->delta = (int64_t)n0 - (int64_t)n;
+		at.idx = idx;
+		at.skipped = (int64_t)d->insns - (int64_t)n;
 	}
-	bip = (uint64_t)((int64_t)d->reg.tb[idx].ip + d->reg.bias);
+	a->delta = at.skipped;
+	bip = (uint64_t)((int64_t)d->reg.tb[at.idx].ip + d->reg.bias);
 	if (a->br[o->a].ip != bip)
 		return 0;
 	return 1;
@@ -2463,7 +2483,7 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 {
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
-	size_t i;
+	size_t i, n;
 
 	(void)d;
 	if (!t)
@@ -2481,14 +2501,12 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 					return -ptc_err_nomem;
 			}
 			a->done += PTC_PT_BATCH;
-			/* ptc_pt_thread_flush_settled() of the full batch */
-			if (far_open(&src[PTC_PT_BATCH - 1])) {
-				t->batch[0] = src[PTC_PT_BATCH - 1];
-				t->nbatch = 1;
-				hand_over(t, src, PTC_PT_BATCH - 1);
-			} else {
-				hand_over(t, src, PTC_PT_BATCH);
-			}
+			/* ptc_pt_thread_flush_settled() of the full batch: what
+			 * it would keep goes to the batch */
+			n = settled(t, src, PTC_PT_BATCH);
+			if (n < PTC_PT_BATCH)
+				t->batch[t->nbatch++] = src[n];
+			hand_over(t, src, n);
 			if (t->sink_error)
 				return t->sink_error;
 			continue;
