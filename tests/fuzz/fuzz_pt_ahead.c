@@ -4,9 +4,8 @@
  * (ptc_pt_decoder_continue), the other replays a log that a scratch
  * decoder made of each window first, decoding in place only what the
  * replay refuses.  Both must hand their threads the same branches and gaps
- * in the same order (abort() otherwise), whatever the bytes, the image
- * being fuzz_pt_decoder's: a loop, a call and return, an indirect jump, a
- * system call.  The time limit 0 makes both stop at every point where
+ * in the same order (abort() otherwise), whatever the bytes, over the
+ * fuzz image (pt_fuzz_image.h).  The time limit 0 makes both stop at every point where
  * tracing stops, as interleaved queues do.
  * Seeds: tests/fuzz/seeds/fuzz_pt_decoder. */
 #include <stdint.h>
@@ -16,24 +15,8 @@
 
 #include "common/error.h"
 #include "decoders/intel_pt/ptdec.h"
+#include "pt_fuzz_image.h"
 
-#define BASE 0x400000u
-
-static const uint8_t code[] = {
-	0x31, 0xc0,			/* 400000: xor eax, eax */
-	0xff, 0xc0,			/* 400002: inc eax */
-	0x83, 0xf8, 0x05,		/* 400004: cmp eax, 5 */
-	0x75, 0xf9,			/* 400007: jne 400002 */
-	0xe8, 0x0a, 0x00, 0x00, 0x00,	/* 400009: call 400018 */
-	0xff, 0xe3,			/* 40000e: jmp rbx */
-	0x0f, 0x05,			/* 400010: syscall */
-	0xeb, 0xec,			/* 400012: jmp 400000 */
-	0x90, 0x90, 0x90, 0x90,		/* 400014: nop x4 */
-	0x90,				/* 400018: nop */
-	0xc3,				/* 400019: ret */
-};
-
-static struct ptc_image *img;
 static unsigned long replayed, in_place;	/* windows after the first */
 
 static void report(void)
@@ -93,25 +76,6 @@ static int who_runs(void *ctx, int cpu, uint32_t qtid, uint64_t time, uint32_t *
 	return 0;
 }
 
-static int region_at(void *ctx, struct ptc_pt_thread *t, uint64_t time, uint64_t ip,
-		     struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
-{
-	size_t n;
-
-	if (ip < BASE || ip >= BASE + sizeof(code)) {
-		*cause = PTC_GAP_NO_IMAGE;
-		msg[0] = 0;
-		return -1;
-	}
-	out->img = img;
-	out->bias = 0;
-	out->tb = ptc_image_branches(img, &n);
-	out->ntb = (uint32_t)n;
-	out->start = BASE;
-	out->end = BASE + sizeof(code);
-	out->tag = NULL;
-	return 0;
-}
 
 static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
 
@@ -162,11 +126,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ptc_pt_decoder *d[2], *scratch;
 	size_t *cut, ncut = 0, i;
 	uint8_t *copy;
-	char err[128];
 
-	if (!img) {
-		if (ptc_image_from_bytes(&img, "fuzz", code, sizeof(code), BASE, err, sizeof(err)) < 0)
-			abort();
+	if (!pt_fuzz_img) {
+		pt_fuzz_image();
 		atexit(report);
 	}
 	if (size > (1u << 18) || !size)
@@ -184,23 +146,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			i += 15;
 		}
 	cut[ncut++] = size;
-	memset(&p, 0, sizeof(p));
-	p.cpu_family = 6;
-	p.cpu_model = 85;
-	p.mtc_freq = 3;
-	p.nom_freq = 20;
-	p.tsc_ctc_n = 80;
-	p.tsc_ctc_d = 1;
+	pt_fuzz_params(&p);
 	memset(side, 0, sizeof(side));
 	for (i = 0; i < 2; i++) {
-		struct ptc_pt_env env = { .thread_at = thread_at, .region_at = region_at, .ctx = &side[i] };
+		struct ptc_pt_env env = { .thread_at = thread_at, .region_at = pt_fuzz_region_at, .ctx = &side[i] };
 		sinks[i].ctx = &side[i];
 		ptc_pt_thread_init(&side[i].thr, 1, 1, &sinks[i]);
 		if (ptc_pt_decoder_new(&d[i], &p, &env, 0, UINT32_MAX) < 0)
 			abort();
 	}
 	{
-		struct ptc_pt_env env = { .region_at = region_at, .who_runs = who_runs };
+		struct ptc_pt_env env = { .region_at = pt_fuzz_region_at, .who_runs = who_runs };
 		if (ptc_pt_decoder_new(&scratch, &p, &env, -1, UINT32_MAX) < 0)
 			abort();
 	}

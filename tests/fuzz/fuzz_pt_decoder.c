@@ -11,24 +11,8 @@
 
 #include "decoders/intel_pt/blkdec.h"
 #include "decoders/intel_pt/ptdec.h"
+#include "pt_fuzz_image.h"
 
-#define BASE 0x400000u
-
-static const uint8_t code[] = {
-	0x31, 0xc0,			/* 400000: xor eax, eax */
-	0xff, 0xc0,			/* 400002: inc eax */
-	0x83, 0xf8, 0x05,		/* 400004: cmp eax, 5 */
-	0x75, 0xf9,			/* 400007: jne 400002 */
-	0xe8, 0x0a, 0x00, 0x00, 0x00,	/* 400009: call 400018 */
-	0xff, 0xe3,			/* 40000e: jmp rbx */
-	0x0f, 0x05,			/* 400010: syscall */
-	0xeb, 0xec,			/* 400012: jmp 400000 */
-	0x90, 0x90, 0x90, 0x90,		/* 400014: nop x4 */
-	0x90,				/* 400018: nop */
-	0xc3,				/* 400019: ret */
-};
-
-static struct ptc_image *img;
 static struct ptc_pt_thread thr, other;
 static uint64_t seen;
 
@@ -62,38 +46,17 @@ static size_t threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
 	return n;
 }
 
-static int region_at(void *ctx, struct ptc_pt_thread *t, uint64_t time, uint64_t ip,
-		     struct ptc_pt_region *out, int *cause, char *msg, size_t msglen)
-{
-	size_t n;
-
-	if (ip < BASE || ip >= BASE + sizeof(code)) {
-		*cause = PTC_GAP_NO_IMAGE;
-		msg[0] = 0;
-		return -1;
-	}
-	out->img = img;
-	out->bias = 0;
-	out->tb = ptc_image_branches(img, &n);
-	out->ntb = (uint32_t)n;
-	out->start = BASE;
-	out->end = BASE + sizeof(code);
-	out->tag = NULL;
-	return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ptc_pt_env env = { .thread_at = thread_at, .region_at = region_at,
+	struct ptc_pt_env env = { .thread_at = thread_at, .region_at = pt_fuzz_region_at,
 				  .threads_between = threads_between };
 	struct ptc_pt_params p;
-	char err[128];
 	uint8_t *copy;
 
-	if (!img && ptc_image_from_bytes(&img, "fuzz", code, sizeof(code), BASE, err, sizeof(err)) < 0)
-		abort();
+	pt_fuzz_image();
 	if (size > (1u << 20))
 		return 0;
 	/* a private copy: the decoder may read up to the last byte only */
@@ -101,13 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	memset(&p, 0, sizeof(p));
-	p.cpu_family = 6;
-	p.cpu_model = 85;
-	p.mtc_freq = 3;
-	p.nom_freq = 20;
-	p.tsc_ctc_n = 80;
-	p.tsc_ctc_d = 1;
+	pt_fuzz_params(&p);
 	ptc_pt_thread_init(&thr, 1, 1, &sink);
 	ptc_pt_thread_init(&other, 1, 2, &sink);
 	{

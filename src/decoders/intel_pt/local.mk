@@ -16,7 +16,7 @@ EXTRA_DIST += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt
 # (tests/fuzz/local.mk, included later, resets FUZZ_TARGETS: hook `make fuzz` directly)
 fuzz: tests/fuzz/fuzz_pt_decoder
 check_PROGRAMS += tests/fuzz/fuzz_pt_decoder
-tests_fuzz_fuzz_pt_decoder_SOURCES = tests/fuzz/fuzz_pt_decoder.c $(FUZZ_DRIVER)
+tests_fuzz_fuzz_pt_decoder_SOURCES = tests/fuzz/fuzz_pt_decoder.c tests/fuzz/pt_fuzz_image.h $(FUZZ_DRIVER)
 tests_fuzz_fuzz_pt_decoder_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/pt_fuzz_seeds.sh tests/pt_raw.sh
 EXTRA_DIST += tests/pt_fuzz_seeds.sh tests/pt_raw.sh tests/fuzz/seeds/fuzz_pt_decoder
@@ -51,7 +51,7 @@ EXTRA_DIST += tests/pt_ahead.sh
 # mutants of them.
 fuzz: tests/fuzz/fuzz_pt_ahead
 check_PROGRAMS += tests/fuzz/fuzz_pt_ahead
-tests_fuzz_fuzz_pt_ahead_SOURCES = tests/fuzz/fuzz_pt_ahead.c $(FUZZ_DRIVER)
+tests_fuzz_fuzz_pt_ahead_SOURCES = tests/fuzz/fuzz_pt_ahead.c tests/fuzz/pt_fuzz_image.h $(FUZZ_DRIVER)
 tests_fuzz_fuzz_pt_ahead_LDFLAGS = $(FUZZ_LDFLAGS)
 TESTS += tests/pt_ahead_fuzz.sh
 EXTRA_DIST += tests/pt_ahead_fuzz.sh tests/fuzz/seeds/fuzz_pt_ahead
