@@ -20,13 +20,26 @@
 #include "writers/ptc_format.h"
 #include "writers/wutil.h"
 
+/* A node as the record loop reads it: one cache line (the array is
+ * allocated 64-byte aligned) with the fields a record is compared with
+ * and, per way out of the node, the edge taken and the node that followed
+ * it, so that predicting the next record is one memory access, not a walk
+ * through the edge table. */
 struct node {
 	uint64_t start, ip, target;
-	uint64_t code_off;
-	uint32_t insns, code_len;
-	uint32_t first_edge, last_edge, n_edges;	/* writer-side edge list */
-	uint32_t mru_edge, mru_slot;
+	uint64_t mru_dest;	/* indirect: the destination of edge[0] */
+	uint32_t insns, mru_slot;
+	uint32_t edge[2];	/* conditional: fall-through, taken; direct: [0]; indirect: [0]
+				 * the edge used last; PTCF_NO_NODE none */
+	uint32_t succ[2];	/* edges[edge[i]].succ */
 	uint8_t kind, length;
+};
+
+/* The rest of a node: its code bytes and its edge list. */
+struct node_more {
+	uint64_t code_off;
+	uint32_t code_len;
+	uint32_t first_edge, last_edge, n_edges;
 };
 
 struct edge {
@@ -53,6 +66,7 @@ struct ptcw {
 	char comm[64];
 
 	struct node *nodes;
+	struct node_more *more;
 	uint32_t n_nodes, cap_nodes;
 	uint32_t *hash;
 	uint32_t hash_mask;
@@ -69,7 +83,8 @@ struct ptcw {
 	uint64_t records, branches, insns;
 	uint64_t code_missing;
 	uint64_t tail_insns;	/* after the last branch (ptc_writer_tail) */
-	struct node tail;	/* their code: start, code_off and code_len */
+	uint64_t tail_start, tail_end;	/* their code */
+	struct node_more tail;
 
 	/* current chunk */
 	struct buf bits, slots, events;
@@ -182,8 +197,9 @@ static uint64_t edge_key(uint32_t node, uint64_t dest)
 	return k == UINT64_MAX ? 0 : k;	/* the map's empty key */
 }
 
-static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
+static int new_edge(struct ptcw *w, uint32_t node, uint64_t dest, uint32_t *id)
 {
+	struct node_more *n = &w->more[node];
 	struct edge *e;
 
 	if (w->n_edges == w->cap_edges) {
@@ -199,7 +215,7 @@ static int new_edge(struct ptcw *w, struct node *n, uint64_t dest, uint32_t *id)
 	e->dest = dest;
 	e->succ = PTCF_NO_NODE;
 	e->next = PTCF_NO_NODE;
-	e->node = (uint32_t)(n - w->nodes);
+	e->node = node;
 	e->slot = n->n_edges;
 	if (n->n_edges)
 		w->edges[n->last_edge].next = *id;
@@ -231,31 +247,67 @@ static int rehash(struct ptcw *w)
 	return 0;
 }
 
-static void embed_code(struct ptcw *w, struct node *n)
+/* The code bytes [start, end) of a block, into the code blob. */
+static void embed_code(struct ptcw *w, uint64_t start, uint64_t end, struct node_more *n)
 {
 	uint64_t len;
 	size_t got;
 
 	n->code_off = w->code.len;
 	n->code_len = 0;
-	if (!n->start || n->start > n->ip)
+	if (!start || start >= end)
 		return;
-	len = n->ip + n->length - n->start;
+	len = end - start;
 	if (len > (16u << 20) || !w->cfg->code || !w->cfg->code->read) {
 		w->code_missing++;
 		return;
 	}
 	if (buf_grow(&w->code, len) < 0)
 		return;
-	got = w->cfg->code->read(w->cfg->code->ctx, n->start, w->code.p + w->code.len, len);
+	got = w->cfg->code->read(w->cfg->code->ctx, start, w->code.p + w->code.len, len);
 	if (got != len) {
 		if (w->code_missing++ < 8)
 			ptc_wwarn(w->c, "%s: code bytes of block 0x%" PRIx64 "-0x%" PRIx64
-				  " not available: not embedded", w->path, n->start, n->ip + n->length);
+				  " not available: not embedded", w->path, start, end);
 		return;
 	}
 	n->code_len = (uint32_t)len;
 	w->code.len += len;
+}
+
+/* Room for one more node: the hot array is grown by copying into a new
+ * 64-byte aligned one (realloc() keeps only malloc's alignment). */
+static int grow_nodes(struct ptcw *w)
+{
+	uint32_t cap = w->cap_nodes ? w->cap_nodes * 2 : 1024;
+	struct node *n = aligned_alloc(64, (size_t)cap * sizeof(*n));
+	struct node_more *m;
+
+	if (!n)
+		return -ptc_err_nomem;
+	m = realloc(w->more, (size_t)cap * sizeof(*m));
+	if (!m) {
+		free(n);
+		return -ptc_err_nomem;
+	}
+	if (w->n_nodes)
+		memcpy(n, w->nodes, (size_t)w->n_nodes * sizeof(*n));
+	free(w->nodes);
+	w->nodes = n;
+	w->more = m;
+	w->cap_nodes = cap;
+	return 0;
+}
+
+/* edges[e].succ changed: so does its mirror in its node. */
+static void mirror_succ(struct ptcw *w, uint32_t e)
+{
+	struct node *n = &w->nodes[w->edges[e].node];
+
+	if (n->edge[0] == e)
+		n->succ[0] = w->edges[e].succ;
+	if (n->edge[1] == e)
+		n->succ[1] = w->edges[e].succ;
 }
 
 /* Is n the node of branch b reached from start? */
@@ -272,7 +324,6 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 	uint64_t target = is_indirect(b->kind) ? 0 : b->target;
 	uint64_t k = node_hash(start, b->ip, target, b->insns, b->kind, b->length);
 	struct node *n;
-	uint32_t e;
 	int err;
 
 	for (;; k++) {
@@ -286,31 +337,28 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 	}
 	if (w->n_nodes == PTCF_NO_NODE - 1)
 		return ptc_wfail(w->c, ptc_err_overflow, "%s: too many distinct branches", w->path);
-	if (w->n_nodes == w->cap_nodes) {
-		uint32_t cap = w->cap_nodes ? w->cap_nodes * 2 : 1024;
-		n = realloc(w->nodes, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ptc_err_nomem;
-		w->nodes = n;
-		w->cap_nodes = cap;
-	}
+	if (w->n_nodes == w->cap_nodes && (err = grow_nodes(w)) < 0)
+		return err;
 	*id = w->n_nodes;
 	w->hash[k & w->hash_mask] = w->n_nodes++;
 	n = &w->nodes[*id];
 	memset(n, 0, sizeof(*n));
+	memset(&w->more[*id], 0, sizeof(w->more[*id]));
 	n->start = start;
 	n->ip = b->ip;
 	n->target = target;
 	n->insns = b->insns;
 	n->kind = b->kind;
 	n->length = b->length;
-	embed_code(w, n);
+	n->edge[0] = n->edge[1] = PTCF_NO_NODE;
+	n->succ[0] = n->succ[1] = PTCF_NO_NODE;
+	embed_code(w, start, start <= b->ip ? b->ip + b->length : 0, &w->more[*id]);
 	if (b->kind == PTC_BR_COND) {
-		if ((err = new_edge(w, n, b->ip + b->length, &e)) < 0 ||
-		    (err = new_edge(w, n, b->target, &e)) < 0)
+		if ((err = new_edge(w, *id, b->ip + b->length, &n->edge[0])) < 0 ||
+		    (err = new_edge(w, *id, b->target, &n->edge[1])) < 0)
 			return err;
 	} else if (!is_indirect(b->kind)) {
-		if ((err = new_edge(w, n, b->target, &e)) < 0)
+		if ((err = new_edge(w, *id, b->target, &n->edge[0])) < 0)
 			return err;
 	}
 	if (w->n_nodes * 2 > w->hash_mask)
@@ -414,6 +462,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
 		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE) {
 			w->edges[w->pred_edge].succ = id;
+			mirror_succ(w, w->pred_edge);
 		} else {
 			if ((err = event(w, PTCF_EV_NODE)) < 0 ||
 			    (err = buf_varint(&w->events, id)) < 0)
@@ -440,8 +489,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 		}
 		w->bits.p[w->bits.len - 1] |= (uint8_t)(slot << (w->c_bitn & 7));
 		w->c_bitn++;
-		e = n->first_edge + 0;
-		e = slot ? w->edges[n->first_edge].next : n->first_edge;
+		e = n->edge[slot];
 	} else {
 		if (b->taken != 1) {
 			if ((err = event(w, PTCF_EV_TAKEN)) < 0 ||
@@ -449,10 +497,10 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				return err;
 		}
 		if (!is_indirect(b->kind)) {
-			e = n->first_edge;
+			e = n->edge[0];
 		} else {
-			if (n->n_edges && w->edges[n->mru_edge].dest == b->target) {
-				e = n->mru_edge;
+			if (n->edge[0] != PTCF_NO_NODE && n->mru_dest == b->target) {
+				e = n->edge[0];
 				slot = n->mru_slot;
 			} else {
 				/* A hash of (node, destination), not the node's
@@ -468,13 +516,15 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 						key = 0;
 				}
 				if (e == UINT32_MAX) {
-					if ((err = new_edge(w, n, b->target, &e)) < 0 ||
+					if ((err = new_edge(w, id, b->target, &e)) < 0 ||
 					    (err = ptc_map_put(&w->edge_of, key, e)) < 0)
 						return err;
 					n = &w->nodes[id];
 				}
 				slot = w->edges[e].slot;
-				n->mru_edge = e;
+				n->edge[0] = e;
+				n->succ[0] = w->edges[e].succ;
+				n->mru_dest = b->target;
 				n->mru_slot = slot;
 			}
 			if ((err = buf_varint(&w->slots, slot)) < 0)
@@ -491,52 +541,78 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 }
 
 /* put_branch() for the records that need nothing but the static part's
- * prediction: the previous record's edge names this record's node, the
- * time and flags are unchanged, and the branch is conditional or direct.
- * Most records are such; their state stays in registers here.  Returns
- * how many of b[0, n) it took (0: the first needs put_branch()). */
+ * prediction: the previous record's way out names this record's node, the
+ * time and flags are unchanged, and the branch is conditional, direct, or
+ * indirect to its node's last destination.  Most records are such; their
+ * state stays in registers here.  Returns how many of b[0, n) it took (0:
+ * the first needs put_branch()). */
 static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n)
 {
-	const struct edge *edges = w->edges;
-	uint32_t pred = w->pred_edge, c_records = w->c_records, bitn = w->c_bitn;
+	const struct node *nodes = w->nodes;
+	uint32_t pn, way, c_records = w->c_records, bitn = w->c_bitn;
 	uint32_t room = w->chunk_records - c_records;
 	uint64_t start = w->next_start, insns = 0;
-	uint8_t *bits;
+	uint8_t *bits, *slots;
 	size_t i;
 
-	if (pred == PTCF_NO_NODE || buf_grow(&w->bits, n / 8 + 2) < 0)
+	if (w->pred_edge == PTCF_NO_NODE)
 		return 0;
-	bits = w->bits.p + w->bits.len;	/* the byte after the last one in use */
+	/* the previous record's node and the way it left it */
+	pn = w->edges[w->pred_edge].node;
+	way = nodes[pn].edge[0] == w->pred_edge ? 0 : 1;
+	if (nodes[pn].edge[way] != w->pred_edge)
+		return 0;
+	if (n > 4096)
+		n = 4096;	/* bounds the room reserved below */
 	if (n > room)
 		n = room;
+	if (buf_grow(&w->bits, n / 8 + 2) < 0 || buf_grow(&w->slots, n * 5) < 0)
+		return 0;
+	bits = w->bits.p + w->bits.len;	/* the byte after the last one in use */
+	slots = w->slots.p + w->slots.len;
 	for (i = 0; i < n; i++) {
 		const struct ptc_branch *r = &b[i];
-		uint32_t id = edges[pred].succ;
+		uint32_t id = nodes[pn].succ[way];
 		const struct node *nd;
 
 		if (id == PTCF_NO_NODE || r->time != w->time || r->flags)
 			break;
-		nd = &w->nodes[id];
+		nd = &nodes[id];
 		if (!node_is(nd, r, start))
 			break;
 		if (r->kind == PTC_BR_COND) {
+			uint32_t t = r->taken != 0;
 			if (!(bitn & 7))
 				*bits++ = 0;
-			bits[-1] |= (uint8_t)((r->taken != 0) << (bitn & 7));
+			bits[-1] |= (uint8_t)(t << (bitn & 7));
 			bitn++;
-			pred = r->taken ? edges[nd->first_edge].next : nd->first_edge;
-			start = r->taken ? r->target : r->ip + r->length;
-		} else if ((r->kind == PTC_BR_JMP || r->kind == PTC_BR_CALL) && r->taken == 1) {
-			pred = nd->first_edge;
+			way = t;
+			start = t ? r->target : r->ip + r->length;
+		} else if (r->taken != 1) {
+			break;
+		} else if (r->kind == PTC_BR_JMP || r->kind == PTC_BR_CALL) {
+			way = 0;
+			start = r->target;
+		} else if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
+			   nd->edge[0] != PTCF_NO_NODE && nd->mru_dest == r->target) {
+			uint32_t v = nd->mru_slot;
+			while (v >= 0x80) {
+				*slots++ = (uint8_t)(v | 0x80);
+				v >>= 7;
+			}
+			*slots++ = (uint8_t)v;
+			way = 0;
 			start = r->target;
 		} else {
 			break;
 		}
+		pn = id;
 		insns += r->insns;
 	}
 	w->bits.len = (size_t)(bits - w->bits.p);
+	w->slots.len = (size_t)(slots - w->slots.p);
 	w->c_bitn = bitn;
-	w->pred_edge = pred;
+	w->pred_edge = nodes[pn].edge[way];
 	w->next_start = start;
 	w->c_records = c_records + (uint32_t)i;
 	w->records += i;
@@ -605,7 +681,7 @@ static int ptcw_gap(void *st, const struct ptc_gap *g)
  * node number into a table that a comparator would have to reach through
  * a global (writers of several threads finish at once with -j). */
 struct block_key {
-	uint64_t start;
+	uint64_t start, code_off;
 	uint32_t code_len, node;
 };
 
@@ -634,14 +710,14 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 	if (!idx)
 		return -ptc_err_nomem;
 	for (i = 0; i < w->n_nodes; i++)
-		if (w->nodes[i].code_len)
-			idx[n++] = (struct block_key){ w->nodes[i].start, w->nodes[i].code_len, i };
+		if (w->more[i].code_len)
+			idx[n++] = (struct block_key){ w->nodes[i].start, w->more[i].code_off, w->more[i].code_len, i };
 	if (w->tail.code_len)	/* node number n_nodes: the tail's code */
-		idx[n++] = (struct block_key){ w->tail.start, w->tail.code_len, w->n_nodes };
+		idx[n++] = (struct block_key){ w->tail_start, w->tail.code_off, w->tail.code_len, w->n_nodes };
 	qsort(idx, n, sizeof(*idx), cmp_block);
 	*n_spans = 0;
 	for (i = 0; i <= n && !err; i++) {
-		const struct node *b = i == n ? NULL : idx[i].node == w->n_nodes ? &w->tail : &w->nodes[idx[i].node];
+		const struct block_key *b = i == n ? NULL : &idx[i];
 		const uint8_t *bytes = b ? w->code.p + b->code_off : NULL;
 		if (b && have && b->start <= span_end) {
 			uint64_t end = b->start + b->code_len, common = (end < span_end ? end : span_end) - b->start;
@@ -726,13 +802,14 @@ static int write_static(struct ptcw *w)
 		if (!is_indirect(w->nodes[i].kind) && buf_varint(&s, zigzag(w->nodes[i].target - w->nodes[i].ip)) < 0)
 			goto out;
 	for (i = 0; i < w->n_nodes; i++)
-		if (is_indirect(w->nodes[i].kind) && buf_varint(&s, w->nodes[i].n_edges) < 0)
+		if (is_indirect(w->nodes[i].kind) && buf_varint(&s, w->more[i].n_edges) < 0)
 			goto out;
 	for (i = 0; i < w->n_nodes; i++) {
 		struct node *n = &w->nodes[i];
+		struct node_more *m = &w->more[i];
 		if (!is_indirect(n->kind))
 			continue;
-		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
+		for (e = m->first_edge, k = 0; k < m->n_edges; k++, e = w->edges[e].next) {
 			uint64_t dest = w->edges[e].dest;
 			if (buf_varint(&s, dest ? zigzag(dest - n->ip) + 1 : 0) < 0)
 				goto out;
@@ -741,7 +818,7 @@ static int write_static(struct ptcw *w)
 	/* Successors: 0 when it is the first node starting at the
 	 * destination (the usual case), 1 none, else relative. */
 	for (i = 0; i < w->n_nodes; i++) {
-		struct node *n = &w->nodes[i];
+		struct node_more *n = &w->more[i];
 		for (e = n->first_edge, k = 0; k < n->n_edges; k++, e = w->edges[e].next) {
 			uint32_t succ = w->edges[e].succ;
 			uint64_t v = succ == ptcf_start_map_find(&map, NODE_STARTS(w), w->edges[e].dest) ? 0 :
@@ -868,14 +945,14 @@ static int ptcw_tail(void *st, uint64_t insns)
 	struct ptcw *w = st;
 
 	w->tail_insns = insns;
-	if (!w->next_start || ptc_insn_skip(w->cfg->code, w->next_start, insns, &w->tail.ip) < insns) {
+	if (!w->next_start || ptc_insn_skip(w->cfg->code, w->next_start, insns, &w->tail_end) < insns) {
 		w->code_missing++;
 		ptc_wwarn(w->c, "%s: code bytes of the %" PRIu64 " instructions after the last branch"
 			  " (from 0x%" PRIx64 ") not available: not embedded", w->path, insns, w->next_start);
 		return 0;
 	}
-	w->tail.start = w->next_start;	/* the bytes [start, ip): length 0 */
-	embed_code(w, &w->tail);
+	w->tail_start = w->next_start;	/* the bytes [start, end) */
+	embed_code(w, w->tail_start, w->tail_end, &w->tail);
 	return 0;
 }
 
@@ -887,6 +964,7 @@ static void ptcw_free(void *st)
 		fclose(w->f);
 	ZSTD_freeCCtx(w->zc);
 	free(w->nodes);
+	free(w->more);
 	free(w->hash);
 	free(w->edges);
 	ptc_map_free(&w->edge_of);
