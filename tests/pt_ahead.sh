@@ -50,7 +50,7 @@ same() {
 		$CMP "$truth" "$T/ref" $gopt > "$T/cmp" || { cat "$T/cmp"; fail "$data: -j 1 is not the truth"; }
 	fi
 	replayed=0 shared=0
-	for ws in 700 2048 5000 65536 default; do
+	for ws in 700 2048 5000 65536 131072 default; do
 		conv "$T/ref1" $ws 1 "$data"
 		if [ -z "$cyc" ]; then
 			# (how much went through ptconv's query decoder depends
