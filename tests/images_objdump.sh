@@ -4,7 +4,8 @@
 # calls and loops, as PIE, non-PIE and static executables, plus the system
 # C library.  Every branch objdump lists must be in the table with the same
 # kind, length and target, nothing else, and the instruction counts from
-# every instruction start to the next branch must equal objdump's listing.
+# every instruction start to the next branch must equal objdump's listing,
+# whether one thread builds the table or several.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 command -v objdump >/dev/null 2>&1 || skip "objdump (binutils) not installed"
 CC=${CC_FOR_TESTS:-cc}
@@ -77,3 +78,6 @@ libc=$($CC -print-file-name=libc.so.6)
 [ -f "$libc" ] && set -- "$@" "$libc"
 
 "$TEST_IMAGE" --objdump "$@"
+# the same with the decoding shared among threads (large code only: the C
+# library and the static program)
+"$TEST_IMAGE" --objdump --threads 3 "$@"

@@ -2655,6 +2655,7 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 	io.symfs = opt->symfs;
 	io.buildid_dir = opt->buildid_dir;
 	io.force = opt->force;
+	io.threads = opt->jobs;	/* -j: the threads are idle while the first tables are built */
 	if (ptc_image_cache_new(&c.ic, &io) < 0 || make_outdir(&c, opt->input) < 0) {
 		free_conv(&c);
 		return PTC_EXIT_OUTPUT;

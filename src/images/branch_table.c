@@ -6,7 +6,14 @@
  * boundaries of the same straight-line run is two popcounts and a
  * subtraction, and the next branch after any address is a binary search.
  * This costs 1.5 bits per code byte besides the 32-byte branch records.
+ *
+ * Decoding is most of the work (libc: about 30 ms).  With more than one
+ * thread, helpers decode pieces of the large regions ahead, each as a
+ * sweep from its piece's start would, and the sweep takes their results
+ * once it stands where theirs stood: a linear sweep's next place depends
+ * on its place alone, so the table is the one a single thread builds.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +98,32 @@ static uint64_t direct_target(const ZydisDecodedInstruction *in, uint64_t ip)
 	if (in->operand_width == 16)
 		t &= 0xffff;
 	return t;
+}
+
+/* What the sweep needs of one instruction. */
+struct dinsn {
+	uint64_t target;	/* direct target, 0 for other kinds */
+	uint8_t length;		/* 0: no instruction decodes here */
+	int8_t kind;		/* enum ptc_branch_kind, -1 not a branch */
+};
+
+/* Decode the instruction at p, with the bytes up to end (its region's). */
+static void decode_at(const ZydisDecoder *dec, const struct ptc_span *s, uint64_t p, uint64_t end,
+		      struct dinsn *d)
+{
+	ZydisDecodedInstruction in;
+	uint64_t left = end - p;
+
+	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, s->bytes + (p - s->vaddr),
+			left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
+			&in))) {
+		d->length = 0;
+		return;
+	}
+	d->length = in.length;
+	d->kind = (int8_t)branch_kind(&in);
+	d->target = (d->kind == PTC_BR_JMP || d->kind == PTC_BR_CALL || d->kind == PTC_BR_COND)
+		? direct_target(&in, p) : 0;
 }
 
 /* The span that contains addr, or NULL. */
@@ -287,6 +320,210 @@ int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
 	return 0;
 }
 
+/* A piece of a large region that a helper decodes ahead: per byte from
+ * start, what the sweep from start found there (0: it did not stand
+ * there; else the length in the low nibble and the kind + 1 in the high
+ * one; BAD: no instruction), and the direct targets in the order met. */
+#define PIECE_MIN (64u << 10)
+#define BAD 0xff
+
+struct target_at {
+	uint64_t ip, target;
+};
+
+struct piece {
+	const struct ptc_span *s;
+	uint64_t start, end, region_end;
+	uint8_t *at;
+	struct target_at *tgt;
+	size_t ntgt, tcap, cursor;
+	enum { P_WAITING, P_HELPER, P_DONE, P_SWEEP } state;	/* P_SWEEP: the sweep decodes it */
+	int err;
+};
+
+struct helpers {
+	struct piece *pieces;
+	size_t npieces, next, cur;	/* next: the first not taken; cur: the sweep's */
+	pthread_mutex_t mu;
+	pthread_cond_t done;
+	pthread_t *th;
+	int nth;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem);
+
+static int piece_decode(struct piece *pc)
+{
+	ZydisDecoder dec;
+	uint64_t p = pc->start;
+
+	init_decoder(&dec);
+	pc->at = calloc((size_t)(pc->end - pc->start), 1);
+	if (!pc->at)
+		return -ptc_err_nomem;
+	while (p < pc->end) {
+		struct dinsn d;
+
+		decode_at(&dec, pc->s, p, pc->region_end, &d);
+		if (!d.length) {
+			pc->at[p - pc->start] = BAD;
+			p++;
+			continue;
+		}
+		pc->at[p - pc->start] = (uint8_t)(d.length | (d.kind + 1) << 4);
+		if (d.target) {
+			if (grow((void **)&pc->tgt, &pc->tcap, pc->ntgt + 1, sizeof(*pc->tgt)) < 0)
+				return -ptc_err_nomem;
+			pc->tgt[pc->ntgt].ip = p;
+			pc->tgt[pc->ntgt++].target = d.target;
+		}
+		p += d.length;
+	}
+	return 0;
+}
+
+static void *helper_main(void *arg)
+{
+	struct helpers *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	while (h->next < h->npieces) {
+		struct piece *pc = &h->pieces[h->next++];
+
+		if (pc->state != P_WAITING)
+			continue;
+		pc->state = P_HELPER;
+		pthread_mutex_unlock(&h->mu);
+		pc->err = piece_decode(pc);
+		pthread_mutex_lock(&h->mu);
+		pc->state = P_DONE;
+		pthread_cond_broadcast(&h->done);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* Cut the regions of at least two pieces' size into pieces (the first
+ * piece of each stays the sweep's own) and start up to threads - 1
+ * helpers on them.  Nothing is started when there is no such region or
+ * no thread can be made: the sweep then decodes everything itself. */
+static void start_helpers(struct helpers *h, const struct ptc_image *img, int threads)
+{
+	size_t r, n = 0;
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	if (threads < 2)
+		return;
+	for (r = 0; r < img->nregions; r++) {
+		uint64_t size = img->regions[r].end - img->regions[r].start;
+		uint64_t k = size / PIECE_MIN < (uint64_t)threads ? size / PIECE_MIN : (uint64_t)threads;
+		if (k >= 2)
+			n += (size_t)k - 1;
+	}
+	if (!n || !(h->pieces = calloc(n, sizeof(*h->pieces))))
+		return;
+	for (r = 0; r < img->nregions; r++) {
+		const struct ptc_region *rg = &img->regions[r];
+		const struct ptc_span *s = find_span(img, rg->start);
+		uint64_t size = rg->end - rg->start, step, k, j;
+
+		k = size / PIECE_MIN < (uint64_t)threads ? size / PIECE_MIN : (uint64_t)threads;
+		if (k < 2 || !s)
+			continue;
+		step = size / k;
+		for (j = 1; j < k; j++) {
+			struct piece *pc = &h->pieces[h->npieces++];
+			/* bitmap words are the sweep's alone; the cut is any place */
+			pc->s = s;
+			pc->start = rg->start + j * step;
+			pc->end = j + 1 < k ? rg->start + (j + 1) * step : rg->end;
+			pc->region_end = rg->end;
+		}
+	}
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->done, NULL);
+	h->th = calloc((size_t)threads - 1, sizeof(*h->th));
+	for (i = 0; h->th && i < threads - 1 && (size_t)i < h->npieces; i++)
+		if (pthread_create(&h->th[i], NULL, helper_main, h) == 0)
+			h->nth++;
+	if (!h->nth) {
+		free(h->th);
+		h->th = NULL;
+	}
+}
+
+static void stop_helpers(struct helpers *h)
+{
+	size_t i;
+	int t;
+
+	if (!h->pieces)
+		return;
+	if (h->nth) {
+		/* pieces not taken yet are not worth decoding any more */
+		pthread_mutex_lock(&h->mu);
+		for (i = 0; i < h->npieces; i++)
+			if (h->pieces[i].state == P_WAITING)
+				h->pieces[i].state = P_SWEEP;
+		pthread_mutex_unlock(&h->mu);
+		for (t = 0; t < h->nth; t++)
+			pthread_join(h->th[t], NULL);
+	}
+	for (i = 0; i < h->npieces; i++) {
+		free(h->pieces[i].at);
+		free(h->pieces[i].tgt);
+	}
+	free(h->th);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->done);
+	free(h->pieces);
+	h->pieces = NULL;
+}
+
+/* The instruction at p of the sweep: from a helper when one stood there,
+ * else decoded here. */
+static void next_insn(struct helpers *h, const ZydisDecoder *dec, const struct ptc_span *s,
+		      const struct ptc_region *r, uint64_t p, struct dinsn *d)
+{
+	while (h->nth && h->cur < h->npieces && p >= h->pieces[h->cur].end)
+		h->cur++;
+	if (h->nth && h->cur < h->npieces && p >= h->pieces[h->cur].start) {
+		struct piece *pc = &h->pieces[h->cur];
+		uint8_t v;
+
+		if (pc->state != P_DONE && pc->state != P_SWEEP) {
+			pthread_mutex_lock(&h->mu);
+			if (pc->state == P_WAITING)
+				pc->state = P_SWEEP;	/* no helper came to it: decode it here */
+			while (pc->state == P_HELPER)
+				pthread_cond_wait(&h->done, &h->mu);
+			pthread_mutex_unlock(&h->mu);
+		}
+		if (pc->state == P_DONE && !pc->err && (v = pc->at[p - pc->start]) != 0) {
+			if (v == BAD) {
+				d->length = 0;
+				return;
+			}
+			d->length = v & 15;
+			d->kind = (int8_t)((v >> 4) - 1);
+			d->target = 0;
+			if (d->kind == PTC_BR_JMP || d->kind == PTC_BR_CALL || d->kind == PTC_BR_COND) {
+				while (pc->cursor < pc->ntgt && pc->tgt[pc->cursor].ip < p)
+					pc->cursor++;
+				if (pc->cursor < pc->ntgt && pc->tgt[pc->cursor].ip == p) {
+					d->target = pc->tgt[pc->cursor].target;
+					return;
+				}
+				/* (a target of 0 is not kept: decode again) */
+			} else {
+				return;
+			}
+		}
+	}
+	decode_at(dec, s, p, r->end, d);
+}
+
 struct sweep {
 	struct ptc_run *runs;
 	size_t nruns, runs_cap;
@@ -334,7 +571,7 @@ static int add_run(struct sweep *sw, uint64_t start, uint64_t end)
 	return 0;
 }
 
-static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
+static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec, struct helpers *h,
 			const struct ptc_span *s, const struct ptc_region *r,
 			struct sweep *sw)
 {
@@ -346,14 +583,11 @@ static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
 	if (r->start != sw->prev_end)
 		sw->last = 0;	/* a gap: nothing falls through into this region */
 	while (p < r->end) {
-		ZydisDecodedInstruction in;
-		uint64_t left = r->end - p;
+		struct dinsn in;
 		size_t b;
-		int kind;
 
-		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, s->bytes + (p - s->vaddr),
-				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
-				&in))) {
+		next_insn(h, dec, s, r, p, &in);
+		if (!in.length) {
 			/* Resynchronise one byte further; the run ends here. */
 			err = add_run(sw, run_start, p);
 			if (err < 0)
@@ -369,8 +603,7 @@ static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
 		b = b0 + (size_t)p;
 		bits[b / 64] |= (uint64_t)1 << (b % 64);
 		img->ninsns++;
-		kind = branch_kind(&in);
-		if (kind >= 0) {
+		if (in.kind >= 0) {
 			struct ptc_tbranch *t;
 
 			if (sw->nbr == sw->br_cap) {
@@ -380,12 +613,11 @@ static int sweep_region(struct ptc_image *img, const ZydisDecoder *dec,
 			}
 			t = &sw->br[sw->nbr++];
 			t->ip = p;
-			t->target = (kind == PTC_BR_JMP || kind == PTC_BR_CALL || kind == PTC_BR_COND)
-				? direct_target(&in, p) : 0;
+			t->target = in.target;
 			t->target_next = PTC_NO_BRANCH;
 			t->target_insns = 0;
 			t->fall_insns = 0;
-			t->kind = (uint8_t)kind;
+			t->kind = (uint8_t)in.kind;
 			t->length = in.length;
 			t->flags = 0;
 			/* The previous branch falls through to this one. */
@@ -415,9 +647,10 @@ static void *shrink(void *p, size_t n, size_t elem)
 	return q ? q : p;
 }
 
-int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
+int ptc_image_build_table(struct ptc_image *img, int threads, char *err, size_t errlen)
 {
 	ZydisDecoder dec;
+	struct helpers h = { 0 };
 	struct sweep sw = { 0 };
 	size_t i, w, r, nwords = 0;
 	uint64_t total = 0;
@@ -439,6 +672,7 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 	}
 
 	init_decoder(&dec);
+	start_helpers(&h, img, threads);
 	sw.prev_end = img->nregions ? img->regions[0].start - 1 : 0;
 	for (r = 0; r < img->nregions; r++) {
 		const struct ptc_span *s = find_span(img, img->regions[r].start);
@@ -447,10 +681,11 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 			rc = -ptc_err_internal;
 			goto fail;
 		}
-		rc = sweep_region(img, &dec, s, &img->regions[r], &sw);
+		rc = sweep_region(img, &dec, &h, s, &img->regions[r], &sw);
 		if (rc < 0)
 			goto fail;
 	}
+	stop_helpers(&h);
 	if (sw.nbr >= PTC_NO_BRANCH || img->ninsns > UINT32_MAX) {
 		snprintf(err, errlen, "%s: too many instructions for a branch table", img->name);
 		rc = -ptc_err_overflow;
@@ -501,6 +736,7 @@ int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen)
 	return 0;
 
 fail:
+	stop_helpers(&h);
 	free(sw.runs);
 	free(sw.br);
 	if (rc == -ptc_err_nomem)

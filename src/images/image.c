@@ -342,6 +342,13 @@ int ptc_image_load_elf(struct ptc_image **out, const char *path,
 		       const uint8_t *build_id, size_t build_id_size,
 		       char *err, size_t errlen)
 {
+	return ptc_image_load_elf_mt(out, path, build_id, build_id_size, 1, err, errlen);
+}
+
+int ptc_image_load_elf_mt(struct ptc_image **out, const char *path,
+			  const uint8_t *build_id, size_t build_id_size, int threads,
+			  char *err, size_t errlen)
+{
 	struct ptc_image *img;
 	struct stat st;
 	void *map;
@@ -383,7 +390,7 @@ int ptc_image_load_elf(struct ptc_image **out, const char *path,
 	if (rc == 0 && build_id && build_id_size)
 		rc = check_build_id(img, build_id, build_id_size, err, errlen);
 	if (rc == 0)
-		rc = ptc_image_build_table(img, err, errlen);
+		rc = ptc_image_build_table(img, threads, err, errlen);
 	if (rc < 0) {
 		ptc_image_free(img);
 		return rc;
@@ -438,7 +445,7 @@ int ptc_image_from_bytes(struct ptc_image **out, const char *name,
 		}
 	}
 	if (rc == 0)
-		rc = ptc_image_build_table(img, err, errlen);
+		rc = ptc_image_build_table(img, 1, err, errlen);
 	if (rc < 0) {
 		ptc_image_free(img);
 		return rc;

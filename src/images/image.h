@@ -51,6 +51,13 @@ int ptc_image_load_elf(struct ptc_image **out, const char *path,
 		       const uint8_t *build_id, size_t build_id_size,
 		       char *err, size_t errlen);
 
+/* The same, with the decoding of large code regions shared among threads
+ * threads (the caller's and threads - 1 that it starts and joins): the
+ * table does not depend on their number. */
+int ptc_image_load_elf_mt(struct ptc_image **out, const char *path,
+			  const uint8_t *build_id, size_t build_id_size, int threads,
+			  char *err, size_t errlen);
+
 /* An image from raw code bytes (vDSO dump, --image PATH:ADDR for raw input)
  * placed at base; the bytes are copied.  Bytes that are an ELF image (a vDSO
  * dump) are parsed as ELF: its own addresses apply and base is ignored (get
@@ -118,6 +125,7 @@ struct ptc_image_cache_options {
 	const char *symfs;		/* NULL: none */
 	const char *buildid_dir;	/* NULL: $HOME/.debug */
 	int force;			/* use an image even if its build-id differs */
+	int threads;			/* for building a branch table (ptc_image_load_elf_mt), 0: 1 */
 };
 
 int ptc_image_cache_new(struct ptc_image_cache **out, const struct ptc_image_cache_options *opt);

@@ -292,10 +292,11 @@ int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
 		rc = 0;
 		goto done;
 	}
-	rc = ptc_image_load_elf(&e->img, real, idsz ? e->build_id : NULL, idsz, msg, sizeof(msg));
+	rc = ptc_image_load_elf_mt(&e->img, real, idsz ? e->build_id : NULL, idsz, c->opt.threads,
+				   msg, sizeof(msg));
 	if (rc == -ptc_err_mismatch && c->opt.force) {
 		/* --force: the user vouches for the file. */
-		rc = ptc_image_load_elf(&e->img, real, NULL, 0, msg, sizeof(msg));
+		rc = ptc_image_load_elf_mt(&e->img, real, NULL, 0, c->opt.threads, msg, sizeof(msg));
 		if (rc == 0)
 			e->owner = 1;
 		goto done;

@@ -67,7 +67,9 @@ struct ptc_image {
 };
 
 /* Sweep every region, fill the bitmap, runs and branches, then resolve
- * targets and instruction counts.  Returns 0 or a negative ptc error. */
-int ptc_image_build_table(struct ptc_image *img, char *err, size_t errlen);
+ * targets and instruction counts; threads > 1 shares the decoding of large
+ * regions with threads - 1 helpers (the same table).  Returns 0 or a
+ * negative ptc error. */
+int ptc_image_build_table(struct ptc_image *img, int threads, char *err, size_t errlen);
 
 #endif

@@ -6,7 +6,8 @@
  *     and the build-id note the loader mapped into this very process.
  *
  *   test_image                   unit checks (no arguments)
- *   test_image --objdump FILE..  compare each ELF file's table with objdump -d
+ *   test_image --objdump [--threads N] FILE..  compare each ELF file's table
+ *                                with objdump -d (built by N threads)
  *   test_image --bench FILE..    print table build speed and size
  *   test_image --cache-get DIR FILE HEXID [force]   one image cache lookup
  *   test_image --bias FILE START PGOFF   bias of a mapping (hex numbers)
@@ -917,6 +918,102 @@ out:
 }
 
 /* An AArch64 ELF (a real one from ../shared): a clear "unsupported". */
+/* Image i (path) built with one thread and with n: the same table, the
+ * same statistics and the same answer from every address of the code. */
+static void same_with_threads(const char *path, int n)
+{
+	struct ptc_image *one, *many;
+	struct ptc_image_stats s1, s2;
+	const struct ptc_tbranch *b1, *b2;
+	size_t n1, n2;
+	uint64_t a, lo, hi, diff = 0;
+	char err[512];
+
+	if (ptc_image_load_elf(&one, path, NULL, 0, err, sizeof(err)) < 0) {
+		CHECK(0, "%s", err);
+		return;
+	}
+	if (ptc_image_load_elf_mt(&many, path, NULL, 0, n, err, sizeof(err)) < 0) {
+		CHECK(0, "%s (%d threads)", err, n);
+		ptc_image_free(one);
+		return;
+	}
+	ptc_image_stats(one, &s1);
+	ptc_image_stats(many, &s2);
+	CHECK(s1.insns == s2.insns && s1.branches == s2.branches && s1.bad_bytes == s2.bad_bytes &&
+	      s1.first_bad == s2.first_bad, "%s, %d threads: %" PRIu64 " instructions, %" PRIu64
+	      " bad bytes; one thread: %" PRIu64 ", %" PRIu64, path, n, s2.insns, s2.bad_bytes,
+	      s1.insns, s1.bad_bytes);
+	b1 = ptc_image_branches(one, &n1);
+	b2 = ptc_image_branches(many, &n2);
+	CHECK(n1 == n2 && (!n1 || !memcmp(b1, b2, n1 * sizeof(*b1))), "%s, %d threads: the same branch table",
+	      path, n);
+	if (n1) {
+		lo = b1[0].ip > 64 ? b1[0].ip - 64 : 0;
+		hi = b1[n1 - 1].ip + 64;
+		for (a = lo; a < hi; a++) {
+			uint32_t i1 = 0, c1 = 0, i2 = 0, c2 = 0;
+			int r1 = ptc_image_next_branch(one, a, &i1, &c1);
+			int r2 = ptc_image_next_branch(many, a, &i2, &c2);
+			diff += r1 != r2 || i1 != i2 || c1 != c2;
+		}
+		CHECK(!diff, "%s, %d threads: %" PRIu64 " addresses answered otherwise", path, n, diff);
+	}
+	ptc_image_free(one);
+	ptc_image_free(many);
+}
+
+/* The branch table does not depend on how many threads build it: the C
+ * library, and a copy of it whose code has stretches of random bytes
+ * (undecodable bytes, instructions across the helpers' cuts). */
+static void test_threads(void)
+{
+	static const int ns[] = { 2, 3, 8, 23 };
+	const char *libc = NULL;
+	char path[4096];
+	uint8_t *data = NULL;
+	struct stat st;
+	FILE *f;
+	size_t i, k;
+	int fd;
+
+	for (i = 0; i < (size_t)nobjs; i++)
+		if (strstr(objs[i].name, "/libc.so"))
+			libc = objs[i].name;
+	if (!libc || stat(libc, &st) != 0) {
+		printf("# no C library found: threaded builds not checked\n");
+		return;
+	}
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		same_with_threads(libc, ns[i]);
+	data = malloc((size_t)st.st_size);
+	f = fopen(libc, "rb");
+	if (!data || !f || fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		CHECK(0, "read %s", libc);
+		goto out;
+	}
+	/* every 40 KiB from 256 KiB on (inside the code), 3000 random bytes */
+	srand(7);
+	for (i = 256u << 10; i + 3000 < (size_t)st.st_size / 2; i += 40u << 10)
+		for (k = 0; k < 3000; k++)
+			data[i + k] = (uint8_t)rand();
+	fd = tmp_file(path, sizeof(path), "threads");
+	if (fd < 0 || write(fd, data, (size_t)st.st_size) != (ssize_t)st.st_size) {
+		CHECK(0, "write %s", path);
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		same_with_threads(path, ns[i]);
+	unlink(path);
+out:
+	if (f)
+		fclose(f);
+	free(data);
+}
+
 static void test_foreign_arch(void)
 {
 	const char *shared = getenv("PTC_SHARED");
@@ -1074,13 +1171,19 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--objdump")) {
 		int i;
 
+		int threads = 1;
+
 		if (system("objdump --version >/dev/null 2>&1") != 0)
 			SKIP("objdump (binutils) not installed");
 		for (i = 2; i < argc; i++) {
 			struct ptc_image *img;
 			char err[512];
 
-			if (ptc_image_load_elf(&img, argv[i], NULL, 0, err, sizeof(err)) < 0) {
+			if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+				threads = atoi(argv[++i]);
+				continue;
+			}
+			if (ptc_image_load_elf_mt(&img, argv[i], NULL, 0, threads, err, sizeof(err)) < 0) {
 				CHECK(0, "%s", err);
 				continue;
 			}
@@ -1095,5 +1198,6 @@ int main(int argc, char **argv)
 	test_vdso();
 	test_corrupt();
 	test_foreign_arch();
+	test_threads();
 	return check_result();
 }
