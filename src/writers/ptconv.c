@@ -26,8 +26,10 @@
  * it, so that predicting the next record is one memory access, not a walk
  * through the edge table. */
 struct node {
-	uint64_t start, ip, target;
-	uint64_t mru_dest;	/* indirect: the destination of edge[0] */
+	uint64_t start, ip;
+	uint64_t dest;		/* direct: the target; indirect: the destination of
+				 * edge[0] (0 before the first) */
+	uint64_t tail;		/* what a predicted record holds from insns on (TAIL) */
 	uint32_t insns, mru_slot;
 	uint32_t edge[2];	/* conditional: fall-through, taken; direct: [0]; indirect: [0]
 				 * the edge used last; PTCF_NO_NODE none */
@@ -183,6 +185,35 @@ static uint64_t zigzag(uint64_t v)
 	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
 }
 
+/* A record's insns, kind, taken, length and flags as one number, taken
+ * left out: the record loop compares a record with its node's in one go. */
+#define TAIL_OFF offsetof(struct ptc_branch, insns)
+_Static_assert(offsetof(struct ptc_branch, flags) == TAIL_OFF + 7 && sizeof(struct ptc_branch) == TAIL_OFF + 8,
+	       "insns..flags are the record's last 8 bytes");
+
+static inline uint64_t tail_of(const struct ptc_branch *b)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)b + TAIL_OFF, sizeof(v));
+	return v;
+}
+
+static inline uint64_t tail_mask(void)
+{
+	struct ptc_branch m;
+
+	memset(&m, 0xff, sizeof(m));
+	m.taken = 0;
+	return tail_of(&m);
+}
+
+/* The node's identity: indirect nodes have no target. */
+static inline uint64_t node_target(const struct node *n)
+{
+	return is_indirect(n->kind) ? 0 : n->dest;
+}
+
 static uint64_t node_hash(uint64_t start, uint64_t ip, uint64_t target, uint32_t insns,
 			  uint8_t kind, uint8_t length)
 {
@@ -236,7 +267,7 @@ static int rehash(struct ptcw *w)
 	memset(h, 0xff, (size_t)size * sizeof(*h));
 	for (i = 0; i < w->n_nodes; i++) {
 		struct node *n = &w->nodes[i];
-		uint64_t k = node_hash(n->start, n->ip, n->target, n->insns, n->kind, n->length);
+		uint64_t k = node_hash(n->start, n->ip, node_target(n), n->insns, n->kind, n->length);
 		while (h[k & (size - 1)] != PTCF_NO_NODE)
 			k++;
 		h[k & (size - 1)] = i;
@@ -315,7 +346,7 @@ static inline int node_is(const struct node *n, const struct ptc_branch *b, uint
 {
 	uint64_t target = is_indirect(b->kind) ? 0 : b->target;
 
-	return n->ip == b->ip && n->start == start && n->target == target &&
+	return n->ip == b->ip && n->start == start && node_target(n) == target &&
 	       n->insns == b->insns && n->kind == b->kind && n->length == b->length;
 }
 
@@ -346,10 +377,18 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 	memset(&w->more[*id], 0, sizeof(w->more[*id]));
 	n->start = start;
 	n->ip = b->ip;
-	n->target = target;
+	n->dest = target;
 	n->insns = b->insns;
 	n->kind = b->kind;
 	n->length = b->length;
+	{
+		struct ptc_branch t;
+		memset(&t, 0, sizeof(t));
+		t.insns = b->insns;
+		t.kind = b->kind;
+		t.length = b->length;
+		n->tail = tail_of(&t);
+	}
 	n->edge[0] = n->edge[1] = PTCF_NO_NODE;
 	n->succ[0] = n->succ[1] = PTCF_NO_NODE;
 	embed_code(w, start, start <= b->ip ? b->ip + b->length : 0, &w->more[*id]);
@@ -499,7 +538,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 		if (!is_indirect(b->kind)) {
 			e = n->edge[0];
 		} else {
-			if (n->edge[0] != PTCF_NO_NODE && n->mru_dest == b->target) {
+			if (n->edge[0] != PTCF_NO_NODE && n->dest == b->target) {
 				e = n->edge[0];
 				slot = n->mru_slot;
 			} else {
@@ -524,7 +563,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				slot = w->edges[e].slot;
 				n->edge[0] = e;
 				n->succ[0] = w->edges[e].succ;
-				n->mru_dest = b->target;
+				n->dest = b->target;
 				n->mru_slot = slot;
 			}
 			if ((err = buf_varint(&w->slots, slot)) < 0)
@@ -551,7 +590,8 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n
 	const struct node *nodes = w->nodes;
 	uint32_t pn, way, c_records = w->c_records, bitn = w->c_bitn;
 	uint32_t room = w->chunk_records - c_records;
-	uint64_t start = w->next_start, insns = 0;
+	uint64_t start = w->next_start, insns = 0, time = w->time;
+	const uint64_t mask = tail_mask();
 	uint8_t *bits, *slots;
 	size_t i;
 
@@ -575,10 +615,13 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n
 		uint32_t id = nodes[pn].succ[way];
 		const struct node *nd;
 
-		if (id == PTCF_NO_NODE || r->time != w->time || r->flags)
+		if (id == PTCF_NO_NODE)
 			break;
 		nd = &nodes[id];
-		if (!node_is(nd, r, start))
+		/* the node's branch with the same instructions (flags 0), the
+		 * same time, and the target it has (direct) or had last time */
+		if (r->ip != nd->ip || start != nd->start || r->target != nd->dest ||
+		    (tail_of(r) & mask) != nd->tail || r->time != time)
 			break;
 		if (r->kind == PTC_BR_COND) {
 			uint32_t t = r->taken != 0;
@@ -594,7 +637,7 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n
 			way = 0;
 			start = r->target;
 		} else if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
-			   nd->edge[0] != PTCF_NO_NODE && nd->mru_dest == r->target) {
+			   nd->edge[0] != PTCF_NO_NODE) {
 			uint32_t v = nd->mru_slot;
 			while (v >= 0x80) {
 				*slots++ = (uint8_t)(v | 0x80);
@@ -799,7 +842,7 @@ static int write_static(struct ptcw *w)
 		if (buf_varint(&s, w->nodes[i].insns) < 0)
 			goto out;
 	for (i = 0; i < w->n_nodes; i++)
-		if (!is_indirect(w->nodes[i].kind) && buf_varint(&s, zigzag(w->nodes[i].target - w->nodes[i].ip)) < 0)
+		if (!is_indirect(w->nodes[i].kind) && buf_varint(&s, zigzag(w->nodes[i].dest - w->nodes[i].ip)) < 0)
 			goto out;
 	for (i = 0; i < w->n_nodes; i++)
 		if (is_indirect(w->nodes[i].kind) && buf_varint(&s, w->more[i].n_edges) < 0)
