@@ -1032,7 +1032,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 		return -ptc_err_nomem;
 	w->c = c;
 	w->cfg = cfg;
-	w->level = cfg->level ? cfg->level : 6;
+	w->level = cfg->level ? cfg->level : 3;	/* zstd's own default; see ptconv-formats(5) */
 	w->chunk_records = cfg->chunk_records ? cfg->chunk_records : 1u << 20;
 	w->pid = t ? t->pid : 0;
 	w->tid = t ? t->tid : 0;
