@@ -5,6 +5,9 @@ SH_LOG_COMPILER = $(SHELL)
 check_PROGRAMS += tests/unit/test_error
 tests_unit_test_error_SOURCES = tests/unit/test_error.c
 TESTS += tests/unit/test_error
+# Files under their final names only when complete (issue 18).
+TESTS += tests/output_complete.sh
+EXTRA_DIST += tests/output_complete.sh
 # Many live threads with few outputs open (--max-open-outputs).
 TESTS += tests/pt_live_threads.sh
 EXTRA_DIST += tests/pt_live_threads.sh

@@ -20,6 +20,7 @@
 #include "decoders/arm_spe/spe_symbols.h"
 #include "input/perf_reader.h"
 #include "writers/spe/spe_writers.h"
+#include "writers/writers.h"
 
 #define AUX_CHUNK (1u << 20)
 
@@ -104,15 +105,39 @@ static int on_sample(void *ctx, const struct ptc_spe_sample *s)
 	return err;
 }
 
+/* An output file, under its temporary name until close_out() (writers.h:
+ * ptc_out_tmpname). */
 static FILE *open_out(const char *dir, const char *name, char *path, size_t len)
 {
+	char tmp[4300];
 	FILE *f;
 
 	snprintf(path, len, "%s/%s", dir, name);
-	f = fopen(path, "w");
+	f = ptc_out_tmpname(tmp, sizeof(tmp), path) < 0 ? NULL : fopen(tmp, "w");
 	if (!f)
 		ptc_cli_error("%s: cannot create: %s", path, strerror(errno));
 	return f;
+}
+
+/* Close output file name of dir: under its name when the conversion
+ * succeeded (ok), else its temporary goes.  0, or -1 after a message. */
+static int close_out(const char *dir, const char *name, FILE *f, int ok)
+{
+	char path[4200];
+	int bad = fclose(f) != 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!ok || bad) {
+		ptc_out_discard(path);
+		if (bad)
+			ptc_cli_error("%s: write failed: %s", path, strerror(errno));
+		return bad ? -1 : 0;
+	}
+	if (ptc_out_commit(path) < 0) {
+		ptc_cli_error("%s: cannot give the complete file its name: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* The arm_spe event's attr: the one whose type is the SPE PMU type. */
@@ -188,7 +213,7 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 	FILE *fcsv = NULL, *fprof = NULL, *fbolt = NULL;
 	uint8_t *buf = NULL;
 	uint64_t period = 0, aux_lost = 0, lost_records = 0, aux_errors = 0;
-	int formats, ret, status = PTC_EXIT_OK, have_info = 0, have_tc = 0;
+	int formats, ret, status = PTC_EXIT_OK, have_info = 0, have_tc = 0, ok;
 
 	memset(&c, 0, sizeof(c));
 	c.opt = opt;
@@ -210,6 +235,7 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 		ptc_cli_error("%s: cannot create the output folder: %s", dir, strerror(errno));
 		return PTC_EXIT_OUTPUT;
 	}
+	ptc_out_clean(dir);	/* what a killed run left */
 	buf = malloc(AUX_CHUNK);
 	if (!buf || ptc_spe_session_new(&s, on_sample, &c) ||
 	    ptc_spe_symbols_new(&c.syms, opt->symfs, opt->buildid_dir)) {
@@ -448,11 +474,14 @@ out:
 	ptc_spe_csv_free(c.csv);
 	ptc_spe_profile_free(c.profile);
 	ptc_spe_bolt_free(c.bolt);
-	if (fcsv && fclose(fcsv) && status == PTC_EXIT_OK)
+	/* whole files of what was decoded, also from a damaged input; not
+	 * after a write error */
+	ok = status != PTC_EXIT_OUTPUT;
+	if (fcsv && close_out(dir, "spe.csv", fcsv, ok) < 0 && ok)
 		status = PTC_EXIT_OUTPUT;
-	if (fprof && fclose(fprof) && status == PTC_EXIT_OK)
+	if (fprof && close_out(dir, "spe-profile.csv", fprof, ok) < 0 && ok)
 		status = PTC_EXIT_OUTPUT;
-	if (fbolt && fclose(fbolt) && status == PTC_EXIT_OK)
+	if (fbolt && close_out(dir, "spe.bolt.fdata", fbolt, ok) < 0 && ok)
 		status = PTC_EXIT_OUTPUT;
 	ptc_spe_symbols_free(c.syms);
 	ptc_spe_session_free(s);

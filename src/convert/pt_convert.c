@@ -2183,7 +2183,7 @@ static void summary_attribution(struct conv *c, struct ptc_json *j)
 
 static void summary(struct conv *c, uint64_t bytes, double secs)
 {
-	char path[4200];
+	char path[4200], tmp[4300], summary[4200];
 	FILE *f;
 	struct ptc_json j;
 	size_t i, k;
@@ -2210,10 +2210,11 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 	qsort(c->th, c->nth, sizeof(*c->th), cmp_thread);
 	names = c->use_writer ? outdir_names(c->outdir, &nnames) : NULL;
 
-	snprintf(path, sizeof(path), "%s/summary.json", c->outdir);
-	f = fopen(path, "w");
+	snprintf(summary, sizeof(summary), "%s/summary.json", c->outdir);
+	/* last, under its name only when whole, like every output */
+	f = ptc_out_tmpname(tmp, sizeof(tmp), summary) < 0 ? NULL : fopen(tmp, "w");
 	if (!f) {
-		ptc_cli_error("%s: cannot write: %s", path, strerror(errno));
+		ptc_cli_error("%s: cannot write: %s", summary, strerror(errno));
 		c->fatal = PTC_EXIT_OUTPUT;
 	} else {
 		ptc_json_init(&j, f);
@@ -2289,8 +2290,10 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_end_array(&j);
 		ptc_json_end_object(&j);
 		fputc('\n', f);
-		if (fclose(f) != 0)
+		if (fclose(f) != 0 || ptc_out_commit(summary) < 0) {
+			ptc_cli_error("%s: cannot write: %s", summary, strerror(errno));
 			c->fatal = PTC_EXIT_OUTPUT;
+		}
 	}
 	for (i = 0; i < c->nth; i++) {
 		const struct cthread *t = c->th[i];
@@ -2401,6 +2404,9 @@ static int make_outdir(struct conv *c, const char *input)
 		ptc_cli_error("%s: cannot create: %s", c->outdir, strerror(errno));
 		return -1;
 	}
+	/* files a killed run did not finish (ptc_out_tmpname) */
+	if (ptc_out_clean(c->outdir) > 0 && !c->opt->quiet)
+		ptc_cli_error("%s: removed the unfinished files of an earlier run", c->outdir);
 	return 0;
 }
 

@@ -181,7 +181,7 @@ static int bbv_finish(void *st)
 	struct bbv *w = st;
 	int err = flush_interval(w);
 
-	return err < 0 ? err : ptc_wfile_close(w->c, &w->z, w->path);
+	return err < 0 ? err : ptc_wfile_finish(w->c, &w->z, w->path);
 }
 
 /* Idle (ptc_writer_pool): close the file; the counts stay. */
@@ -222,10 +222,12 @@ static int bbv_open(void **st, const struct ptc_writer_config *cfg,
 		bbv_free(w);
 		return ptc_wfail(c, ptc_err_invalid, "bbv: output path too long");
 	}
-	if (ptc_zout_open(&w->z, w->path, PTC_Z_NONE, 0) < 0) {
-		int err = ptc_wfail(c, ptc_err_io, "%s: %s", w->path, strerror(errno));
-		bbv_free(w);
-		return err;
+	{
+		int err = ptc_wfile_open(c, &w->z, w->path);
+		if (err < 0) {
+			bbv_free(w);
+			return err;
+		}
 	}
 	*st = w;
 	return 0;

@@ -213,7 +213,7 @@ static const char *class_of(uint8_t kind)
 static int seg_finish(void *st)
 {
 	struct bt9 *w = st;
-	const char *path = w->parts.path;
+	const char *path = w->parts.path, *file = w->parts.tmp;	/* written as file until complete */
 	struct ptc_zout *z = NULL;
 	uint32_t sink = (uint32_t)w->n_nodes;
 	size_t i;
@@ -235,8 +235,8 @@ static int seg_finish(void *st)
 	w->seq = NULL;
 	if (w->edges[w->prev_edge].count == 1 && w->edges[w->prev_edge].dst == SINK)
 		w->edges[w->prev_edge].inst_cnt = 0;
-	if (ptc_zout_open(&z, path, PTC_Z_GZIP, w->cfg->level) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
+	if (ptc_zout_open(&z, file, PTC_Z_GZIP, w->cfg->level) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", file, strerror(errno));
 #define P(...) do { if ((err = ptc_zout_printf(z, __VA_ARGS__)) < 0) goto io; } while (0)
 	P("BT9_SPA_TRACE_FORMAT\nbt9_minor_version: 0\nhas_physical_address: 0\n");
 	P("total_instruction_count: %" PRIu64 "\n", w->insns);
@@ -268,10 +268,10 @@ static int seg_finish(void *st)
 	if (!in)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
 	{
-		FILE *out = fopen(path, "ab");
+		FILE *out = fopen(file, "ab");
 		if (!out) {
 			fclose(in);
-			return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
+			return ptc_wfail(w->c, ptc_err_io, "%s: %s", file, strerror(errno));
 		}
 		while ((k = fread(buf, 1, sizeof(buf), in)) > 0)
 			if (fwrite(buf, 1, k, out) != k)
@@ -283,8 +283,8 @@ static int seg_finish(void *st)
 	}
 	unlink(w->seqpath);
 	w->seqpath[0] = 0;
-	if (ptc_zout_append(&z, path, PTC_Z_GZIP, w->cfg->level) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", path, strerror(errno));
+	if (ptc_zout_append(&z, file, PTC_Z_GZIP, w->cfg->level) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", file, strerror(errno));
 	P("EOF\n");
 	if ((err = ptc_zout_close(z)) < 0) {
 		z = NULL;
@@ -350,7 +350,14 @@ static int seg_start(void *st)
 	w->edges[0].dst = SINK;
 	w->edges[0].count = 1;
 	w->n_edges = 1;
-	snprintf(w->seqpath, sizeof(w->seqpath), "%s.seq.tmp", w->parts.path);
+	/* the edge sequence, until the tables that precede it are known:
+	 * a temporary too, which a later run removes if this one is killed */
+	{
+		char seq[4096];
+		if (snprintf(seq, sizeof(seq), "%s.seq", w->parts.path) >= (int)sizeof(seq) ||
+		    ptc_out_tmpname(w->seqpath, sizeof(w->seqpath), seq) < 0)
+			return ptc_wfail(w->c, ptc_err_invalid, "%s: path too long", w->parts.path);
+	}
 	if ((err = ptc_zout_open(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level)) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
 	return 0;

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "writers/cbpexp.h"
+#include "writers/writers.h"
 
 #define HEADER_SIZE 72
 #define MAX_INDEX 0x7fffffffu
@@ -32,6 +33,7 @@ struct cbp_image {
 struct cbp_writer {
 	struct ptc_sink sink;
 	FILE *f;
+	char out[4096];		/* the file's name, once complete */
 	ZSTD_CStream *z;
 	uint8_t *zout;
 	size_t zout_size;
@@ -309,6 +311,8 @@ static int cw_end(void *ctx)
 	if (fclose(w->f) != 0 && !err)
 		err = -ptc_err_io;
 	w->f = NULL;
+	if (!err && ptc_out_commit(w->out) < 0)
+		err = -ptc_err_io;
 	return err;
 }
 
@@ -320,7 +324,12 @@ int ptc_cbpexp_sink_new(struct ptc_sink **out, const char *path, int level)
 	*out = NULL;
 	if (!w)
 		return -ptc_err_nomem;
-	w->f = fopen(path, "w+b");
+	{
+		char tmp[4096];
+		if (snprintf(w->out, sizeof(w->out), "%s", path) < (int)sizeof(w->out) &&
+		    ptc_out_tmpname(tmp, sizeof(tmp), path) == 0)
+			w->f = fopen(tmp, "w+b");
+	}
 	w->front = malloc(FRONT * sizeof(*w->front));
 	if (w->front) {
 		size_t i;

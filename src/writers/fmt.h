@@ -54,6 +54,9 @@ struct ptc_wparts {
 	int fresh;			/* suspended before its first byte: the file
 					   is empty, its stream not started */
 	char path[4096];		/* the part being written, or the last one */
+	char tmp[4096];			/* its temporary name (ptc_out_tmpname), which
+					   open and close use: ptc_wparts_close
+					   renames it to path */
 	unsigned part;			/* its number, 0 for the first */
 	int is_open, has_records;
 	uint64_t losses;		/* loss gaps seen (not stream starts) */
@@ -92,6 +95,12 @@ void ptc_wparts_free(struct ptc_wparts *p);
  * the file in c. */
 int ptc_wfile_resume(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
 int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
+/* Open a new output file path under its temporary name (ptc_out_tmpname),
+ * and, when it is complete, close it and give it its name. */
+int ptc_wfile_open(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
+int ptc_wfile_finish(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
+/* Report a failed rename of path's temporary (ptc_out_commit). */
+int ptc_wfail_commit(struct ptc_wctx *c, const char *path);
 /* Finish the part's stream and close its file (ptc_writer_pool); the
  * next ptc_wparts_write appends a new stream to it. */
 int ptc_wparts_suspend(struct ptc_wparts *p);

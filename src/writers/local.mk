@@ -3,7 +3,7 @@ libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/f
 	src/writers/insn.c src/writers/insn.h src/writers/wutil.c src/writers/wutil.h \
 	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
 	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
-	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c
+	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c src/writers/outfile.c
 AM_CPPFLAGS += -I$(top_srcdir)/include
 
 # libptconv-trace: the installed reader library of ptconv's trace format.

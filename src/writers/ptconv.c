@@ -61,6 +61,7 @@ struct ptcw {
 	const struct ptc_writer_config *cfg;
 	FILE *f;
 	char path[4096];
+	char tmp[4096];		/* written under this name until complete */
 	int level;
 	uint32_t chunk_records;
 	uint32_t pid, tid;
@@ -113,9 +114,9 @@ static int resume(struct ptcw *w)
 {
 	if (w->f)
 		return 0;
-	w->f = fopen(w->path, "r+b");
+	w->f = fopen(w->tmp, "r+b");
 	if (!w->f)
-		return ptc_wfail(w->c, ptc_err_io, "%s: reopen: %s", w->path, strerror(errno));
+		return ptc_wfail(w->c, ptc_err_io, "%s: reopen: %s", w->tmp, strerror(errno));
 	if (fseeko(w->f, (off_t)w->file_off, SEEK_SET) < 0) {
 		int e = errno;
 		fclose(w->f);
@@ -951,6 +952,8 @@ static int ptcw_finish(void *st)
 		return ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
 	}
 	w->f = NULL;
+	if (ptc_out_commit(w->path) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: rename from %s: %s", w->path, w->tmp, strerror(errno));
 	return 0;
 }
 
@@ -1046,11 +1049,12 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 		return -ptc_err_nomem;
 	}
 	memset(w->hash, 0xff, 1024 * sizeof(*w->hash));
-	if ((err = ptc_wpath(w->path, sizeof(w->path), cfg, t, "ptc")) < 0) {
+	if ((err = ptc_wpath(w->path, sizeof(w->path), cfg, t, "ptc")) < 0 ||
+	    (err = ptc_out_tmpname(w->tmp, sizeof(w->tmp), w->path)) < 0) {
 		ptcw_free(w);
 		return ptc_wfail(c, ptc_err_invalid, "ptconv writer: output path too long");
 	}
-	w->f = fopen(w->path, "wb");
+	w->f = fopen(w->tmp, "wb");
 	if (!w->f) {
 		err = ptc_wfail(c, ptc_err_io, "%s: %s", w->path, strerror(errno));
 		ptcw_free(w);

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "writers/text.h"
+#include "writers/writers.h"
 
 struct text_writer {
 	struct ptc_sink sink;
@@ -124,6 +125,8 @@ static int tw_end(void *ctx)
 	if (fclose(w->f) != 0)
 		err = -ptc_err_io;
 	w->f = NULL;
+	if (!err && ptc_out_commit(w->path) < 0)
+		err = -ptc_err_io;
 	return err;
 }
 
@@ -134,7 +137,10 @@ int ptc_text_sink_new(struct ptc_sink **out, const char *path)
 	*out = NULL;
 	if (!w)
 		return -ptc_err_nomem;
-	w->f = fopen(path, "w");
+	{
+		char tmp[4096];
+		w->f = ptc_out_tmpname(tmp, sizeof(tmp), path) < 0 ? NULL : fopen(tmp, "w");
+	}
 	if (!w->f) {
 		free(w);
 		return -ptc_err_io;

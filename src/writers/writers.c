@@ -195,18 +195,18 @@ static int wparts_zopen(struct ptc_wparts *p, int append)
 
 	if (p->threads) {
 		p->granted = ptc_writer_pool_get_threads(p->cfg->pool, p->threads);
-		err = append ? ptc_zout_append_mt(&p->z, p->path, p->zkind, p->level, p->granted) :
-			       ptc_zout_open_mt(&p->z, p->path, p->zkind, p->level, p->granted);
+		err = append ? ptc_zout_append_mt(&p->z, p->tmp, p->zkind, p->level, p->granted) :
+			       ptc_zout_open_mt(&p->z, p->tmp, p->zkind, p->level, p->granted);
 		if (err < 0) {
 			ptc_writer_pool_put_threads(p->cfg->pool, p->granted);
 			p->granted = 0;
 		}
 	} else {
-		err = append ? ptc_zout_append(&p->z, p->path, p->zkind, p->level) :
-			       ptc_zout_open(&p->z, p->path, p->zkind, p->level);
+		err = append ? ptc_zout_append(&p->z, p->tmp, p->zkind, p->level) :
+			       ptc_zout_open(&p->z, p->tmp, p->zkind, p->level);
 	}
 	if (err < 0)
-		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->path, strerror(errno));
+		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->tmp, strerror(errno));
 	return 0;
 }
 
@@ -227,7 +227,8 @@ int ptc_wparts_open(struct ptc_wparts *p)
 		snprintf(suffix, sizeof(suffix), "part%u.%s", p->part, p->ext);
 	else
 		snprintf(suffix, sizeof(suffix), "%s", p->ext);
-	if (ptc_wpath(p->path, sizeof(p->path), p->cfg, &p->thread, suffix) < 0)
+	if (ptc_wpath(p->path, sizeof(p->path), p->cfg, &p->thread, suffix) < 0 ||
+	    ptc_out_tmpname(p->tmp, sizeof(p->tmp), p->path) < 0)
 		return ptc_wfail(p->c, ptc_err_invalid, "%s: output path too long", p->ext);
 	if (p->open) {
 		if ((err = p->open(p->st)) < 0)
@@ -276,20 +277,26 @@ int ptc_wparts_close(struct ptc_wparts *p)
 	if (!p->is_open)
 		return 0;
 	p->is_open = 0;
-	if (p->open)
-		return p->close(p->st);
+	if (p->open) {
+		/* (the format wrote p->tmp) */
+		if ((err = p->close(p->st)) < 0)
+			return err;
+		return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
+	}
 	if (!p->z) {
 		/* Suspended: its streams are complete, unless it never had a
 		 * byte, where an empty stream is due (as for any empty part). */
 		if (!p->fresh)
-			return 0;
+			return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
 		p->fresh = 0;
 		if ((err = wparts_zopen(p, 1)) < 0)
 			return err;
 	}
 	err = ptc_zout_close(p->z);
 	wparts_zdone(p);
-	return err < 0 ? ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path) : 0;
+	if (err < 0)
+		return ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path);
+	return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
 }
 
 int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g)
@@ -315,11 +322,32 @@ void ptc_wparts_free(struct ptc_wparts *p)
 	p->is_open = 0;
 }
 
+int ptc_wfail_commit(struct ptc_wctx *c, const char *path)
+{
+	return ptc_wfail(c, ptc_err_io, "%s: cannot give the complete file its name: %s", path,
+			 strerror(errno));
+}
+
+/* Open (append) the temporary of output file path. */
+static int wfile_zopen(struct ptc_wctx *c, struct ptc_zout **z, const char *path, int append)
+{
+	char tmp[4096];
+
+	if (ptc_out_tmpname(tmp, sizeof(tmp), path) < 0)
+		return ptc_wfail(c, ptc_err_invalid, "%s: path too long", path);
+	if ((append ? ptc_zout_append(z, tmp, PTC_Z_NONE, 0) : ptc_zout_open(z, tmp, PTC_Z_NONE, 0)) < 0)
+		return ptc_wfail(c, ptc_err_io, "%s: %s", tmp, strerror(errno));
+	return 0;
+}
+
+int ptc_wfile_open(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
+{
+	return wfile_zopen(c, z, path, 0);
+}
+
 int ptc_wfile_resume(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
 {
-	if (!*z && ptc_zout_append(z, path, PTC_Z_NONE, 0) < 0)
-		return ptc_wfail(c, ptc_err_io, "%s: %s", path, strerror(errno));
-	return 0;
+	return *z ? 0 : wfile_zopen(c, z, path, 1);
 }
 
 int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
@@ -328,6 +356,15 @@ int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
 
 	*z = NULL;
 	return err < 0 ? ptc_wfail(c, ptc_err_io, "%s: write failed", path) : 0;
+}
+
+int ptc_wfile_finish(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
+{
+	int err = ptc_wfile_close(c, z, path);
+
+	if (err == 0 && ptc_out_commit(path) < 0)
+		err = ptc_wfail_commit(c, path);
+	return err;
 }
 
 /* ---- the pool of open writers ---- */

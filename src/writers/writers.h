@@ -130,4 +130,20 @@ unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
 
+/* ---- output files (src/writers/outfile.c) ----
+ * Each output file is written under a temporary name beside its final one
+ * and renamed when complete, so that a file under its final name is always
+ * whole; a killed run leaves only temporaries, which ptc_out_clean()
+ * removes.  The temporary name of path (".NAME.ptconv-part" in its
+ * directory) into buf: 0, or -ptc_err_invalid when it does not fit. */
+int ptc_out_tmpname(char *buf, size_t size, const char *path);
+/* The file written under path's temporary name is complete: rename it to
+ * path.  0, or a negative ptc error with errno set. */
+int ptc_out_commit(const char *path);
+/* A file that will not be completed (an error): remove its temporary. */
+void ptc_out_discard(const char *path);
+/* Remove the temporaries that runs killed before they finished left in
+ * dir; returns how many. */
+int ptc_out_clean(const char *dir);
+
 #endif

@@ -54,7 +54,7 @@ static int xt_open_files(struct xtw *w, uint64_t time)
 {
 	uint8_t h[PTC_XT_HEADER_SIZE];
 	char suffix[128];
-	int per_core = w->thread.cpu >= 0;
+	int per_core = w->thread.cpu >= 0, err;
 
 	if (w->opened)
 		return 0;
@@ -69,10 +69,9 @@ static int xt_open_files(struct xtw *w, uint64_t time)
 		 w->cfg->outdir ? w->cfg->outdir : ".", time, suffix);
 	snprintf(w->snap_path, sizeof(w->snap_path), "%s/xtrace.%" PRIu64 ".%s.xsnapshot.bin",
 		 w->cfg->outdir ? w->cfg->outdir : ".", time, suffix);
-	if (ptc_zout_open(&w->z, w->path, PTC_Z_NONE, 0) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->path, strerror(errno));
-	if (ptc_zout_open(&w->snap, w->snap_path, PTC_Z_NONE, 0) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->snap_path, strerror(errno));
+	if ((err = ptc_wfile_open(w->c, &w->z, w->path)) < 0 ||
+	    (err = ptc_wfile_open(w->c, &w->snap, w->snap_path)) < 0)
+		return err;
 	memset(h, 0, sizeof(h));
 	ptc_put32(h, PTC_XT_SNAP_ID);
 	ptc_put32(h + 4, 0);			/* global snapshot point */
@@ -211,9 +210,15 @@ static int xt_finish(void *st)
 	struct xtw *w = st;
 	int err = xt_open_files(w, 0);
 
-	if (err < 0)
+	if (err < 0 || (err = xt_close_files(w)) < 0)
 		return err;
-	return xt_close_files(w);
+	/* the pair under its names, the snapshots first: a reader looks for
+	 * them beside the instruction file */
+	if (ptc_out_commit(w->snap_path) < 0)
+		return ptc_wfail_commit(w->c, w->snap_path);
+	if (ptc_out_commit(w->path) < 0)
+		return ptc_wfail_commit(w->c, w->path);
+	return 0;
 }
 
 /* Idle (ptc_writer_pool): both files are closed (their buffers written)

@@ -288,7 +288,8 @@ static void run_ptc(const char *dir, struct ptc_writer_pool *pool)
 	if (pooled) {
 		size_t len;
 		uint8_t *p;
-		snprintf(path, sizeof(path), "%s/trace.%u.ptc", dir, ti[0].tid);
+		/* (under its temporary name until complete) */
+		snprintf(path, sizeof(path), "%s/.trace.%u.ptc.ptconv-part", dir, ti[0].tid);
 		p = slurp(path, &len);
 		CHECK(p && len == 64 && !memcmp(p, "PTCTRACE", 8), "%s: %zu bytes while suspended", path, len);
 		free(p);
@@ -328,9 +329,10 @@ static void run_ptc(const char *dir, struct ptc_writer_pool *pool)
 	}
 }
 
-/* A suspended writer of format whose file (trace.31.gone) is gone by its
- * next event: the event fails, naming the file and why, rather than
- * starting a new file with only the rest.  Its outputs are trace.*.out. */
+/* A suspended writer of format whose file (trace.31.gone, written as
+ * .trace.31.gone.ptconv-part until complete) is gone by its next event:
+ * the event fails, naming the file and why, rather than starting a new
+ * file with only the rest.  Its outputs are trace.*.out. */
 static void run_reopen_fails(const char *dir, const char *format, const char *gone, const char *out)
 {
 	struct ptc_code_reader code = { code_read, NULL };
@@ -353,7 +355,7 @@ static void run_reopen_fails(const char *dir, const char *format, const char *go
 		CHECK(s[i].begin(s[i].ctx, &ti[i]) == 0, "begin: %s", ptc_writer_errmsg(w[i]));
 	}
 	/* x is suspended (y began): its file goes */
-	snprintf(path, sizeof(path), "%s/trace.31.%s", dir, gone);
+	snprintf(path, sizeof(path), "%s/.trace.31.%s.ptconv-part", dir, gone);
 	CHECK(unlink(path) == 0, "%s: unlink %s", format, path);
 	CHECK(s[0].branches(s[0].ctx, &b, 1) < 0, "%s: branches into a file that is gone succeeded", format);
 	CHECK(strstr(ptc_writer_errmsg(w[0]), path) && strstr(ptc_writer_errmsg(w[0]), "No such file"),
@@ -424,7 +426,7 @@ int main(void)
 	ptc_writer_pool_free(pool);
 	run_reopen_fails(d1, "ptconv", "ptc", "ptc");
 	run_reopen_fails(d1, "champsim", "champsim.xz", "champsim.xz");
-	run_reopen_fails(d1, "bt9", "bt9.gz.seq.tmp", "bt9.gz");
+	run_reopen_fails(d1, "bt9", "bt9.gz.seq", "bt9.gz");
 
 	c1 = names(d1, n1, 64);
 	c2 = names(d2, n2, 64);

@@ -1,0 +1,53 @@
+#!/bin/sh
+# A file under its final name is whole (issue 18): every output is written
+# under a temporary name (".NAME.ptconv-part") and renamed once complete.
+# A conversion to every format is killed (SIGKILL) at many points; each
+# file then under a final name must be byte for byte the file of an
+# uninterrupted run (the output is deterministic), and the compressed ones
+# must pass their own tools' tests.  A rerun into the same directory
+# removes the killed run's temporaries and writes the same files.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+WALK="$top_builddir/tests/ptgen/ptgen-walk"
+[ -x "$WALK" ] || skip "ptgen-walk not built"
+command -v python3 >/dev/null || skip "python3 not installed"
+BIN=$(walk_binary)
+scratch
+"$WALK" --branches 400000 --seed 3 --threads 2 -o "$T/w.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk"; }
+F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text
+"$PTCONV" "$T/w.data" -f $F -o "$T/ref" -q -j 2 || fail "the uninterrupted run exited $?"
+ls -A "$T/ref" | grep -q '^\.' && fail "an uninterrupted run left temporaries: $(ls -A "$T/ref" | grep '^\.')"
+nref=$(ls "$T/ref" | wc -l)
+[ "$nref" -ge 9 ] || fail "only $nref files in the reference run"
+
+# check DIR: every file under a final name is the reference's
+check() {
+	for f in "$1"/*; do
+		[ -e "$f" ] || continue
+		b=$(basename "$f")
+		cmp -s "$f" "$T/ref/$b" || fail "$b under its final name differs from the complete file"
+		case $b in
+		*.xz) ! command -v xz >/dev/null || xz -t "$f" || fail "$b: xz -t" ;;
+		*.gz) gzip -t "$f" || fail "$b: gzip -t" ;;
+		*.ptc) "$PTCONV" info "$f" >/dev/null || fail "$b: ptconv info" ;;
+		*.json) python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f" || fail "$b: not JSON" ;;
+		esac
+	done
+}
+killed=0 partial=0
+for d in 0.05 0.1 0.2 0.3 0.5 0.8 1.2 1.8 2.5; do
+	rm -rf "$T/k"
+	"$PTCONV" "$T/w.data" -f $F -o "$T/k" -q -j 2 & pid=$!
+	sleep $d
+	kill -KILL $pid 2>/dev/null && killed=$((killed + 1))
+	wait $pid 2>/dev/null
+	[ -d "$T/k" ] || continue
+	n=$(ls "$T/k" | wc -l)
+	[ "$n" -lt "$nref" ] && partial=$((partial + 1))
+	check "$T/k"
+	# a rerun into the directory: no temporary left, the same files
+	"$PTCONV" "$T/w.data" -f $F -o "$T/k" -q -j 2 2>"$T/err" || fail "rerun after a kill at $d s exited $?"
+	ls -A "$T/k" | grep -q '^\.' && fail "the rerun left temporaries: $(ls -A "$T/k" | grep '^\.')"
+	diff -r "$T/ref" "$T/k" >/dev/null || fail "the rerun after a kill at $d s wrote other files"
+done
+[ $killed -ge 3 ] || fail "only $killed conversions were still running when killed"
+echo "ok - $killed conversions killed ($partial with files missing), every file under a final name whole; reruns the same"
