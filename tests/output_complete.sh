@@ -51,3 +51,27 @@ for d in 0.05 0.1 0.2 0.3 0.5 0.8 1.2 1.8 2.5; do
 done
 [ $killed -ge 3 ] || fail "only $killed conversions were still running when killed"
 echo "ok - $killed conversions killed ($partial with files missing), every file under a final name whole; reruns the same"
+
+# SIGTERM and SIGINT: the conversion stops at its next trace window,
+# removes its unfinished files, says so, and dies of the signal
+stopped=0
+for sig in TERM INT; do
+	for d in 0.2 0.6 1.2; do
+		rm -rf "$T/s"
+		# (a background job of a script ignores SIGINT unless set up)
+		( trap - INT; exec "$PTCONV" "$T/w.data" -f $F -o "$T/s" -q -j 2 2>"$T/serr" ) & pid=$!
+		sleep $d
+		kill -$sig $pid 2>/dev/null || continue
+		wait $pid
+		st=$?
+		case $sig in TERM) want=143 ;; INT) want=130 ;; esac
+		[ $st = 0 ] && continue	# it had finished
+		[ $st = $want ] || fail "SIG$sig at $d s: exit status $st, want $want (death by the signal)"
+		grep -q "interrupted" "$T/serr" || fail "SIG$sig at $d s: nothing said: $(cat "$T/serr")"
+		ls -A "$T/s" | grep -q '^\.' && fail "SIG$sig at $d s: temporaries left: $(ls -A "$T/s" | grep '^\.')"
+		check "$T/s"
+		stopped=$((stopped + 1))
+	done
+done
+[ $stopped -ge 2 ] || fail "only $stopped conversions were stopped by a signal"
+echo "ok - $stopped conversions stopped by SIGTERM or SIGINT: no temporary left, the files kept whole, death by the signal"

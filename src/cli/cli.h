@@ -2,6 +2,8 @@
 #ifndef PTC_CLI_CLI_H
 #define PTC_CLI_CLI_H
 
+#include <signal.h>
+
 #include <stdint.h>
 
 /* Exit statuses (documented in ptconv(1)). */
@@ -11,6 +13,8 @@ enum ptc_exit {
 	PTC_EXIT_USAGE = 2,	/* bad command line */
 	PTC_EXIT_INPUT = 3,	/* unusable input (not perf.data, unreadable, no trace) */
 	PTC_EXIT_OUTPUT = 4,	/* the output could not be written */
+	PTC_EXIT_INTERRUPTED = 5,	/* stopped by SIGINT or SIGTERM (the command then
+					   dies of that signal) */
 };
 
 int cmd_info(int argc, char **argv);
@@ -34,6 +38,10 @@ struct ptc_convert_options {
 	unsigned max_open_outputs;	/* --max-open-outputs, 0 for the default */
 	int per_cpu;			/* --per-cpu */
 	int strict, quiet, force;
+	/* Non-zero once the user asked to stop (set by a signal handler): the
+	 * conversion stops at its next trace window, keeps the files that are
+	 * complete, removes the others and returns PTC_EXIT_INTERRUPTED. */
+	const volatile sig_atomic_t *interrupted;
 };
 
 struct ptc_perf_reader;

@@ -2,6 +2,7 @@
  * the pipeline of its trace kind (AUXTRACE_INFO type), and a trace of
  * ptconv's own format to its re-conversion (convert_ptc.c). */
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +74,40 @@ static int parse_time(const char *s, uint64_t *a, uint64_t *b)
 	return *s ? -1 : 0;
 }
 
+/* SIGINT or SIGTERM: the signal, for the conversion to see at its next
+ * trace window (ptc_convert_options.interrupted). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int convert(int argc, char **argv);
+
 int cmd_convert(int argc, char **argv)
+{
+	struct sigaction sa, old_int, old_term;
+	int ret;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	ret = convert(argc, argv);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (stop_signal) {
+		/* the unfinished files are gone: die of the signal, as the
+		 * shell or make that sent it expects */
+		signal(stop_signal, SIG_DFL);
+		raise(stop_signal);
+	}
+	return ret;
+}
+
+static int convert(int argc, char **argv)
 {
 	enum { O_PER_CPU = 256, O_PID, O_TID, O_COMM, O_TIME, O_SYMFS, O_BUILDID, O_STRICT,
 	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL, O_BBV,
@@ -112,6 +146,7 @@ int cmd_convert(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	memset(&pt, 0, sizeof(pt));
+	o.interrupted = &stop_signal;
 	o.pid = o.tid = -1;
 	o.time_end = UINT64_MAX;
 	{

@@ -22,6 +22,7 @@ const char *ptc_errstr(int code)
 	case ptc_err_mismatch: return "mismatch";
 	case ptc_err_decode: return "undecodable trace data";
 	case ptc_err_overflow: return "overflow";
+	case ptc_err_interrupted: return "interrupted";
 	case ptc_err_max: break;
 	}
 	return "unknown error";

@@ -26,6 +26,7 @@ enum ptc_error_code {
 	ptc_err_mismatch,	/* e.g. a build-id that does not match */
 	ptc_err_decode,		/* trace data that cannot be decoded */
 	ptc_err_overflow,	/* a counter or buffer would overflow */
+	ptc_err_interrupted,	/* the user asked to stop (a signal) */
 	ptc_err_max
 };
 

@@ -1621,6 +1621,39 @@ static int plan_exits(struct conv *c)
 	return 0;
 }
 
+/* The threads' writers, finished or not (an unfinished one leaves its
+ * files under their temporary names). */
+static void free_writers(struct conv *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nth; i++) {
+		ptc_text_sink_free(c->th[i]->text);
+		ptc_cbpexp_sink_free(c->th[i]->cbp);
+		ptc_writer_free(c->th[i]->w);
+		c->th[i]->text = c->th[i]->cbp = NULL;
+		c->th[i]->w = NULL;
+	}
+}
+
+static int interrupted(const struct conv *c)
+{
+	return c->opt->interrupted && *c->opt->interrupted;
+}
+
+/* Stopped by the user: the files of the threads that ended are complete
+ * and stay; the others, under their temporary names, go. */
+static int stop_interrupted(struct conv *c)
+{
+	int removed;
+
+	free_writers(c);
+	removed = ptc_out_clean(c->outdir);
+	ptc_cli_error("interrupted: the files of the threads that had ended are complete and stay in %s; "
+		      "%d unfinished files removed", c->outdir, removed);
+	return PTC_EXIT_INTERRUPTED;
+}
+
 /* -j N on a per-thread recording: each queue is one thread's, so queues
  * are independent and decode in parallel; the output does not change. */
 static void *worker(void *arg)
@@ -1640,6 +1673,8 @@ static void *worker(void *arg)
 			err = ptc_pt_engine_run(q->eng, UINT64_MAX);
 			if (err == 0)
 				err = queue_next_run(c, q);
+			if (err >= 0 && interrupted(c))
+				err = -ptc_err_interrupted;
 		}
 		if (err >= 0)
 			finish_queue_thread(c, q);
@@ -1874,6 +1909,8 @@ static int decode_all(struct conv *c)
 		finish_exited(c);
 		if (c->fatal)
 			return -ptc_err_io;
+		if (interrupted(c))
+			return -ptc_err_interrupted;
 		if (total > (64u << 20)) {
 			size_t k;
 			done = 0;
@@ -2529,10 +2566,8 @@ static void free_conv(struct conv *c)
 	for (i = 0; i < c->nspent; i++)
 		ptc_pt_ahead_free(c->spent[i]);
 	free(c->spent);
+	free_writers(c);
 	for (i = 0; i < c->nth; i++) {
-		ptc_text_sink_free(c->th[i]->text);
-		ptc_cbpexp_sink_free(c->th[i]->cbp);
-		ptc_writer_free(c->th[i]->w);
 		ptc_pt_thread_fini(&c->th[i]->pt);
 		free(c->th[i]);
 	}
@@ -2609,6 +2644,26 @@ static void check_attribution(struct conv *c)
 	}
 }
 
+/* After decode_all() returned err: the threads' files finished and the
+ * summary written (or, interrupted, the unfinished files removed); the
+ * exit status. */
+static int end_run(struct conv *c, int err, const char *input, uint64_t bytes, double t0)
+{
+	int ret;
+
+	if (err == -ptc_err_interrupted)
+		return stop_interrupted(c);
+	if (err < 0 && !c->fatal) {
+		ptc_cli_error("%s: decoding failed: %s", input, ptc_errstr(err));
+		c->fatal = err == -ptc_err_io ? PTC_EXIT_OUTPUT : PTC_EXIT_INPUT;
+	}
+	ret = finish_threads(c);
+	if (ret)
+		c->fatal = ret;
+	summary(c, bytes, now_s() - t0);
+	return exit_status(c);
+}
+
 int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pto,
 			 struct ptc_perf_reader *r)
 {
@@ -2671,16 +2726,7 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 		for (k = 0; k < c.q[i].np; k++)
 			bytes += c.q[i].p[k].size;
 	}
-	err = decode_all(&c);
-	if (err < 0 && !c.fatal) {
-		ptc_cli_error("%s: decoding failed: %s", opt->input, ptc_errstr(err));
-		c.fatal = err == -ptc_err_io ? PTC_EXIT_OUTPUT : PTC_EXIT_INPUT;
-	}
-	ret = finish_threads(&c);
-	if (ret)
-		c.fatal = ret;
-	summary(&c, bytes, now_s() - t0);
-	ret = exit_status(&c);
+	ret = end_run(&c, decode_all(&c), opt->input, bytes, t0);
 	free_conv(&c);
 	return ret;
 }
@@ -2766,7 +2812,7 @@ int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_p
 	long size;
 	size_t i;
 	double t0 = now_s();
-	int err, ret;
+	int ret;
 
 	memset(&c, 0, sizeof(c));
 	pthread_mutex_init(&c.lock, NULL);
@@ -2812,16 +2858,7 @@ int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_p
 		free_conv(&c);
 		return PTC_EXIT_OUTPUT;
 	}
-	err = decode_all(&c);
-	if (err < 0 && !c.fatal) {
-		ptc_cli_error("%s: decoding failed: %s", pto->raw_pt, ptc_errstr(err));
-		c.fatal = PTC_EXIT_INPUT;
-	}
-	ret = finish_threads(&c);
-	if (ret)
-		c.fatal = ret;
-	summary(&c, q->p[0].size, now_s() - t0);
-	ret = exit_status(&c);
+	ret = end_run(&c, decode_all(&c), pto->raw_pt, q->p[0].size, t0);
 	free_conv(&c);
 	return ret;
 }
