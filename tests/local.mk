@@ -8,6 +8,9 @@ TESTS += tests/unit/test_error
 # Files under their final names only when complete (issue 18).
 TESTS += tests/output_complete.sh
 EXTRA_DIST += tests/output_complete.sh
+# Recordings cut anywhere: no crash, no undefined behaviour.
+TESTS += tests/pt_cut.sh
+EXTRA_DIST += tests/pt_cut.sh
 # Many live threads with few outputs open (--max-open-outputs).
 TESTS += tests/pt_live_threads.sh
 EXTRA_DIST += tests/pt_live_threads.sh

@@ -52,6 +52,28 @@ done
 [ $killed -ge 3 ] || fail "only $killed conversions were still running when killed"
 echo "ok - $killed conversions killed ($partial with files missing), every file under a final name whole; reruns the same"
 
+# What a killed run leaves, read as a trace: `ptconv info` says what it is
+rm -rf "$T/k"
+"$PTCONV" "$T/w.data" -f $F -o "$T/k" -q -j 2 & pid=$!
+sleep 0.5
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+unfinished=0
+for f in "$T"/k/.*.ptc.ptconv-part; do
+	[ -e "$f" ] || continue
+	"$PTCONV" info "$f" >/dev/null 2>"$T/err" && fail "info took an unfinished trace"
+	unfinished=$((unfinished + 1))
+	grep -q "incomplete trace\|cut short\|unfinished output" "$T/err" || fail "info on an unfinished trace: $(cat "$T/err")"
+done
+[ $unfinished -ge 1 ] || fail "the run killed at 0.5 s left no unfinished .ptc to read"
+: > "$T/empty.ptc"
+"$PTCONV" info "$T/empty.ptc" >/dev/null 2>"$T/err" && fail "info took an empty file"
+grep -q "empty file" "$T/err" || fail "info on an empty file: $(cat "$T/err")"
+head -c 5000 "$T/ref/$(cd "$T/ref" && ls *.ptc | head -1)" > "$T/cut.ptc"
+"$PTCONV" info "$T/cut.ptc" >/dev/null 2>"$T/err" && fail "info took a cut trace"
+grep -q "cut short" "$T/err" || fail "info on a cut trace: $(cat "$T/err")"
+echo "ok - ptconv info names an unfinished, a cut and an empty trace as such"
+
 # SIGTERM and SIGINT: the conversion stops at its next trace window,
 # removes its unfinished files, says so, and dies of the signal
 stopped=0

@@ -1236,7 +1236,11 @@ int cmd_info(int argc, char **argv)
 		return ptc_info_ptc(in.path, json);
 	}
 	if (ptc_perf_open(&in.r, in.path, err, sizeof(err)) < 0) {
+		size_t l = strlen(in.path), sl = strlen(".ptconv-part");
 		ptc_cli_error("%s", err);
+		if (l > sl && !strcmp(in.path + l - sl, ".ptconv-part"))
+			ptc_cli_error("%s: the unfinished output of a ptconv run that was stopped "
+				      "(ptconv-convert(1), OUTPUT)", in.path);
 		return PTC_EXIT_INPUT;
 	}
 	if (ptc_sb_new(&in.sb) < 0) {

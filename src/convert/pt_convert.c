@@ -902,7 +902,8 @@ static int plan_runs(struct conv *c, struct queue *q)
 	size_t nc = 0, i, j, naux = 0, cap;
 	const struct ptc_sb_aux *aux = c->sb ? ptc_sb_aux_records(c->sb, &naux) : NULL;
 
-	qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
+	if (q->np)
+		qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
 	for (i = 0; i < naux; i++) {
 		int mine = c->per_thread ? aux[i].tid == q->tid : aux[i].cpu == q->cpu;
 		struct cut *n;
@@ -1617,7 +1618,8 @@ static int plan_exits(struct conv *c)
 			c->exits[c->nexits].time = th[i].t_exit;
 			c->exits[c->nexits++].tid = th[i].tid;
 		}
-	qsort(c->exits, c->nexits, sizeof(*c->exits), cmp_exit);
+	if (c->nexits)
+		qsort(c->exits, c->nexits, sizeof(*c->exits), cmp_exit);
 	return 0;
 }
 
@@ -1780,7 +1782,8 @@ static int collect_shared(struct conv *c)
 		free(s.v);
 		return s.err;
 	}
-	qsort(s.v, s.n, sizeof(*s.v), cmp_tid_cpu);
+	if (s.n)
+		qsort(s.v, s.n, sizeof(*s.v), cmp_tid_cpu);
 	c->shared = malloc((s.n ? s.n : 1) * sizeof(*c->shared));
 	if (!c->shared) {
 		free(s.v);
@@ -2244,7 +2247,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 	/* sideband losses are given to threads by the attribution, not the decoder */
 	agg.gaps += c->lost_gaps;
 	agg.gaps_by_cause[PTC_GAP_RECORDS_LOST] += c->lost_gaps;
-	qsort(c->th, c->nth, sizeof(*c->th), cmp_thread);
+	if (c->nth)	/* (qsort's array may not be NULL, even empty) */
+		qsort(c->th, c->nth, sizeof(*c->th), cmp_thread);
 	names = c->use_writer ? outdir_names(c->outdir, &nnames) : NULL;
 
 	snprintf(summary, sizeof(summary), "%s/summary.json", c->outdir);

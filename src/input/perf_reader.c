@@ -1016,7 +1016,9 @@ int ptc_perf_open_fd(struct ptc_perf_reader **out, int fd, const char *name,
 		goto fail;
 	}
 	if (got < 8) {
-		err = fail_at(r, ptc_err_truncated, 0, "%zd bytes: too short for a perf.data header",
+		/* (an output of a run that was stopped, as a rule) */
+		err = fail_at(r, ptc_err_truncated, 0, got ? "%zd bytes: too short for a perf.data header "
+			      "or a ptconv trace's" : "empty file (%zd bytes): not a perf.data file nor a ptconv trace",
 			      got);
 		goto fail;
 	}

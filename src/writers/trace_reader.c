@@ -738,8 +738,8 @@ struct ptc_trace *ptc_trace_open_msg(const char *path, int *errp, char *msg, siz
 	t->info.tail_insns = ptc_le64(h + PTCF_H_TAIL);
 	static_off = ptc_le64(h + PTCF_H_STATIC);
 	if (static_off < PTCF_HEADER_SIZE || static_off > t->size) {
-		err = fail(t, ptc_err_bad_size, PTCF_H_STATIC, "static part offset %" PRIu64
-			   " outside the %" PRIu64 "-byte file", static_off, t->size);
+		err = fail(t, ptc_err_truncated, PTCF_H_STATIC, "a ptconv trace cut short: its static part"
+			   " at offset %" PRIu64 " lies outside the %" PRIu64 "-byte file", static_off, t->size);
 		goto bad;
 	}
 	if ((err = load_static(t, static_off)) < 0)
