@@ -169,7 +169,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * addresses: the call's table index is a hint the replay
 		 * does not have) */
 		put(&side[i], &side[i].thr.depth, sizeof(side[i].thr.depth));
-		put(&side[i], side[i].thr.stack, side[i].thr.depth * sizeof(*side[i].thr.stack));
+		if (side[i].thr.depth)
+			put(&side[i], side[i].thr.stack, side[i].thr.depth * sizeof(*side[i].thr.stack));
 	}
 	if (side[0].len != side[1].len || memcmp(side[0].log, side[1].log, side[0].len)) {
 		fprintf(stderr, "fuzz_pt_ahead: the replay handed the thread other events than decoding in place "
