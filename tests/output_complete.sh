@@ -97,3 +97,27 @@ for sig in TERM INT; do
 done
 [ $stopped -ge 2 ] || fail "only $stopped conversions were stopped by a signal"
 echo "ok - $stopped conversions stopped by SIGTERM or SIGINT: no temporary left, the files kept whole, death by the signal"
+
+# The directory is this run's: an earlier conversion's files of other
+# formats go (summary.json lists exactly this run's), files that are not
+# ptconv's names stay, and so does the input even when it is there
+rm -rf "$T/d"; mkdir "$T/d"
+cp -r "$T/ref/." "$T/d/"
+for f in notes.txt trace.c trace.1.ptc.bak 1-2.txt.orig xtrace.log; do echo keep > "$T/d/$f"; done
+cp "$T/w.data" "$T/d/trace.7.ptc"	# an input with an output's name
+"$PTCONV" "$T/d/trace.7.ptc" -f bt9 -o "$T/d" 2>"$T/err" || fail "run into a used directory exited $?"
+for f in notes.txt trace.c trace.1.ptc.bak 1-2.txt.orig xtrace.log; do
+	[ "$(cat "$T/d/$f")" = keep ] || fail "$f, not a ptconv output, was touched"
+done
+cmp -s "$T/d/trace.7.ptc" "$T/w.data" || fail "the input was touched"
+left=$(cd "$T/d" && ls | grep -v -e '^notes.txt$' -e '^trace.c$' -e '^trace.1.ptc.bak$' -e '^1-2.txt.orig$' \
+	-e '^xtrace.log$' -e '^trace.7.ptc$' -e '\.bt9\.gz$' -e '^summary.json$')
+[ -z "$left" ] || fail "files of the earlier run left: $left"
+grep -q "removed" "$T/err" || fail "nothing said about the earlier run's files"
+python3 - "$T/d/summary.json" <<'PY' || fail "summary.json lists other files than this run's"
+import json, sys
+s = json.load(open(sys.argv[1]))
+files = [f for t in s["threads"] for f in t.get("files", [])]
+assert files and all(f.endswith(".bt9.gz") for f in files), files
+PY
+echo "ok - a run into a used directory removes the earlier conversion's files only"

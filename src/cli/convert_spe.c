@@ -235,7 +235,8 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 		ptc_cli_error("%s: cannot create the output folder: %s", dir, strerror(errno));
 		return PTC_EXIT_OUTPUT;
 	}
-	ptc_out_clean(dir);	/* what a killed run left */
+	ptc_out_clean_outputs(dir, opt->input);	/* the directory is this run's */
+	ptc_out_clean(dir);
 	buf = malloc(AUX_CHUNK);
 	if (!buf || ptc_spe_session_new(&s, on_sample, &c) ||
 	    ptc_spe_symbols_new(&c.syms, opt->symfs, opt->buildid_dir)) {

@@ -2445,9 +2445,14 @@ static int make_outdir(struct conv *c, const char *input)
 		ptc_cli_error("%s: cannot create: %s", c->outdir, strerror(errno));
 		return -1;
 	}
-	/* files a killed run did not finish (ptc_out_tmpname) */
-	if (ptc_out_clean(c->outdir) > 0 && !c->opt->quiet)
-		ptc_cli_error("%s: removed the unfinished files of an earlier run", c->outdir);
+	/* the directory is this run's: what an earlier conversion wrote
+	 * there goes, finished or not (ptc_out_tmpname), and nothing else */
+	{
+		int old = ptc_out_clean_outputs(c->outdir, input), tmp = ptc_out_clean(c->outdir);
+		if ((old || tmp) && !c->opt->quiet)
+			ptc_cli_error("%s: removed %d files and %d unfinished files of an earlier conversion",
+				      c->outdir, old, tmp);
+	}
 	return 0;
 }
 

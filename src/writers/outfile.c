@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -44,6 +45,95 @@ void ptc_out_discard(const char *path)
 
 	if (ptc_out_tmpname(tmp, sizeof(tmp), path) == 0)
 		unlink(tmp);
+}
+
+/* Skip the digits at *s (at least one). */
+static int digits(const char **s)
+{
+	const char *p = *s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == *s)
+		return 0;
+	*s = p;
+	return 1;
+}
+
+static int one_of(const char *s, const char *const *v)
+{
+	for (; *v; v++)
+		if (!strcmp(s, *v))
+			return 1;
+	return 0;
+}
+
+/* Is name one that a conversion writes (ptconv-convert(1), OUTPUT)?
+ * Exactly those shapes, so that no other file is ever taken for one. */
+int ptc_out_is_output(const char *name)
+{
+	static const char *const whole[] = { "summary.json", "spe.csv", "spe-profile.csv", "spe.bolt.fdata", NULL };
+	static const char *const exts[] = { "ptc", "bb", "bt9.gz", "champsim.xz", "champsim.gz", "cbp2025.gz", NULL };
+	static const char *const parted[] = { "bt9.gz", "champsim.xz", "champsim.gz", "cbp2025.gz", NULL };
+	static const char *const thread_files[] = { "txt", "cbpexp", NULL };
+	const char *p = name;
+
+	if (one_of(name, whole))
+		return 1;
+	if (!strncmp(p, "trace.", 6)) {	/* trace.TID.EXT, trace.cpuN.EXT, trace.TID.partN.EXT */
+		p += 6;
+		if (!strncmp(p, "cpu", 3))
+			p += 3;
+		if (!digits(&p) || *p++ != '.')
+			return 0;
+		if (one_of(p, exts))
+			return 1;
+		if (strncmp(p, "part", 4))
+			return 0;
+		p += 4;
+		return digits(&p) && *p++ == '.' && one_of(p, parted);
+	}
+	if (!strncmp(p, "xtrace.", 7)) {	/* xtrace.TIME.ID.hintN.{xinsndata,xsnapshot}.bin */
+		p += 7;
+		if (!digits(&p) || *p++ != '.' || !digits(&p) || strncmp(p, ".hint", 5))
+			return 0;
+		p += 5;
+		return digits(&p) && (!strcmp(p, ".xinsndata.bin") || !strcmp(p, ".xsnapshot.bin"));
+	}
+	/* PID-TID.txt, cpuN.cbpexp, ... */
+	if (!strncmp(p, "cpu", 3)) {
+		p += 3;
+		if (!digits(&p))
+			return 0;
+	} else if (!digits(&p) || *p++ != '-' || !digits(&p)) {
+		return 0;
+	}
+	return *p++ == '.' && one_of(p, thread_files);
+}
+
+int ptc_out_clean_outputs(const char *dir, const char *keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat ks;
+	int n = 0, have_keep = keep && stat(keep, &ks) == 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char p[4096];
+		struct stat st;
+
+		if (!ptc_out_is_output(e->d_name) ||
+		    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p) ||
+		    lstat(p, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    (have_keep && st.st_dev == ks.st_dev && st.st_ino == ks.st_ino))
+			continue;
+		if (unlink(p) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int ptc_out_clean(const char *dir)

@@ -145,5 +145,12 @@ void ptc_out_discard(const char *path);
 /* Remove the temporaries that runs killed before they finished left in
  * dir; returns how many. */
 int ptc_out_clean(const char *dir);
+/* Is name the name of a file a conversion writes (its exact shapes:
+ * trace.TID.ptc, PID-TID.txt, summary.json, ...)? */
+int ptc_out_is_output(const char *name);
+/* Remove the regular files of dir that ptc_out_is_output() names (an
+ * earlier conversion's), so that dir holds one run's files, but never the
+ * file keep (the input, NULL for none); returns how many. */
+int ptc_out_clean_outputs(const char *dir, const char *keep);
 
 #endif
