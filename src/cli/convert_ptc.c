@@ -146,9 +146,8 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 		ptc_cli_error("%s: cannot create the output folder: %s", cfg.outdir, strerror(errno));
 		goto out;
 	}
-	/* the directory is this run's (never the input trace, which may be
-	 * one of the files there) */
-	ptc_out_clean_outputs(cfg.outdir, opt->input);
+	/* only what a killed run left: the directory may hold the other
+	 * threads' traces of the recording, which a reconversion keeps */
 	ptc_out_clean(cfg.outdir);
 	cfg.bbv_interval = bbv_interval;
 	cfg.threads = opt->jobs;
