@@ -121,3 +121,23 @@ files = [f for t in s["threads"] for f in t.get("files", [])]
 assert files and all(f.endswith(".bt9.gz") for f in files), files
 PY
 echo "ok - a run into a used directory removes the earlier conversion's files only"
+
+# Write errors without root: a file size limit (ulimit -f, SIGXFSZ
+# ignored) makes writes fail with EFBIG at several points of the run.
+# Exit status 4, the failing file named, no temporary left, and every file
+# under a final name whole (a thread's files are finished only when its
+# whole trace is written)
+failed=0
+for lim in 8 64 512 4096; do
+	rm -rf "$T/f"
+	( ulimit -f $lim; trap '' XFSZ; exec "$PTCONV" "$T/w.data" -f $F -o "$T/f" -q -j 2 ) 2>"$T/ferr"
+	st=$?
+	[ $st = 0 ] && continue
+	[ $st = 4 ] || { cat "$T/ferr" >&2; fail "file size limit $lim KiB: exit status $st, want 4"; }
+	grep -q "$T/f/" "$T/ferr" || fail "file size limit $lim KiB: no file named: $(cat "$T/ferr")"
+	ls -A "$T/f" | grep -q '^\.' && fail "file size limit $lim KiB: temporaries left: $(ls -A "$T/f" | grep '^\.')"
+	check "$T/f"
+	failed=$((failed + 1))
+done
+[ $failed -ge 2 ] || fail "only $failed runs hit the file size limit"
+echo "ok - $failed runs whose writes failed (EFBIG): exit 4, the file named, no temporary, every file whole"

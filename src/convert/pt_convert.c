@@ -1643,17 +1643,27 @@ static int interrupted(const struct conv *c)
 	return c->opt->interrupted && *c->opt->interrupted;
 }
 
-/* Stopped by the user: the files of the threads that ended are complete
- * and stay; the others, under their temporary names, go. */
-static int stop_interrupted(struct conv *c)
+/* Stopped before the end (by the user, or by an output that failed):
+ * the files of the threads that ended are complete and stay; the others,
+ * under their temporary names, go (finishing them would give whole files
+ * of part of a thread's trace). */
+static int stop_early(struct conv *c, const char *why, int status)
 {
+	size_t i;
 	int removed;
 
+	for (i = 0; i < c->nth; i++) {
+		struct cthread *t = c->th[i];
+		if (t->w && ptc_writer_errmsg(t->w)[0])
+			ptc_cli_error("%s", ptc_writer_errmsg(t->w));
+		else if (t->pt.sink_error && !t->finished)
+			ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(t->pt.sink_error));
+	}
 	free_writers(c);
 	removed = ptc_out_clean(c->outdir);
-	ptc_cli_error("interrupted: the files of the threads that had ended are complete and stay in %s; "
-		      "%d unfinished files removed", c->outdir, removed);
-	return PTC_EXIT_INTERRUPTED;
+	ptc_cli_error("%s: the files of the threads that had ended are complete and stay in %s; "
+		      "%d unfinished files removed", why, c->outdir, removed);
+	return status;
 }
 
 /* -j N on a per-thread recording: each queue is one thread's, so queues
@@ -2661,7 +2671,9 @@ static int end_run(struct conv *c, int err, const char *input, uint64_t bytes, d
 	int ret;
 
 	if (err == -ptc_err_interrupted)
-		return stop_interrupted(c);
+		return stop_early(c, "interrupted", PTC_EXIT_INTERRUPTED);
+	if (err < 0 && (c->fatal == PTC_EXIT_OUTPUT || err == -ptc_err_io))
+		return stop_early(c, "output failed", PTC_EXIT_OUTPUT);
 	if (err < 0 && !c->fatal) {
 		ptc_cli_error("%s: decoding failed: %s", input, ptc_errstr(err));
 		c->fatal = err == -ptc_err_io ? PTC_EXIT_OUTPUT : PTC_EXIT_INPUT;
@@ -2737,6 +2749,8 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 	}
 	ret = end_run(&c, decode_all(&c), opt->input, bytes, t0);
 	free_conv(&c);
+	if (ret == PTC_EXIT_OUTPUT)
+		ptc_out_clean(c.outdir);	/* a failed output leaves no temporary */
 	return ret;
 }
 
@@ -2869,5 +2883,7 @@ int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_p
 	}
 	ret = end_run(&c, decode_all(&c), pto->raw_pt, q->p[0].size, t0);
 	free_conv(&c);
+	if (ret == PTC_EXIT_OUTPUT)
+		ptc_out_clean(c.outdir);	/* a failed output leaves no temporary */
 	return ret;
 }
