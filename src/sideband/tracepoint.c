@@ -2,10 +2,14 @@
  * tracepoint.h).  The container is walked with a bounded cursor: every
  * size is checked against the bytes left before it is used, so a hostile
  * size claims nothing from memory. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <traceevent/event-parse.h>
 
@@ -321,6 +325,56 @@ static int errf(char *err, size_t errlen, const char *fmt, ...)
 	return 0;
 }
 
+/* Parse format f with a fresh libtraceevent handle set up for td. */
+static struct tep_handle *parse_format(const struct ptc_tracing_data *td, const struct ptc_tracing_format *f,
+				       int *ok)
+{
+	struct tep_handle *tep = tep_alloc();
+
+	*ok = 0;
+	if (!tep)
+		return NULL;
+	tep_set_file_bigendian(tep, td->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(tep, (int)td->long_size);
+	tep_set_page_size(tep, (int)td->page_size);
+	*ok = tep_parse_event(tep, (const char *)f->text, (unsigned long)f->size, "sched") == TEP_ERRNO__SUCCESS;
+	return tep;
+}
+
+/* libtraceevent's format parser dereferences NULL on some hostile formats
+ * (fuzz_tracing_data finds them in minutes): a format is parsed in a
+ * child process first, within limits of time and memory, and here only
+ * once the child has parsed it to the end (the parser is deterministic).
+ * 0: parsed; 1: the parser refused it (it says so here too); -1: the
+ * child crashed or ran out of its limits; -2: no child could be made. */
+static int parse_in_child(const struct ptc_tracing_data *td, const struct ptc_tracing_format *f)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (pid == 0) {
+		struct rlimit cpu = { 10, 10 }, as = { 1ul << 30, 1ul << 30 };
+		struct tep_handle *tep;
+		int ok;
+
+		setrlimit(RLIMIT_CPU, &cpu);
+		setrlimit(RLIMIT_AS, &as);
+		tep = parse_format(td, f, &ok);
+		_exit(tep && ok && tep_find_event_by_name(tep, "sched", "sched_switch") ? 0 : 1);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st) == 0 ? 0 : 1;
+	return -1;
+}
+
 int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 			 const struct ptc_tracing_data *td, const char *name, uint64_t base,
 			 char *err, size_t errlen)
@@ -340,26 +394,34 @@ int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 		     (unsigned long long)base);
 		return -ptc_err_not_found;
 	}
+	/* libtraceevent prints its parse problems itself: they are ours to report */
+	tep_set_loglevel(TEP_LOG_NONE);
+	switch (parse_in_child(td, f)) {
+	case -1:
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: the sched:sched_switch format makes "
+		     "libtraceevent crash (in a child process): not used", name, (unsigned long long)(base + f->offset));
+		return -ptc_err_bad_record;
+	case -2:
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: no process to check the sched:sched_switch "
+		     "format in: %s", name, (unsigned long long)(base + f->offset), strerror(errno));
+		return -ptc_err_nomem;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ptc_err_nomem;
-	/* libtraceevent prints its parse problems itself: they are ours to report */
-	tep_set_loglevel(TEP_LOG_NONE);
-	r->tep = tep_alloc();
-	if (!r->tep) {
-		ptc_sched_switch_free(r);
-		return -ptc_err_nomem;
-	}
-	tep_set_file_bigendian(r->tep, td->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_local_bigendian(r->tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? TEP_BIG_ENDIAN
-									     : TEP_LITTLE_ENDIAN);
-	tep_set_long_size(r->tep, (int)td->long_size);
-	tep_set_page_size(r->tep, (int)td->page_size);
-	if (tep_parse_event(r->tep, (const char *)f->text, (unsigned long)f->size, "sched") != TEP_ERRNO__SUCCESS) {
-		errf(err, errlen, "%s: offset 0x%llx: tracing data: libtraceevent cannot parse the sched:sched_switch format",
-		     name, (unsigned long long)(base + f->offset));
-		ptc_sched_switch_free(r);
-		return -ptc_err_bad_record;
+	{
+		int ok;
+		r->tep = parse_format(td, f, &ok);
+		if (!r->tep) {
+			ptc_sched_switch_free(r);
+			return -ptc_err_nomem;
+		}
+		if (!ok) {
+			errf(err, errlen, "%s: offset 0x%llx: tracing data: libtraceevent cannot parse the "
+			     "sched:sched_switch format", name, (unsigned long long)(base + f->offset));
+			ptc_sched_switch_free(r);
+			return -ptc_err_bad_record;
+		}
 	}
 	r->ev = tep_find_event_by_name(r->tep, "sched", "sched_switch");
 	if (!r->ev) {
