@@ -14,6 +14,7 @@ for t in $targets; do
 	work="$b/fuzz-work/$t"; mkdir -p "$work"
 	seeds="$top/tests/fuzz/seeds/$t"
 	echo "== $t for ${secs}s"
+	LSAN_OPTIONS="suppressions=$top/tests/lsan.supp" \
 	"$b/tests/fuzz/$t" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 \
 		"$work" $( [ -d "$seeds" ] && echo "$seeds" ) 2>&1 | grep -E 'stat::|ERROR|SUMMARY|Done' || true
 done

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Replay fuzz_tracing_data's committed seed (the tracing data of a real
-# `perf record -e sched:sched_switch` on Linux 6.1) and cut and
-# byte-flipped variants of it through the fuzz target: any crash or
-# sanitizer report fails the test.
+# Replay fuzz_tracing_data's committed seeds (the tracing data of a real
+# `perf record -e sched:sched_switch` on Linux 6.1, and two inputs that
+# fuzz_tracing_data found: one on which libtraceevent's format parser
+# dereferences NULL, which ptconv now meets in a child process, and one on
+# which it leaks) and cut and byte-flipped variants of them through the
+# fuzz target: any crash or sanitizer report of ptconv's fails the test.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 drv="$top_builddir/tests/fuzz/fuzz_tracing_data"
 seeds="$top_srcdir/tests/fuzz/seeds/fuzz_tracing_data"

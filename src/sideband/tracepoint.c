@@ -346,8 +346,11 @@ static struct tep_handle *parse_format(const struct ptc_tracing_data *td, const 
  * (fuzz_tracing_data finds them in minutes): a format is parsed in a
  * child process first, within limits of time and memory, and here only
  * once the child has parsed it to the end (the parser is deterministic).
- * 0: parsed; 1: the parser refused it (it says so here too); -1: the
- * child crashed or ran out of its limits; -2: no child could be made. */
+ * 0: parsed; 1: the parser refused it; -1: the child crashed or ran out
+ * of its limits (a sanitizer that catches the crash exits with a status
+ * of its own: only REFUSED and 0 are the child's word); -2: no child
+ * could be made. */
+#define REFUSED 42
 static int parse_in_child(const struct ptc_tracing_data *td, const struct ptc_tracing_format *f)
 {
 	pid_t pid;
@@ -365,12 +368,12 @@ static int parse_in_child(const struct ptc_tracing_data *td, const struct ptc_tr
 		setrlimit(RLIMIT_CPU, &cpu);
 		setrlimit(RLIMIT_AS, &as);
 		tep = parse_format(td, f, &ok);
-		_exit(tep && ok && tep_find_event_by_name(tep, "sched", "sched_switch") ? 0 : 1);
+		_exit(tep && ok && tep_find_event_by_name(tep, "sched", "sched_switch") ? 0 : REFUSED);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	if (WIFEXITED(st))
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == REFUSED))
 		return WEXITSTATUS(st) == 0 ? 0 : 1;
 	return -1;
 }
@@ -397,6 +400,10 @@ int ptc_sched_switch_new(struct ptc_sched_switch_reader **out,
 	/* libtraceevent prints its parse problems itself: they are ours to report */
 	tep_set_loglevel(TEP_LOG_NONE);
 	switch (parse_in_child(td, f)) {
+	case 1:
+		errf(err, errlen, "%s: offset 0x%llx: tracing data: libtraceevent cannot parse the "
+		     "sched:sched_switch format", name, (unsigned long long)(base + f->offset));
+		return -ptc_err_bad_record;
 	case -1:
 		errf(err, errlen, "%s: offset 0x%llx: tracing data: the sched:sched_switch format makes "
 		     "libtraceevent crash (in a child process): not used", name, (unsigned long long)(base + f->offset));
