@@ -38,6 +38,8 @@ enum { FMT_CBPEXP = 1, FMT_TEXT = 2 };
 
 struct piece {
 	uint64_t offset, size, file_off;
+	uint64_t claimed;	/* > size: the record's size, of which the file ends
+				 * before size bytes (the rest is a counted loss) */
 	uint8_t *data;		/* pipe input: the bytes */
 };
 
@@ -1011,10 +1013,14 @@ static int plan_runs(struct conv *c, struct queue *q)
 	/* drop emptied runs; what is missing before each run follows from
 	 * the offsets (a TRUNCATED cut loses an unknown amount) */
 	{
-		uint64_t prev_end = 0, data_end = 0;
-		for (i = 0; i < q->np; i++)
-			if (q->p[i].offset + q->p[i].size > data_end)
-				data_end = q->p[i].offset + q->p[i].size;
+		uint64_t prev_end = 0, data_end = 0, cut_end = 0;
+		for (i = 0; i < q->np; i++) {
+			uint64_t e = q->p[i].offset + (q->p[i].claimed > q->p[i].size ? q->p[i].claimed : q->p[i].size);
+			if (e > data_end)
+				data_end = e;
+			if (q->p[i].claimed > q->p[i].size && e > cut_end)
+				cut_end = e;
+		}
 		for (i = 0; i < nc; i++)
 			if (cuts[i].s == cuts[i].e && cuts[i].s == data_end) {
 				/* TRUNCATED at the very end */
@@ -1046,7 +1052,8 @@ static int plan_runs(struct conv *c, struct queue *q)
 			q->tail.start = q->tail.end = data_end;
 			q->tail.lost = data_end - prev_end;
 			if (!q->tail.why)
-				q->tail.why = "AUX bytes missing from the recording";
+				q->tail.why = cut_end == data_end ? "the recording ends inside this trace data (file cut short)"
+								   : "AUX bytes missing from the recording";
 		}
 	}
 	q->nruns = j;
@@ -1983,6 +1990,29 @@ static int read_sched_switch(struct conv *c, const struct ptc_perf_record *rec)
 				       (uint32_t)sw.next_pid);
 }
 
+/* A file cut inside an AUXTRACE record's payload (perf killed, a copy
+ * interrupted): the bytes that are there are decoded, and the rest of the
+ * record counts as lost at the end of its queue's data (plan_runs). */
+static void clamp_to_file(struct conv *c)
+{
+	uint64_t fsize = ptc_perf_file_size(c->r);
+	size_t i, k;
+
+	if (!fsize)
+		return;
+	for (i = 0; i < c->nq; i++)
+		for (k = 0; k < c->q[i].np; k++) {
+			struct piece *p = &c->q[i].p[k];
+			if (p->data || p->file_off + p->size <= fsize)
+				continue;
+			p->claimed = p->size;
+			p->size = p->file_off < fsize ? fsize - p->file_off : 0;
+			ptc_cli_error("%s: the file ends inside the trace data at 0x%" PRIx64 ": %" PRIu64
+				      " of its %" PRIu64 " bytes are there, the rest is counted as lost",
+				      ptc_perf_name(c->r), p->file_off, p->size, p->claimed);
+		}
+}
+
 static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
@@ -2071,6 +2101,7 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 		ptc_cli_error("%s", ptc_perf_errmsg(c->r));
 		/* keep what was read: the trace up to the damage is usable */
 	}
+	clamp_to_file(c);
 	ptc_sb_finish(c->sb);
 	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
 	if (err < 0)

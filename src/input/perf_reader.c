@@ -1824,3 +1824,8 @@ int ptc_perf_seekable(const struct ptc_perf_reader *r)
 {
 	return r->seekable;
 }
+
+uint64_t ptc_perf_file_size(const struct ptc_perf_reader *r)
+{
+	return r->seekable ? r->file_size : 0;
+}

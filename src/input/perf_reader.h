@@ -180,6 +180,8 @@ const char *ptc_perf_warning(const struct ptc_perf_reader *r, size_t i);
 const struct ptc_perf_extra *ptc_perf_extra(const struct ptc_perf_reader *r);
 /* Whether ptc_perf_pread works (the input is a regular file). */
 int ptc_perf_seekable(const struct ptc_perf_reader *r);
+/* The size of a seekable input, 0 for a stream. */
+uint64_t ptc_perf_file_size(const struct ptc_perf_reader *r);
 /* The name of a record type, e.g. "MMAP2", "AUXTRACE"; "UNKNOWN" otherwise. */
 const char *ptc_perf_record_name(uint32_t type);
 
