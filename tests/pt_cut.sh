@@ -35,6 +35,11 @@ for k in $(seq 0 39); do
 		inside=$((inside + 1))
 		cat "$T"/o/*.txt 2>/dev/null | grep -q " gap " ||
 			fail "cut at $cut of $size bytes, inside the trace data: converted with no gap"
+		python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["input_error"]' "$T/o/summary.json" ||
+			fail "cut at $cut: summary.json has no input_error"
+		rm -rf "$T/o"
+		"$PTCONV" "$T/c.data" -o "$T/o" -q --strict 2>/dev/null
+		[ $? = 1 ] || fail "cut at $cut: --strict did not fail on a damaged recording"
 	   fi ;;
 	3) grep -q "c.data" "$T/err" || fail "cut at $cut: refused without naming the file: $(cat "$T/err")"
 	   refused=$((refused + 1)) ;;

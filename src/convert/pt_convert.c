@@ -136,6 +136,10 @@ struct conv {
 	struct ptc_writer_pool *pool;	/* --max-open-outputs: the writers' open outputs */
 	unsigned max_open;		/* its limit */
 	char outdir[4096];
+	/* The recording could not be read to its end: why, and the bytes
+	 * after the damage (not read, so not decoded). */
+	char input_error[512];
+	uint64_t unread_bytes;
 
 	struct queue *q;
 	size_t nq;
@@ -2098,8 +2102,12 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 		}
 	}
 	if (err < 0) {
+		uint64_t fsize = ptc_perf_file_size(c->r), got = ptc_perf_stats(c->r)->bytes_read;
 		ptc_cli_error("%s", ptc_perf_errmsg(c->r));
-		/* keep what was read: the trace up to the damage is usable */
+		/* keep what was read: the trace up to the damage is usable;
+		 * the rest is a loss that the summary and --strict report */
+		snprintf(c->input_error, sizeof(c->input_error), "%s", ptc_perf_errmsg(c->r));
+		c->unread_bytes = fsize > got ? fsize - got : 0;
 	}
 	clamp_to_file(c);
 	ptc_sb_finish(c->sb);
@@ -2313,6 +2321,12 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_u64(&j, "unattributed_branches", orphan);
 		ptc_json_u64(&j, "unattributed_gaps", c->orphan_gaps);
 		ptc_json_u64(&j, "lost_trace_bytes", agg.lost_bytes);
+		/* the recording could not be read to its end (null: it was) */
+		if (c->input_error[0])
+			ptc_json_string(&j, "input_error", c->input_error);
+		else
+			ptc_json_null(&j, "input_error");
+		ptc_json_u64(&j, "unread_input_bytes", c->unread_bytes);
 		if (c->sb) {
 			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
 			ptc_json_u64(&j, "lost_records", lost);
@@ -2655,7 +2669,7 @@ static int exit_status(struct conv *c)
 		return c->fatal;
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
-	if (gaps || c->nmissing)
+	if (gaps || c->nmissing || c->input_error[0])
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
 }
