@@ -141,3 +141,13 @@ for lim in 8 64 512 4096; do
 done
 [ $failed -ge 2 ] || fail "only $failed runs hit the file size limit"
 echo "ok - $failed runs whose writes failed (EFBIG): exit 4, the file named, no temporary, every file whole"
+
+# -o naming the input file: refused before anything is written, the input
+# untouched
+cp "$T/w.data" "$T/in.data"
+"$PTCONV" "$T/in.data" -o "$T/in.data" -q 2>"$T/err"
+st=$?
+[ $st = 4 ] || fail "-o naming the input: exit status $st, want 4"
+grep -q "in.data: cannot create the output directory: Not a directory" "$T/err" || fail "-o naming the input: $(cat "$T/err")"
+cmp -s "$T/in.data" "$T/w.data" || fail "-o naming the input: the input changed"
+echo "ok - -o naming the input is refused, the input untouched"

@@ -142,7 +142,7 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 		snprintf(dirbuf, sizeof(dirbuf), "%s.ptconv", opt->input);
 		cfg.outdir = dirbuf;
 	}
-	if (mkdir(cfg.outdir, 0777) && errno != EEXIST) {
+	if (ptc_out_mkdir(cfg.outdir) < 0) {
 		ptc_cli_error("%s: cannot create the output folder: %s", cfg.outdir, strerror(errno));
 		goto out;
 	}

@@ -231,7 +231,7 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 		snprintf(dirbuf, sizeof(dirbuf), "%s.ptconv", in);
 		dir = dirbuf;
 	}
-	if (mkdir(dir, 0777) && errno != EEXIST) {
+	if (ptc_out_mkdir(dir) < 0) {
 		ptc_cli_error("%s: cannot create the output folder: %s", dir, strerror(errno));
 		return PTC_EXIT_OUTPUT;
 	}

@@ -2496,8 +2496,8 @@ static int make_outdir(struct conv *c, const char *input)
 		snprintf(c->outdir, sizeof(c->outdir), "stdin.ptconv");
 	else
 		snprintf(c->outdir, sizeof(c->outdir), "%s.ptconv", input);
-	if (mkdir(c->outdir, 0777) != 0 && errno != EEXIST) {
-		ptc_cli_error("%s: cannot create: %s", c->outdir, strerror(errno));
+	if (ptc_out_mkdir(c->outdir) < 0) {
+		ptc_cli_error("%s: cannot create the output directory: %s", c->outdir, strerror(errno));
 		return -1;
 	}
 	/* the directory is this run's: what an earlier conversion wrote

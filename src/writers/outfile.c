@@ -19,6 +19,23 @@
 
 #define TMP_SUFFIX ".ptconv-part"
 
+int ptc_out_mkdir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0777) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -ptc_err_io;
+	if (stat(dir, &st) != 0)
+		return -ptc_err_io;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;	/* e.g. -o naming the input */
+		return -ptc_err_io;
+	}
+	return 0;
+}
+
 int ptc_out_tmpname(char *buf, size_t size, const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -137,6 +137,10 @@ uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
  * removes.  The temporary name of path (".NAME.ptconv-part" in its
  * directory) into buf: 0, or -ptc_err_invalid when it does not fit. */
 int ptc_out_tmpname(char *buf, size_t size, const char *path);
+/* The output directory: created, or an existing directory (anything else,
+ * e.g. -o naming the input file, fails with errno ENOTDIR).  0 or a
+ * negative ptc error with errno set. */
+int ptc_out_mkdir(const char *dir);
 /* The file written under path's temporary name is complete: rename it to
  * path.  0, or a negative ptc error with errno set. */
 int ptc_out_commit(const char *path);
