@@ -105,6 +105,7 @@ rm -rf "$T/d"; mkdir "$T/d"
 cp -r "$T/ref/." "$T/d/"
 for f in notes.txt trace.c trace.1.ptc.bak 1-2.txt.orig xtrace.log; do echo keep > "$T/d/$f"; done
 cp "$T/w.data" "$T/d/trace.7.ptc"	# an input with an output's name
+mkdir "$T/d2"; echo '{"another": "tool"}' > "$T/d2/summary.json"
 "$PTCONV" "$T/d/trace.7.ptc" -f bt9 -o "$T/d" 2>"$T/err" || fail "run into a used directory exited $?"
 for f in notes.txt trace.c trace.1.ptc.bak 1-2.txt.orig xtrace.log; do
 	[ "$(cat "$T/d/$f")" = keep ] || fail "$f, not a ptconv output, was touched"
@@ -120,6 +121,10 @@ s = json.load(open(sys.argv[1]))
 files = [f for t in s["threads"] for f in t.get("files", [])]
 assert files and all(f.endswith(".bt9.gz") for f in files), files
 PY
+# another tool's summary.json is not taken for an earlier run's
+"$PTCONV" "$T/w.data" -f bt9 -o "$T/d2" -q 2>/dev/null
+[ $? = 4 ] || fail "a run into a directory with another tool's summary.json did not refuse to replace it"
+grep -q another "$T/d2/summary.json" || fail "another tool's summary.json was replaced"
 echo "ok - a run into a used directory removes the earlier conversion's files only"
 
 # Write errors without root: a file size limit (ulimit -f, SIGXFSZ

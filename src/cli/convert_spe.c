@@ -235,7 +235,11 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 		ptc_cli_error("%s: cannot create the output folder: %s", dir, strerror(errno));
 		return PTC_EXIT_OUTPUT;
 	}
-	ptc_out_clean_outputs(dir, opt->input);	/* the directory is this run's */
+	if (ptc_out_clean_outputs(dir, opt->input) < 0) {	/* the directory is this run's */
+		ptc_cli_error("%s: holds a summary.json that is not ptconv's: not an output directory "
+			      "(choose another -o)", dir);
+		return PTC_EXIT_OUTPUT;
+	}
 	ptc_out_clean(dir);
 	buf = malloc(AUX_CHUNK);
 	if (!buf || ptc_spe_session_new(&s, on_sample, &c) ||

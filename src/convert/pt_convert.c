@@ -2503,7 +2503,13 @@ static int make_outdir(struct conv *c, const char *input)
 	/* the directory is this run's: what an earlier conversion wrote
 	 * there goes, finished or not (ptc_out_tmpname), and nothing else */
 	{
-		int old = ptc_out_clean_outputs(c->outdir, input), tmp = ptc_out_clean(c->outdir);
+		int old = ptc_out_clean_outputs(c->outdir, input), tmp;
+		if (old < 0) {
+			ptc_cli_error("%s: holds a summary.json that is not ptconv's: not an output directory "
+				      "(choose another -o)", c->outdir);
+			return -1;
+		}
+		tmp = ptc_out_clean(c->outdir);
 		if ((old || tmp) && !c->opt->quiet)
 			ptc_cli_error("%s: removed %d files and %d unfinished files of an earlier conversion",
 				      c->outdir, old, tmp);

@@ -128,13 +128,36 @@ int ptc_out_is_output(const char *name)
 	return *p++ == '.' && one_of(p, thread_files);
 }
 
+/* A summary.json of ptconv's (its first keys), not another tool's. */
+static int is_our_summary(const char *path)
+{
+	char head[16384];	/* (the input path comes first: up to 4 KiB) */
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return 0;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	head[n] = 0;
+	return strstr(head, "\"decoder\":") && strstr(head, "\"trace_bytes\":");
+}
+
 int ptc_out_clean_outputs(const char *dir, const char *keep)
 {
-	DIR *d = opendir(dir);
+	DIR *d;
 	struct dirent *e;
 	struct stat ks;
 	int n = 0, have_keep = keep && stat(keep, &ks) == 0;
+	char sum[4096];
 
+	/* another tool's summary.json: this is not a directory of ours */
+	if (snprintf(sum, sizeof(sum), "%s/summary.json", dir) < (int)sizeof(sum) &&
+	    access(sum, F_OK) == 0 && !is_our_summary(sum)) {
+		errno = EEXIST;
+		return -1;
+	}
+	d = opendir(dir);
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {

@@ -154,7 +154,8 @@ int ptc_out_clean(const char *dir);
 int ptc_out_is_output(const char *name);
 /* Remove the regular files of dir that ptc_out_is_output() names (an
  * earlier conversion's), so that dir holds one run's files, but never the
- * file keep (the input, NULL for none); returns how many. */
+ * file keep (the input, NULL for none); returns how many.  -1 (errno
+ * EEXIST), nothing removed: dir holds a summary.json that is not ptconv's. */
 int ptc_out_clean_outputs(const char *dir, const char *keep);
 
 #endif
