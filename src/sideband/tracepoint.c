@@ -17,6 +17,15 @@
 #include "common/error.h"
 #include "sideband/tracepoint.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PTC_HAS_ASAN 1
+#endif
+#endif
+#ifndef PTC_HAS_ASAN
+#define PTC_HAS_ASAN 0
+#endif
+
 #ifndef PERF_FORMAT_LOST
 #define PERF_FORMAT_LOST (1U << 4)
 #endif
@@ -366,7 +375,12 @@ static int parse_in_child(const struct ptc_tracing_data *td, const struct ptc_tr
 		int ok;
 
 		setrlimit(RLIMIT_CPU, &cpu);
+#if !defined(__SANITIZE_ADDRESS__) && !PTC_HAS_ASAN
+		/* (AddressSanitizer's shadow memory needs far more address space) */
 		setrlimit(RLIMIT_AS, &as);
+#else
+		(void)as;
+#endif
 		tep = parse_format(td, f, &ok);
 		_exit(tep && ok && tep_find_event_by_name(tep, "sched", "sched_switch") ? 0 : REFUSED);
 	}
