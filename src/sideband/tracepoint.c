@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -370,10 +371,16 @@ static int parse_in_child(const struct ptc_tracing_data *td, const struct ptc_tr
 	if (pid < 0)
 		return -2;
 	if (pid == 0) {
+		static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 		struct rlimit cpu = { 10, 10 }, as = { 1ul << 30, 1ul << 30 };
 		struct tep_handle *tep;
+		size_t i;
 		int ok;
 
+		/* a crash ends the child by its signal, without the handlers
+		 * of a sanitizer or a fuzzer that would report it as ours */
+		for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+			signal(fatal[i], SIG_DFL);
 		setrlimit(RLIMIT_CPU, &cpu);
 #if !defined(__SANITIZE_ADDRESS__) && !PTC_HAS_ASAN
 		/* (AddressSanitizer's shadow memory needs far more address space) */
