@@ -142,13 +142,16 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 		snprintf(dirbuf, sizeof(dirbuf), "%s.ptconv", opt->input);
 		cfg.outdir = dirbuf;
 	}
-	if (ptc_out_mkdir(cfg.outdir) < 0) {
-		ptc_cli_error("%s: cannot create the output folder: %s", cfg.outdir, strerror(errno));
-		goto out;
+	/* only what a killed run left goes: the directory may hold the
+	 * other threads' traces of the recording, which a reconversion keeps */
+	{
+		char why[4400];
+		int old, tmp;
+		if (ptc_out_prepare(cfg.outdir, opt->input, 1, &old, &tmp, why, sizeof(why)) < 0) {
+			ptc_cli_error("%s", why);
+			goto out;
+		}
 	}
-	/* only what a killed run left: the directory may hold the other
-	 * threads' traces of the recording, which a reconversion keeps */
-	ptc_out_clean(cfg.outdir);
 	cfg.bbv_interval = bbv_interval;
 	cfg.threads = opt->jobs;
 	rec = malloc(BATCH * sizeof(*rec));

@@ -231,16 +231,14 @@ static int convert(const struct ptc_convert_options *opt, struct ptc_perf_reader
 		snprintf(dirbuf, sizeof(dirbuf), "%s.ptconv", in);
 		dir = dirbuf;
 	}
-	if (ptc_out_mkdir(dir) < 0) {
-		ptc_cli_error("%s: cannot create the output folder: %s", dir, strerror(errno));
-		return PTC_EXIT_OUTPUT;
+	{	/* the directory is this run's */
+		char msg[4400];
+		int old, tmp;
+		if (ptc_out_prepare(dir, opt->input, 0, &old, &tmp, msg, sizeof(msg)) < 0) {
+			ptc_cli_error("%s", msg);
+			return PTC_EXIT_OUTPUT;
+		}
 	}
-	if (ptc_out_clean_outputs(dir, opt->input) < 0) {	/* the directory is this run's */
-		ptc_cli_error("%s: holds a summary.json that is not ptconv's: not an output directory "
-			      "(choose another -o)", dir);
-		return PTC_EXIT_OUTPUT;
-	}
-	ptc_out_clean(dir);
 	buf = malloc(AUX_CHUNK);
 	if (!buf || ptc_spe_session_new(&s, on_sample, &c) ||
 	    ptc_spe_symbols_new(&c.syms, opt->symfs, opt->buildid_dir)) {

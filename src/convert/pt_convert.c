@@ -2496,20 +2496,15 @@ static int make_outdir(struct conv *c, const char *input)
 		snprintf(c->outdir, sizeof(c->outdir), "stdin.ptconv");
 	else
 		snprintf(c->outdir, sizeof(c->outdir), "%s.ptconv", input);
-	if (ptc_out_mkdir(c->outdir) < 0) {
-		ptc_cli_error("%s: cannot create the output directory: %s", c->outdir, strerror(errno));
-		return -1;
-	}
 	/* the directory is this run's: what an earlier conversion wrote
 	 * there goes, finished or not (ptc_out_tmpname), and nothing else */
 	{
-		int old = ptc_out_clean_outputs(c->outdir, input), tmp;
-		if (old < 0) {
-			ptc_cli_error("%s: holds a summary.json that is not ptconv's: not an output directory "
-				      "(choose another -o)", c->outdir);
+		char err[4400];
+		int old, tmp;
+		if (ptc_out_prepare(c->outdir, input, 0, &old, &tmp, err, sizeof(err)) < 0) {
+			ptc_cli_error("%s", err);
 			return -1;
 		}
-		tmp = ptc_out_clean(c->outdir);
 		if ((old || tmp) && !c->opt->quiet)
 			ptc_cli_error("%s: removed %d files and %d unfinished files of an earlier conversion",
 				      c->outdir, old, tmp);

@@ -19,7 +19,9 @@
 
 #define TMP_SUFFIX ".ptconv-part"
 
-int ptc_out_mkdir(const char *dir)
+/* dir created, or an existing directory: 0, or a negative ptc error with
+ * errno set (ENOTDIR for anything else). */
+static int out_mkdir(const char *dir)
 {
 	struct stat st;
 
@@ -87,7 +89,7 @@ static int one_of(const char *s, const char *const *v)
 
 /* Is name one that a conversion writes (ptconv-convert(1), OUTPUT)?
  * Exactly those shapes, so that no other file is ever taken for one. */
-int ptc_out_is_output(const char *name)
+static int is_output(const char *name)
 {
 	static const char *const whole[] = { "summary.json", "spe.csv", "spe-profile.csv", "spe.bolt.fdata", NULL };
 	static const char *const exts[] = { "ptc", "bb", "bt9.gz", "champsim.xz", "champsim.gz", "cbp2025.gz", NULL };
@@ -143,7 +145,10 @@ static int is_our_summary(const char *path)
 	return strstr(head, "\"decoder\":") && strstr(head, "\"trace_bytes\":");
 }
 
-int ptc_out_clean_outputs(const char *dir, const char *keep)
+/* Remove the regular files of dir that is_output() names, never keep:
+ * how many; -1 (errno EEXIST), nothing removed, when dir holds a
+ * summary.json that is not ptconv's. */
+static int clean_outputs(const char *dir, const char *keep)
 {
 	DIR *d;
 	struct dirent *e;
@@ -164,7 +169,7 @@ int ptc_out_clean_outputs(const char *dir, const char *keep)
 		char p[4096];
 		struct stat st;
 
-		if (!ptc_out_is_output(e->d_name) ||
+		if (!is_output(e->d_name) ||
 		    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p) ||
 		    lstat(p, &st) != 0 || !S_ISREG(st.st_mode) ||
 		    (have_keep && st.st_dev == ks.st_dev && st.st_ino == ks.st_ino))
@@ -174,6 +179,24 @@ int ptc_out_clean_outputs(const char *dir, const char *keep)
 	}
 	closedir(d);
 	return n;
+}
+
+int ptc_out_prepare(const char *dir, const char *keep, int only_temporaries, int *removed,
+		    int *unfinished, char *err, size_t errlen)
+{
+	*removed = *unfinished = 0;
+	if (out_mkdir(dir) < 0) {
+		snprintf(err, errlen, "%s: cannot create the output directory: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!only_temporaries && (*removed = clean_outputs(dir, keep)) < 0) {
+		*removed = 0;
+		snprintf(err, errlen, "%s: holds a summary.json that is not ptconv's: not an output directory "
+			 "(choose another -o)", dir);
+		return -1;
+	}
+	*unfinished = ptc_out_clean(dir);
+	return 0;
 }
 
 int ptc_out_clean(const char *dir)

@@ -953,7 +953,7 @@ static int ptcw_finish(void *st)
 	}
 	w->f = NULL;
 	if (ptc_out_commit(w->path) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: rename from %s: %s", w->path, w->tmp, strerror(errno));
+		return ptc_wfail_commit(w->c, w->path);
 	return 0;
 }
 

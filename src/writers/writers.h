@@ -137,10 +137,6 @@ uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
  * removes.  The temporary name of path (".NAME.ptconv-part" in its
  * directory) into buf: 0, or -ptc_err_invalid when it does not fit. */
 int ptc_out_tmpname(char *buf, size_t size, const char *path);
-/* The output directory: created, or an existing directory (anything else,
- * e.g. -o naming the input file, fails with errno ENOTDIR).  0 or a
- * negative ptc error with errno set. */
-int ptc_out_mkdir(const char *dir);
 /* The file written under path's temporary name is complete: rename it to
  * path.  0, or a negative ptc error with errno set. */
 int ptc_out_commit(const char *path);
@@ -149,13 +145,15 @@ void ptc_out_discard(const char *path);
 /* Remove the temporaries that runs killed before they finished left in
  * dir; returns how many. */
 int ptc_out_clean(const char *dir);
-/* Is name the name of a file a conversion writes (its exact shapes:
- * trace.TID.ptc, PID-TID.txt, summary.json, ...)? */
-int ptc_out_is_output(const char *name);
-/* Remove the regular files of dir that ptc_out_is_output() names (an
- * earlier conversion's), so that dir holds one run's files, but never the
- * file keep (the input, NULL for none); returns how many.  -1 (errno
- * EEXIST), nothing removed: dir holds a summary.json that is not ptconv's. */
-int ptc_out_clean_outputs(const char *dir, const char *keep);
+/* dir made ready for a run: created, or an existing directory (anything
+ * else, e.g. -o naming the input file, is refused); unless
+ * only_temporaries, the files an earlier conversion wrote there go
+ * (exactly the names a conversion gives its files, never keep, the input)
+ * and a dir whose summary.json is not ptconv's is refused; then the
+ * temporaries go (ptc_out_clean).  *removed and *unfinished say how many
+ * files each step removed.  0, or -1 with a message naming dir and the
+ * reason in err. */
+int ptc_out_prepare(const char *dir, const char *keep, int only_temporaries, int *removed,
+		    int *unfinished, char *err, size_t errlen);
 
 #endif
