@@ -45,8 +45,10 @@ static void usage(FILE *to)
 		"                        4 GiB hold, 40 for xz, within the open-file limit);\n"
 		"                        the others are closed and appended to when they run\n"
 		"                        again\n"
-		"      --engine E        walker (default), query (the walker over libipt's\n"
-		"                        query decoder alone) or libipt (its block decoder)\n"
+		"      --engine E        walker (default), steps (the walker one branch at a\n"
+		"                        time, without its memo of TNT paths), query (the walker\n"
+		"                        over libipt's query decoder alone) or libipt (its block\n"
+		"                        decoder)\n"
 		"      --strict          exit 1 when the output has gaps\n"
 		"      --force           use images whose build-id differs\n"
 		"      --check-partial   decode AUX data flagged PARTIAL, keeping what the next PSB confirms\n"
@@ -193,8 +195,10 @@ static int convert(int argc, char **argv)
 				pt.engine_libipt = 1;
 			else if (!strcmp(optarg, "query"))
 				pt.engine_query = 1;
+			else if (!strcmp(optarg, "steps"))
+				pt.engine_steps = 1;
 			else if (strcmp(optarg, "walker")) {
-				ptc_cli_error("--engine: walker, query or libipt, not '%s'", optarg);
+				ptc_cli_error("--engine: walker, steps, query or libipt, not '%s'", optarg);
 				return PTC_EXIT_USAGE;
 			}
 			break;
@@ -255,7 +259,7 @@ static int convert(int argc, char **argv)
 		 * select or look up */
 		if (o.per_cpu || o.pid != -1 || o.tid != -1 || o.comm || o.time_start ||
 		    o.time_end != UINT64_MAX || o.symfs || o.buildid_dir || o.force ||
-		    pt.engine_libipt || pt.engine_query || pt.check_partial || pt.cpu || o.max_open_outputs) {
+		    pt.engine_libipt || pt.engine_query || pt.engine_steps || pt.check_partial || pt.cpu || o.max_open_outputs) {
 			ptc_cli_error("%s: a ptconv trace takes only -f, --bbv, -o, -j, -q and --strict",
 				      o.input);
 			return PTC_EXIT_USAGE;

@@ -39,6 +39,34 @@ enum ptc_branch_flags {
 	PTC_BRF_AFTER_GAP = 1 << 0,	/* first branch after a gap: insns counts from the resume IP */
 };
 
+/* A run of branch records that a decoder took as a whole from a memo (the
+ * Intel PT walker's TNT paths, decoders/intel_pt/tnt_path.h).  Its id
+ * identifies it: whenever the same path appears at the same first record
+ * address, its records are the same (addresses, kinds, lengths, taken
+ * bits, and the instruction counts of all but the first record), and they
+ * share one time.  Sinks may use
+ * this to handle a run they have seen before at once; they are given every
+ * record all the same. */
+struct ptc_path {
+	uint64_t id;		/* never 0, never the same for two paths of a process */
+	uint32_t records;	/* branches in it */
+	uint32_t bits;		/* conditional branches among them (the TNT bits used) */
+	uint64_t taken;		/* their taken bits, the first in bit 0 */
+	uint64_t kinds;		/* records per kind, in 9-bit lanes (kind k at bit 9k) */
+	uint32_t not_taken;	/* records not taken */
+	uint32_t insns;		/* instructions of all records but the first */
+	/* The sink's: where the sinks of the decoder that made the path run
+	 * (they and nothing else write here), one of them may keep notes on
+	 * it, checking that they are its own.  Cache lines of its own. */
+	_Alignas(64) unsigned char scratch[192];
+};
+
+/* Where a path starts in a batch of records. */
+struct ptc_path_mark {
+	uint32_t at;		/* index of its first record */
+	struct ptc_path *path;
+};
+
 /* Why the trace stops being exact for a while. */
 enum ptc_gap_cause {
 	PTC_GAP_OVERFLOW,	/* OVF: the hardware dropped packets */
@@ -88,6 +116,11 @@ struct ptc_sink {
 	int (*gap)(void *ctx, const struct ptc_gap *gap);
 	int (*end)(void *ctx);
 	void *ctx;
+	/* Optional: branches as above, with the paths among them (nm marks
+	 * in record order, each path's records all in b).  NULL: the
+	 * branches are given to branches(). */
+	int (*paths)(void *ctx, const struct ptc_branch *b, size_t n,
+		     const struct ptc_path_mark *m, size_t nm);
 };
 
 /* "jmp", "cond", ... and "overflow", "aux-lost", ...; "unknown" for a

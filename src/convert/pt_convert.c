@@ -227,10 +227,13 @@ static int tee_begin(void *ctx, const struct ptc_thread_info *ti)
 
 /* The writer reads code at the time of the branches it is given: feed it
  * runs of branches with the same time, so that a mapping change (exec,
- * dlopen, munmap) between two runs is seen. */
-static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t n)
+ * dlopen, munmap) between two runs is seen.  The paths marked among them
+ * (m, nm) go with their runs (a path's records share one time). */
+static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t n,
+			   const struct ptc_path_mark *m, size_t nm)
 {
-	size_t i = 0, k;
+	struct ptc_path_mark run[PTC_PT_BATCH];
+	size_t i = 0, k, j = 0, r;
 	int err;
 
 	while (i < n) {
@@ -240,7 +243,14 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 			t->code_time = b[i].time;
 			t->code_have = 0;
 		}
-		err = t->ws.branches(t->ws.ctx, b + i, k - i);
+		for (r = 0; j < nm && m[j].at < k && r < PTC_PT_BATCH; j++, r++) {
+			run[r].at = m[j].at - (uint32_t)i;
+			run[r].path = m[j].path;
+		}
+		if (r && t->ws.paths)
+			err = t->ws.paths(t->ws.ctx, b + i, k - i, run, r);
+		else
+			err = t->ws.branches(t->ws.ctx, b + i, k - i);
 		if (err < 0)
 			return err;
 		i = k;
@@ -284,14 +294,14 @@ static int writer_time_filtered(struct cthread *t, const struct ptc_branch *b, s
 			if ((err = t->ws.gap(t->ws.ctx, &g)) < 0)
 				return err;
 		}
-		if ((err = writer_branches(t, b + i, j - i)) < 0)
+		if ((err = writer_branches(t, b + i, j - i, NULL, 0)) < 0)
 			return err;
 		i = j;
 	}
 	return 0;
 }
 
-static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
+static int tee_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct cthread *t = ctx;
 	struct ptc_branch kept[PTC_PT_BATCH];
@@ -316,7 +326,7 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 		n = k;
 		if (!n)
 			return 0;
-	} else if (t->w && (err = writer_branches(t, b, n)) < 0) {
+	} else if (t->w && (err = writer_branches(t, b, n, m, nm)) < 0) {
 		return err;
 	}
 	if (t->text && (err = t->text->branches(t->text->ctx, b, n)) < 0)
@@ -324,6 +334,11 @@ static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	if (t->cbp && (err = t->cbp->branches(t->cbp->ctx, b, n)) < 0)
 		return err;
 	return 0;
+}
+
+static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	return tee_paths(ctx, b, n, NULL, 0);
 }
 
 static int tee_gap(void *ctx, const struct ptc_gap *g)
@@ -499,6 +514,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 	}
 	t->tee.begin = tee_begin;
 	t->tee.branches = tee_branches;
+	t->tee.paths = tee_paths;
 	t->tee.gap = tee_gap;
 	t->tee.end = tee_end;
 	t->tee.ctx = t;
@@ -1871,6 +1887,7 @@ static int decode_all(struct conv *c)
 	int err, shown = 0;
 
 	c->params.no_fastq = c->pto->engine_query;
+	c->params.no_paths = c->pto->engine_steps;
 	if ((err = start_ahead(c)) < 0)
 		return err;
 	for (i = 0; i < c->nq; i++) {
@@ -2311,7 +2328,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_begin_object(&j, NULL);
 		ptc_json_string(&j, "input", c->opt->input ? c->opt->input : c->pto->raw_pt);
 		ptc_json_string(&j, "decoder", "intel_pt");
-		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : c->pto->engine_query ? "query" : "walker");
+		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : c->pto->engine_query ? "query" :
+				 c->pto->engine_steps ? "steps" : "walker");
 		ptc_json_u64(&j, "trace_bytes", bytes);
 		ptc_json_u64(&j, "queues", c->nq);
 		ptc_json_u64(&j, "psb_used", agg.psb);

@@ -12,6 +12,8 @@ struct ptc_pt_options {
 	int engine_libipt;		/* --engine=libipt: libipt's block decoder */
 	int engine_query;		/* --engine=query: the walker over libipt's
 					 * query decoder only (no fastq.h) */
+	int engine_steps;		/* --engine=steps: the walker one branch at a
+					 * time (no memo of TNT paths) */
 	const char *raw_pt;		/* --pt FILE: raw trace bytes */
 	const char **images;		/* --image PATH[:ADDR[:OFFSET]] */
 	size_t nr_images;

@@ -410,4 +410,5 @@ const struct ptc_fmt_ops ptc_fmt_bt9 = {
 	{ "bt9", "BT9 text for the CBP2016 framework (.bt9.gz)", 0 },
 	bt9_open, bt9_branches, bt9_gap, bt9_finish, bt9_free, bt9_suspend,
 	NULL,	/* a tail has no branch: BT9 holds branches and their edges only */
+	NULL,	/* paths: each record by itself */
 };

@@ -124,6 +124,9 @@ struct ptc_fmt_ops {
 	/* Optional: insns instructions after the last branch, before
 	 * finish (ptc_writer_tail); NULL ignores them. */
 	int (*tail)(void *st, uint64_t insns);
+	/* Optional: branches with the paths among them marked (struct
+	 * ptc_sink's paths); NULL: branches() gets them. */
+	int (*paths)(void *st, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm);
 };
 
 extern const struct ptc_fmt_ops ptc_fmt_ptconv, ptc_fmt_bt9, ptc_fmt_champsim,

@@ -96,7 +96,38 @@ struct ptcw {
 	uint64_t file_off;	/* where the next chunk goes */
 	ZSTD_CCtx *zc;		/* created by the first compression, freed by a suspension */
 	struct buf zbuf;
+
+	uint64_t serial;	/* never 0, never another writer's (path notes) */
 };
+
+/* Paths (struct ptc_path): a run of records that the decoder marks as
+ * one it has given before.  What the record loop did with a path's
+ * records, when it predicted them all, is noted in the path's scratch: the
+ * same path after the same edge, with the same first record, is the same
+ * records, so the loop does the same at once, as long as the returns in it
+ * have the last destinations they had (the loop updates them, and the
+ * next record's prediction depends on them).  Two notes per path: a path
+ * is often entered from two places (a loop's entry and its back edge). */
+struct path_seen {
+	uint32_t from;		/* pred_edge before; PTCF_NO_NODE: unused */
+	uint32_t to_node;	/* the last record's node and way out */
+	uint8_t to_way, slots_len;	/* slot bytes it adds (returns), at most 8 */
+	uint8_t n_ind;		/* indirect records (returns), at most 2: */
+	uint8_t unused;
+	uint32_t ind_node[2], ind_edge[2];	/* their nodes and those nodes' last edges */
+	uint32_t insns0;	/* the first record's instructions */
+	uint64_t ip0, start0;	/* the first record's ip and block start */
+	uint64_t next_start;	/* after */
+	uint64_t slots;		/* the slot bytes, the first in the low byte */
+};
+
+struct path_note {
+	uint64_t owner;		/* the writer's serial (an address can serve again) */
+	uint32_t next;		/* the note to replace next */
+	struct path_seen e[2];
+};
+
+static uint64_t writer_serial;
 
 /* The ZSTD context, created on first use: a writer that is suspended
  * (ptcw_suspend) has none until it compresses again. */
@@ -584,9 +615,14 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
  * prediction: the previous record's way out names this record's node, the
  * time and flags are unchanged, and the branch is conditional, direct, or
  * indirect to its node's last destination.  Most records are such; their
- * state stays in registers here.  Returns how many of b[0, n) it took (0:
- * the first needs put_branch()). */
-static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n)
+ * state stays in registers here.  Records from b[i] on, up to b[n]: returns
+ * the index of the first it did not take (i: the first needs put_branch()).
+ *
+ * Paths marked among them (m[*j] on, nm marks) that the loop noted before
+ * from the same edge are taken at once; the others it notes when it takes
+ * their records. */
+static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i, size_t n,
+			    const struct ptc_path_mark *m, size_t nm, size_t *j)
 {
 	const struct node *nodes = w->nodes;
 	uint32_t pn, way, c_records = w->c_records, bitn = w->c_bitn;
@@ -594,28 +630,88 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n
 	uint64_t start = w->next_start, insns = 0, time = w->time;
 	const uint64_t mask = tail_mask();
 	uint8_t *bits, *slots;
-	size_t i;
+	size_t i0 = i, mark = *j < nm ? m[*j].at : SIZE_MAX;
+	/* the path being noted: its end, and the state at its start */
+	size_t path_end = SIZE_MAX, p_i = 0;
+	struct ptc_path *p = NULL;
+	uint32_t p_from = 0, p_bitn = 0, p_nind = 0, p_ind_node[2] = { 0, 0 }, p_ind_edge[2] = { 0, 0 };
+	uint64_t p_start = 0;
+	uint8_t *p_slots = NULL;
 
 	if (w->pred_edge == PTCF_NO_NODE)
-		return 0;
+		return i;
 	/* the previous record's node and the way it left it */
 	pn = w->edges[w->pred_edge].node;
 	way = nodes[pn].edge[0] == w->pred_edge ? 0 : 1;
 	if (nodes[pn].edge[way] != w->pred_edge)
-		return 0;
-	if (n > 4096)
-		n = 4096;	/* bounds the room reserved below */
-	if (n > room)
-		n = room;
-	if (buf_grow(&w->bits, n / 8 + 2) < 0 || buf_grow(&w->slots, n * 5) < 0)
-		return 0;
+		return i;
+	if (n - i > 4096)
+		n = i + 4096;	/* bounds the room reserved below */
+	if (n - i > room)
+		n = i + room;
+	if (buf_grow(&w->bits, (n - i) / 8 + 2) < 0 || buf_grow(&w->slots, (n - i) * 5) < 0)
+		return i;
 	bits = w->bits.p + w->bits.len;	/* the byte after the last one in use */
 	slots = w->slots.p + w->slots.len;
-	for (i = 0; i < n; i++) {
+	while (i < n) {
 		const struct ptc_branch *r = &b[i];
-		uint32_t id = nodes[pn].succ[way];
+		uint32_t id;
 		const struct node *nd;
 
+		if (i == mark) {
+			struct ptc_path *mp = m[*j].path;
+			struct path_note *note = (struct path_note *)mp->scratch;
+			uint32_t e0 = nodes[pn].edge[way];
+
+			mark = ++*j < nm ? m[*j].at : SIZE_MAX;
+			if (note->owner == w->serial && r->time == time && !r->flags && i + mp->records <= n) {
+				const struct path_seen *e = &note->e[0];
+
+				if (e->from != e0)
+					e = &note->e[1];
+				if (e->from == e0 && e->ip0 == r->ip && e->start0 == start && e->insns0 == r->insns &&
+				    (e->n_ind < 1 || nodes[e->ind_node[0]].edge[0] == e->ind_edge[0]) &&
+				    (e->n_ind < 2 || nodes[e->ind_node[1]].edge[0] == e->ind_edge[1])) {
+					/* seen: its bits, its slots, where it ends */
+					uint64_t v = mp->taken, sv = e->slots;
+					unsigned nb = mp->bits, k;
+
+					while (nb) {
+						unsigned take = 8 - (bitn & 7);
+
+						if (!(bitn & 7))
+							*bits++ = 0;
+						if (take > nb)
+							take = nb;
+						bits[-1] |= (uint8_t)((v & ((1u << take) - 1)) << (bitn & 7));
+						v >>= take;
+						nb -= take;
+						bitn += take;
+					}
+					for (k = 0; k < e->slots_len; k++, sv >>= 8)
+						*slots++ = (uint8_t)sv;
+					pn = e->to_node;
+					way = e->to_way;
+					start = e->next_start;
+					insns += r->insns + mp->insns;
+					i += mp->records;
+					continue;
+				}
+			}
+			if (path_end == SIZE_MAX) {
+				/* note it if the loop takes all its records */
+				p = mp;
+				path_end = i + mp->records;
+				p_i = i;
+				p_from = e0;
+				p_start = start;
+				p_bitn = bitn;
+				p_slots = slots;
+				p_nind = 0;
+			}
+		}
+
+		id = nodes[pn].succ[way];
 		if (id == PTCF_NO_NODE)
 			break;
 		nd = &nodes[id];
@@ -647,42 +743,89 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t n
 			*slots++ = (uint8_t)v;
 			way = 0;
 			start = r->target;
+			if (path_end != SIZE_MAX && p_nind < 3) {
+				if (p_nind < 2) {
+					p_ind_node[p_nind] = id;
+					p_ind_edge[p_nind] = nd->edge[0];
+				}
+				p_nind++;
+			}
 		} else {
 			break;
 		}
 		pn = id;
 		insns += r->insns;
+		if (++i == path_end) {
+			struct path_note *note = (struct path_note *)p->scratch;
+			struct path_seen *e;
+			size_t k, ns = (size_t)(slots - p_slots);
+
+			path_end = SIZE_MAX;
+			if (bitn - p_bitn == p->bits && ns <= 8 && p_nind <= 2) {
+				if (note->owner != w->serial) {
+					memset(note, 0, sizeof(*note));
+					note->owner = w->serial;
+					note->e[0].from = note->e[1].from = PTCF_NO_NODE;
+				}
+				e = &note->e[note->next];
+				note->next ^= 1;
+				e->from = p_from;
+				e->to_node = pn;
+				e->to_way = (uint8_t)way;
+				e->slots_len = (uint8_t)ns;
+				e->n_ind = (uint8_t)p_nind;
+				memcpy(e->ind_node, p_ind_node, sizeof(e->ind_node));
+				memcpy(e->ind_edge, p_ind_edge, sizeof(e->ind_edge));
+				e->insns0 = b[p_i].insns;
+				e->ip0 = b[p_i].ip;
+				e->start0 = p_start;
+				e->next_start = start;
+				e->slots = 0;
+				for (k = 0; k < ns; k++)
+					e->slots |= (uint64_t)p_slots[k] << (8 * k);
+			}
+		}
 	}
 	w->bits.len = (size_t)(bits - w->bits.p);
 	w->slots.len = (size_t)(slots - w->slots.p);
 	w->c_bitn = bitn;
 	w->pred_edge = nodes[pn].edge[way];
 	w->next_start = start;
-	w->c_records = c_records + (uint32_t)i;
-	w->records += i;
-	w->branches += i;
+	w->c_records = c_records + (uint32_t)(i - i0);
+	w->records += i - i0;
+	w->branches += i - i0;
 	w->insns += insns;
 	return i;
 }
 
-static int ptcw_branches(void *st, const struct ptc_branch *b, size_t n)
+static int ptcw_paths(void *st, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct ptcw *w = st;
-	size_t i;
+	size_t i = 0, j = 0;
 	int err;
 
+	_Static_assert(sizeof(struct path_note) <= sizeof(((struct ptc_path *)0)->scratch),
+		       "a note fits a path's scratch");
 	if (n && (err = resume(w)) < 0)
 		return err;
-	for (i = 0; i < n;) {
-		size_t k = put_predicted(w, b + i, n - i);
-		i += k;
-		if (i < n && !k) {
+	while (i < n) {
+		size_t k = put_predicted(w, b, i, n, m, nm, &j);
+
+		if (k == i) {
 			if ((err = put_branch(w, &b[i])) < 0)
 				return err;
-			i++;
+			k++;
 		}
+		i = k;
+		while (j < nm && m[j].at < i)
+			j++;	/* a path that put_branch() began */
 	}
 	return 0;
+}
+
+static int ptcw_branches(void *st, const struct ptc_branch *b, size_t n)
+{
+	return ptcw_paths(st, b, n, NULL, 0);
 }
 
 static int ptcw_gap(void *st, const struct ptc_gap *g)
@@ -1034,6 +1177,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	if (!w)
 		return -ptc_err_nomem;
 	w->c = c;
+	w->serial = __atomic_add_fetch(&writer_serial, 1, __ATOMIC_RELAXED);
 	w->cfg = cfg;
 	w->level = cfg->level ? cfg->level : 3;	/* zstd's own default; see ptconv-formats(5) */
 	w->chunk_records = cfg->chunk_records ? cfg->chunk_records : 1u << 20;
@@ -1072,4 +1216,5 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
 	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend, ptcw_tail,
+	ptcw_paths,
 };

@@ -700,7 +700,7 @@ static int writer_event(struct ptc_writer *w, const char *what)
 	return writer_touch(w);
 }
 
-static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
+static int w_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct ptc_writer *w = ctx;
 	size_t i;
@@ -709,11 +709,19 @@ static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	if ((err = writer_event(w, "branches")) < 0)
 		return err;
 	for (i = 0; i < w->n; i++) {
-		err = w->ops[i]->branches(w->st[i], b, n);
+		if (w->ops[i]->paths)
+			err = w->ops[i]->paths(w->st[i], b, n, m, nm);
+		else
+			err = w->ops[i]->branches(w->st[i], b, n);
 		if (err < 0)
 			return err;
 	}
 	return 0;
+}
+
+static int w_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	return w_paths(ctx, b, n, NULL, 0);
 }
 
 static int w_gap(void *ctx, const struct ptc_gap *g)
@@ -777,7 +785,7 @@ int ptc_writer_tail(struct ptc_writer *w, uint64_t insns)
 
 struct ptc_sink ptc_writer_sink(struct ptc_writer *w)
 {
-	struct ptc_sink s = { w_begin, w_branches, w_gap, w_end, w };
+	struct ptc_sink s = { w_begin, w_branches, w_gap, w_end, w, w_paths };
 
 	return s;
 }

@@ -263,6 +263,7 @@ static int xt_open(void **st, const struct ptc_writer_config *cfg,
 const struct ptc_fmt_ops ptc_fmt_xtrace = {
 	{ "xtrace", "xtrace-format instruction stream and snapshots (x86 extension tokens)", 1 },
 	xt_open, xt_branches, xt_gap, xt_finish, xt_free, xt_suspend, xt_tail,
+	NULL,	/* paths: each record by itself */
 };
 
 /* ---- reader ---- */

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional, a target's: its verdict on the whole replay of n inputs (the
+ * exit status), e.g. that the seeds reached the code it is about. */
+int ptc_fuzz_replayed(int n) __attribute__((weak));
 
 static int run_file(const char *path)
 {
@@ -62,6 +65,6 @@ int main(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, "%d inputs replayed\n", n);
-	return 0;
+	return ptc_fuzz_replayed ? ptc_fuzz_replayed(n) : 0;
 }
 #endif

@@ -376,6 +376,11 @@ static int status_flags(const struct ptc_fq *q)
 	return flags;
 }
 
+int ptc_fq_status(const struct ptc_fq *q)
+{
+	return status_flags(q);
+}
+
 /* ---- decoding one packet ---- */
 
 static int decode_psb(struct ptc_fq *q);

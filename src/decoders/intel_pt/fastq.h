@@ -84,6 +84,8 @@ int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr);
 int ptc_fq_event(struct ptc_fq *q, struct pt_event *ev, size_t size);
 int ptc_fq_time(const struct ptc_fq *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken);
+/* The status a query that took the cached TNT bits' last one returns. */
+int ptc_fq_status(const struct ptc_fq *q);
 
 /* A conditional branch (or compressed return): while more bits of the
  * current TNT packet remain after this one, no packet needs reading and

@@ -3,6 +3,7 @@
 # one handle (engine).  The conversion pipeline above them is src/convert/.
 libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec.h \
 	src/decoders/intel_pt/fastq.c src/decoders/intel_pt/fastq.h \
+	src/decoders/intel_pt/tnt_path.c src/decoders/intel_pt/tnt_path.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
 	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h
@@ -62,3 +63,14 @@ check_PROGRAMS += tests/fuzz/fuzz_fastq
 tests_fuzz_fuzz_fastq_SOURCES = tests/fuzz/fuzz_fastq.c tests/unit/fastq_lockstep.h $(FUZZ_DRIVER)
 tests_fuzz_fuzz_fastq_LDFLAGS = $(FUZZ_LDFLAGS)
 EXTRA_DIST += tests/fuzz/seeds/fuzz_fastq
+# The memo of TNT paths: hand-read paths of the fuzz image; fuzz_tnt_path
+# decodes with the memo and one branch at a time (tests/fuzz/tnt_path_diff.h),
+# its seeds in pt_tnt_path.sh.
+check_PROGRAMS += tests/unit/test_tnt_path
+tests_unit_test_tnt_path_SOURCES = tests/unit/test_tnt_path.c tests/fuzz/pt_fuzz_image.h
+TESTS += tests/pt_tnt_path.sh
+EXTRA_DIST += tests/pt_tnt_path.sh
+fuzz: tests/fuzz/fuzz_tnt_path
+check_PROGRAMS += tests/fuzz/fuzz_tnt_path
+tests_fuzz_fuzz_tnt_path_SOURCES = tests/fuzz/fuzz_tnt_path.c tests/fuzz/tnt_path_diff.h $(FUZZ_DRIVER)
+tests_fuzz_fuzz_tnt_path_LDFLAGS = $(FUZZ_LDFLAGS)

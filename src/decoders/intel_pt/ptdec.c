@@ -9,7 +9,9 @@
  * (target_next/target_insns, i + 1/fall_insns).  A return continues at
  * its call's fall-through entry (the call stack keeps the call's index),
  * an indirect branch at a target seen before through a small cache; only
- * a new target, an event or a region change needs a search.
+ * a new target, an event or a region change needs a search.  Where the
+ * bits of a TNT packet are at hand, the branches they decide come from a
+ * memo of paths (tnt_path.h), several per lookup.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 #include "decoders/intel_pt/bystanders.h"
 #include "decoders/intel_pt/fastq.h"
 #include "decoders/intel_pt/ptdec.h"
+#include "decoders/intel_pt/tnt_path.h"
 
 #define RCACHE 8
 #define CHAIN 64		/* direct branches remembered since the last query */
@@ -58,6 +61,8 @@ struct ptc_pt_decoder {
 	struct pt_query_decoder *qry;
 	struct ptc_fq fq;
 	int fast;
+	/* Runs of conditional and direct branches per TNT bits (fast only) */
+	struct ptc_path_memo *memo;
 
 	uint64_t base;		/* stream offset of the current piece */
 	size_t size;
@@ -228,6 +233,7 @@ void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, str
 	t->tid = tid;
 	t->sink = sink;
 	t->nbatch = 0;
+	t->nmarks = 0;
 	t->sink_error = 0;
 	memset(t->by_kind, 0, sizeof(t->by_kind));
 	t->not_taken = t->insns = t->gaps = t->lost_bytes = 0;
@@ -252,19 +258,38 @@ static int far_open(const struct ptc_branch *b)
 
 /* Count branches b[0, n) in the thread's statistics and hand them to its
  * sink. */
-static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n)
+/* Give the sink branches b[0, n), with the nm paths marked among them. */
+static int give(struct ptc_sink *s, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	if (nm && s->paths)
+		return s->paths(s->ctx, b, n, m, nm);
+	return s->branches(s->ctx, b, n);
+}
+
+static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n,
+		     const struct ptc_path_mark *m, size_t nm)
 {
 	uint64_t lanes = 0, insns = 0, not_taken = 0;
 	unsigned k;
-	size_t i;
+	size_t i, j;
 	int err;
 
 	/* Statistics per batch rather than per branch.  The kinds are counted
 	 * in 9-bit lanes of one register (a batch has at most 511 branches):
 	 * counting in memory would chain each increment to the previous one
-	 * of the same kind through a store and a load. */
+	 * of the same kind through a store and a load.  A path's counts are
+	 * its own (all but its first record's instructions). */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
-	for (i = 0; i < n; i++) {
+	for (i = 0, j = 0; i < n; i++) {
+		if (j < nm && m[j].at == i) {
+			const struct ptc_path *p = m[j++].path;
+
+			lanes += p->kinds;
+			insns += b[i].insns + p->insns;
+			not_taken += p->not_taken;
+			i += p->records - 1;
+			continue;
+		}
 		insns += b[i].insns;
 		lanes += (uint64_t)1 << (9 * (b[i].kind < PTC_BR_KIND_NR ? b[i].kind : PTC_BR_FAR));
 		not_taken += !b[i].taken;
@@ -277,31 +302,39 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 	if (n)
 		t->next_ip = branch_next_ip(&b[n - 1]);
 	if (n && t->sink && !t->sink_error) {
-		err = t->sink->branches(t->sink->ctx, b, n);
+		err = give(t->sink, b, n, m, nm);
 		if (err < 0)
 			t->sink_error = err;
 	}
 	return t->sink_error;
 }
 
-/* Hand the first n batched branches to the sink; the rest (at most one)
- * move to the front of the batch. */
+/* Hand the first n batched branches to the sink; the rest (at most one,
+ * never a path's) move to the front of the batch. */
 static int flush_first(struct ptc_pt_thread *t, size_t n)
 {
-	size_t i;
+	size_t i, nm = 0;
 
 	if (t->no_hold) {
 		/* a window's stand-in: its branches go to the log as they
 		 * are; the real thread counts them when they are replayed */
-		if (t->nbatch && !t->sink_error && t->sink->branches(t->sink->ctx, t->batch, t->nbatch) < 0)
+		if (t->nbatch && !t->sink_error && give(t->sink, t->batch, t->nbatch, t->marks, t->nmarks) < 0)
 			t->sink_error = -ptc_err_nomem;
 		t->nbatch = 0;
+		t->nmarks = 0;
 		return t->sink_error;
 	}
-	hand_over(t, t->batch, n);
+	while (nm < t->nmarks && t->marks[nm].at < n)
+		nm++;
+	hand_over(t, t->batch, n, t->marks, nm);
 	for (i = n; i < t->nbatch; i++)
 		t->batch[i - n] = t->batch[i];
 	t->nbatch -= n;
+	for (i = nm; i < t->nmarks; i++) {
+		t->marks[i - nm] = t->marks[i];
+		t->marks[i - nm].at -= (uint32_t)n;
+	}
+	t->nmarks -= nm;
 	return t->sink_error;
 }
 
@@ -1463,7 +1496,10 @@ found:
  *
  * Where a packet becomes a branch event: q_cond_branch() (a TNT bit:
  * a conditional or a compressed return) and q_indirect_branch() (a
- * TIP) below, then WALK_EMIT(). */
+ * TIP) below, then WALK_EMIT(); and, for the bits of a TNT packet that
+ * ptconv's query decoder holds, the memo of TNT paths (tnt_path.h): a run
+ * of branches those bits decide, copied into the batch and marked there
+ * as a path for the sinks. */
 #define WALK_SAVE()							\
 	do {								\
 		d->ip = ip;						\
@@ -1534,6 +1570,59 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 		kind = b->kind;
 		if (kind != PTC_BR_COND)
 			goto other;
+		if (d->fast && d->fq.tnt_index > 1 && d->memo) {
+			/* Two bits or more of the TNT packet left: the
+			 * branches they decide, from the memo. */
+			const uint64_t ti = d->fq.tnt_index;
+			const unsigned k = (unsigned)__builtin_ctzll(ti) + 1;
+			const unsigned nb = k < PTC_PATH_BITS ? k : PTC_PATH_BITS;
+			struct ptc_tnt_path *p =
+				ptc_path_memo_get(d->memo, tb, d->reg.ntb, idx, nb,
+						  (uint32_t)(d->fq.tnt >> (k - nb)) & ((1u << nb) - 1));
+
+			if (p && p->nsteps) {
+				const struct ptc_path_step *s = p->step, *send = p->step + p->nsteps;
+
+				if (out + p->nsteps >= t->batch + PTC_PT_BATCH) {
+					/* WALK_EMIT() expects room for one more */
+					WALK_SAVE();
+					if ((err = ptc_pt_thread_flush_settled(t)) < 0)
+						return err;
+					out = t->batch + t->nbatch;
+				}
+				t->marks[t->nmarks].at = (uint32_t)(out - t->batch);
+				t->marks[t->nmarks++].path = &p->path;
+				for (; s < send; s++, out++) {
+					out->ip = (uint64_t)((int64_t)s->ip + bias);
+					out->target = (uint64_t)((int64_t)s->target + bias);
+					out->time = d->time;
+					out->insns = s == p->step ? insns : s->insns;
+					out->kind = s->kind;
+					out->taken = s->taken;
+					out->length = s->length;
+					out->flags = 0;
+					if (s->kind == PTC_BR_CALL) {
+						if (push_ret(t, &tb[s->idx], s->idx, out->ip) < 0) {
+							out++;
+							WALK_SAVE();
+							return -ptc_err_nomem;
+						}
+					} else if (s->kind == PTC_BR_RET) {
+						t->depth--;	/* the path's own call */
+					}
+				}
+				d->st.branches += p->nsteps;
+				d->fq.tnt_index = ti >> p->tnt_bits;
+				if (!d->fq.tnt_index)
+					st = ptc_fq_status(&d->fq);	/* it took the last bit */
+				d->nchain = 0;
+				d->ndirect = 0;
+				idx = p->end_idx;
+				insns = p->end_insns;
+				ip = (uint64_t)((int64_t)p->end_ip + bias);
+				continue;
+			}
+		}
 		{
 			uint32_t m, tn, fi, ok;
 			uint64_t m64;
@@ -1784,6 +1873,12 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 		free(d);
 		return -ptc_err_nomem;
 	}
+	/* 32 MiB of paths: far more than the hot code of a program needs */
+	if (!p->no_paths && ptc_path_memo_new(&d->memo, (size_t)32 << 20) < 0) {
+		free(d->icache);
+		free(d);
+		return -ptc_err_nomem;
+	}
 	start_state(d, cpu, queue_tid);
 
 	pt_config_init(&d->cfg);
@@ -1813,6 +1908,7 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
 	free(d->subs);
 	free(d->spec);
 	free(d->icache);
+	ptc_path_memo_free(d->memo);
 	free(d);
 }
 
@@ -2054,6 +2150,8 @@ struct ptc_pt_ahead {
 	size_t nops, capops;
 	struct ptc_branch *br;
 	size_t nbr, capbr;
+	struct ptc_path_mark *marks;	/* the paths among them (at: index in br) */
+	size_t nmarks, capmarks;
 	struct shadow **sh;
 	size_t nsh;
 	int end_sh;			/* the thread decoding ended in (-1: none) */
@@ -2062,6 +2160,7 @@ struct ptc_pt_ahead {
 	/* replay */
 	int started;
 	size_t op, done;		/* next op; records of it replayed */
+	size_t mnext;			/* the next mark to replay */
 	size_t drop;			/* records of the first thread seen before the window */
 	int64_t delta;			/* instructions its first record gains */
 };
@@ -2124,6 +2223,34 @@ static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	return 0;
 }
 
+static int shadow_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	struct shadow *s = ctx;
+	struct ptc_pt_ahead *a = s->a;
+	size_t base = a->nbr, i;
+
+	if (a->nmarks + nm > a->capmarks) {
+		size_t ncap = a->capmarks ? a->capmarks * 2 : 1024;
+		struct ptc_path_mark *nmk;
+		while (ncap < a->nmarks + nm)
+			ncap *= 2;
+		nmk = realloc(a->marks, ncap * sizeof(*nmk));
+		if (!nmk) {
+			ahead_unusable(a, "out of memory");
+			return -ptc_err_nomem;
+		}
+		a->marks = nmk;
+		a->capmarks = ncap;
+	}
+	if (shadow_branches(ctx, b, n) < 0)
+		return -ptc_err_nomem;
+	for (i = 0; i < nm; i++) {
+		a->marks[a->nmarks].at = (uint32_t)(base + m[i].at);
+		a->marks[a->nmarks++].path = m[i].path;
+	}
+	return 0;
+}
+
 static int shadow_gap(void *ctx, const struct ptc_gap *g)
 {
 	struct shadow *s = ctx;
@@ -2172,6 +2299,7 @@ static struct ptc_pt_thread *ahead_thread(struct ptc_pt_decoder *d)
 	s->a = a;
 	s->idx = (uint32_t)a->nsh;
 	s->sink.branches = shadow_branches;
+	s->sink.paths = shadow_paths;
 	s->sink.gap = shadow_gap;
 	s->sink.ctx = s;
 	ptc_pt_thread_init(&s->t, pid, tid, &s->sink);
@@ -2247,6 +2375,7 @@ static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
 	struct pt_config cfg = d->cfg;
 	struct icache *ic = d->icache;
 	struct sub *subs = d->subs;
+	struct ptc_path_memo *memo = d->memo;
 
 	drop_query(d);
 	ptc_pt_thread_fini(&d->orphan);
@@ -2257,6 +2386,7 @@ static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
 	d->cfg = cfg;
 	d->icache = ic;
 	d->subs = subs;
+	d->memo = memo;
 	start_state(d, cpu, qtid);
 }
 
@@ -2278,7 +2408,7 @@ static void free_shadows(struct ptc_pt_ahead *a)
 static void ahead_clear(struct ptc_pt_ahead *a)
 {
 	free_shadows(a);
-	a->nops = a->nbr = 0;
+	a->nops = a->nbr = a->nmarks = a->mnext = 0;
 	a->unusable = NULL;
 	a->synced = a->sync_st = a->early_event = a->started = a->timed = a->untimed = 0;
 	a->sync_off = a->sync_ip = 0;
@@ -2372,6 +2502,7 @@ void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
 	free_shadows(a);
 	free(a->ops);
 	free(a->br);
+	free(a->marks);
 	free(a->end);
 	free(a);
 }
@@ -2476,6 +2607,26 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 	return 0;
 }
 
+/* The log's marks of paths whose records are all in br[lo, hi), relative
+ * to lo, into out (the ones before lo are passed over: the replay began
+ * inside them). */
+static size_t log_marks(struct ptc_pt_ahead *a, size_t lo, size_t hi, struct ptc_path_mark *out)
+{
+	size_t k = 0;
+
+	while (a->mnext < a->nmarks && a->marks[a->mnext].at < lo)
+		a->mnext++;
+	for (; a->mnext < a->nmarks && a->marks[a->mnext].at < hi; a->mnext++) {
+		const struct ptc_path_mark *m = &a->marks[a->mnext];
+
+		if (m->at + m->path->records > hi)
+			break;
+		out[k].at = (uint32_t)(m->at - lo);
+		out[k++].path = m->path;
+	}
+	return k;
+}
+
 /* Records [a->done, o->b) of op o to the real thread, as emit() would
  * have put them in its batch and flushed it when full: a whole batch's
  * worth straight from the log. */
@@ -2483,7 +2634,7 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 {
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
-	size_t i, n;
+	size_t i, n, nm;
 
 	(void)d;
 	if (!t)
@@ -2506,10 +2657,23 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 			n = settled(t, src, PTC_PT_BATCH);
 			if (n < PTC_PT_BATCH)
 				t->batch[t->nbatch++] = src[n];
-			hand_over(t, src, n);
+			nm = log_marks(a, o->a + a->done - PTC_PT_BATCH, o->a + a->done - PTC_PT_BATCH + n, t->marks);
+			hand_over(t, src, n, t->marks, nm);
 			if (t->sink_error)
 				return t->sink_error;
 			continue;
+		}
+		while (a->mnext < a->nmarks && a->marks[a->mnext].at < o->a + a->done)
+			a->mnext++;
+		if (a->mnext < a->nmarks && a->marks[a->mnext].at == o->a + a->done) {
+			/* a path starts here: marked if it fits the batch, else
+			 * its records go as they are */
+			const struct ptc_path_mark *m = &a->marks[a->mnext++];
+
+			if (t->nbatch + m->path->records < PTC_PT_BATCH && a->done + m->path->records <= o->b) {
+				t->marks[t->nmarks].at = (uint32_t)t->nbatch;
+				t->marks[t->nmarks++].path = m->path;
+			}
 		}
 		t->batch[t->nbatch] = *src;
 		a->done++;

@@ -59,6 +59,9 @@ struct ptc_pt_thread {
 
 	struct ptc_branch batch[PTC_PT_BATCH];
 	size_t nbatch;
+	/* the paths among them (the walker's memo), in order */
+	struct ptc_path_mark marks[PTC_PT_BATCH];
+	size_t nmarks;
 	int sink_error;			/* first error returned by the sink */
 
 	/* statistics, updated when the batch is flushed */
@@ -134,6 +137,9 @@ struct ptc_pt_params {
 	/* Ask libipt's query decoder only, never ptconv's (fastq.h): the
 	 * reference, --engine=query. */
 	int no_fastq;
+	/* Walk one branch at a time, without the memo of TNT paths
+	 * (tnt_path.h): the memo's reference, --engine=steps. */
+	int no_paths;
 };
 
 struct ptc_pt_stats {

@@ -1,0 +1,261 @@
+/* The memo of TNT paths: see tnt_path.h.
+ *
+ * An open-addressing hash table of (table, entry, bits) keys pointing into
+ * an arena of paths; the arena grows by chunks and never moves a path. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/intel_pt/tnt_path.h"
+
+#define CHUNK (256u << 10)
+
+static uint64_t next_id;
+
+struct slot {
+	const struct ptc_tbranch *tb;	/* NULL: empty */
+	uint64_t key;			/* entry << 16 | nbits << 8 | bits */
+	struct ptc_tnt_path *path;
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t used, size;
+	_Alignas(64) unsigned char mem[];	/* paths start on cache lines */
+};
+
+struct ptc_path_memo {
+	struct slot *slots;
+	size_t mask, count;
+	struct chunk *chunks;
+	size_t bytes, max_bytes;
+};
+
+int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes)
+{
+	struct ptc_path_memo *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -1;
+	m->mask = 4095;
+	m->slots = calloc(m->mask + 1, sizeof(*m->slots));
+	if (!m->slots) {
+		free(m);
+		return -1;
+	}
+	m->bytes = (m->mask + 1) * sizeof(*m->slots);
+	m->max_bytes = max_bytes;
+	*out = m;
+	return 0;
+}
+
+void ptc_path_memo_free(struct ptc_path_memo *m)
+{
+	struct chunk *c, *n;
+
+	if (!m)
+		return;
+	for (c = m->chunks; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	free(m->slots);
+	free(m);
+}
+
+size_t ptc_path_memo_count(const struct ptc_path_memo *m)
+{
+	return m->count;
+}
+
+size_t ptc_path_memo_bytes(const struct ptc_path_memo *m)
+{
+	return m->bytes;
+}
+
+static inline size_t hash(const struct ptc_tbranch *tb, uint64_t key)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)tb >> 4) ^ key;
+
+	h *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32);
+}
+
+static void *arena_alloc(struct ptc_path_memo *m, size_t n)
+{
+	struct chunk *c = m->chunks;
+
+	n = (n + 63) & ~(size_t)63;
+	if (!c || c->size - c->used < n) {
+		size_t size = n > CHUNK ? n : CHUNK;
+
+		if (m->bytes + size + sizeof(*c) > m->max_bytes)
+			return NULL;
+		c = aligned_alloc(64, sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->next = m->chunks;
+		c->used = 0;
+		c->size = size;
+		m->chunks = c;
+		m->bytes += sizeof(*c) + size;
+	}
+	c->used += n;
+	return c->mem + c->used - n;
+}
+
+static int grow(struct ptc_path_memo *m)
+{
+	size_t nmask = m->mask * 2 + 1, i, j;
+	size_t add = (m->mask + 1) * sizeof(*m->slots);
+	struct slot *ns;
+
+	if (m->bytes + add > m->max_bytes)
+		return -1;
+	ns = calloc(nmask + 1, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (i = 0; i <= m->mask; i++) {
+		if (!m->slots[i].tb)
+			continue;
+		for (j = hash(m->slots[i].tb, m->slots[i].key) & nmask; ns[j].tb; j = (j + 1) & nmask)
+			;
+		ns[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = ns;
+	m->mask = nmask;
+	m->bytes += add;
+	return 0;
+}
+
+/* Walk the table from conditional entry idx with the bits, as the walker
+ * would one branch at a time (ptdec.c: walk()), keeping the steps up to the
+ * last conditional branch or return whose successor the table knows.  A
+ * return belongs in a path only when the path made its call: then it goes
+ * back to the call's fall-through, the next table entry (the walker's
+ * ret_position()). */
+static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbranch *tb, uint32_t ntb,
+					uint32_t idx, unsigned nbits, uint32_t bits)
+{
+	struct ptc_path_step st[PTC_PATH_STEPS];
+	uint32_t calls[PTC_PATH_STEPS];
+	uint32_t n = 0, depth = 0, used = 0, insns = 0;
+	struct {
+		uint32_t steps, bits, idx, insns;
+		uint64_t ip;
+	} keep = { 0, 0, 0, 0, 0 };
+	struct ptc_tnt_path *p;
+	uint32_t i;
+
+	while (n < PTC_PATH_STEPS && idx < ntb) {
+		const struct ptc_tbranch *b = &tb[idx];
+		struct ptc_path_step *s = &st[n];
+		uint64_t next_ip;
+		uint32_t next_idx, next_insns;
+
+		s->ip = b->ip;
+		s->target = b->target;
+		s->insns = insns;
+		s->idx = idx;
+		s->kind = b->kind;
+		s->length = b->length;
+		s->taken = 1;
+		if (b->kind == PTC_BR_COND) {
+			int t;
+
+			if (used == nbits)
+				break;
+			t = (bits >> (nbits - 1 - used)) & 1;
+			if (t ? b->target_next == PTC_NO_BRANCH : !(b->fall_insns && idx + 1 < ntb))
+				break;	/* the walker searches after it */
+			s->taken = (uint8_t)t;
+			used++;
+			next_ip = t ? b->target : b->ip + b->length;
+			next_insns = t ? b->target_insns : b->fall_insns;
+			next_idx = t ? b->target_next : idx + 1;
+		} else if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
+			if (b->target_next == PTC_NO_BRANCH)
+				break;
+			if (b->kind == PTC_BR_CALL)
+				calls[depth++] = idx;
+			n++;
+			insns = b->target_insns;
+			idx = b->target_next;
+			continue;
+		} else if (b->kind == PTC_BR_RET && depth) {
+			const struct ptc_tbranch *c = &tb[calls[depth - 1]];
+
+			/* a taken bit, and a call whose fall-through reaches
+			 * the next entry by straight-line code */
+			if (used == nbits || !((bits >> (nbits - 1 - used)) & 1) ||
+			    !c->fall_insns || calls[depth - 1] + 1 >= ntb)
+				break;
+			used++;
+			depth--;
+			s->target = c->ip + c->length;
+			next_ip = s->target;
+			next_insns = c->fall_insns;
+			next_idx = calls[depth] + 1;
+		} else {
+			break;
+		}
+		n++;
+		keep.steps = n;
+		keep.bits = used;
+		keep.ip = next_ip;
+		keep.idx = next_idx;
+		keep.insns = next_insns;
+		insns = next_insns;
+		idx = next_idx;
+	}
+
+	p = arena_alloc(m, sizeof(*p) + keep.steps * sizeof(p->step[0]));
+	if (!p)
+		return NULL;
+	memset(&p->path, 0, sizeof(p->path));
+	/* unique in the process: a sink may remember a path by its id after
+	 * its memo has gone (and its memory serves another) */
+	p->path.id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+	p->nsteps = keep.steps;
+	p->tnt_bits = keep.bits;
+	p->end_idx = keep.idx;
+	p->end_insns = keep.insns;
+	p->end_ip = keep.ip;
+	p->path.records = keep.steps;
+	for (i = 0; i < keep.steps; i++) {
+		p->step[i] = st[i];
+		p->path.kinds += (uint64_t)1 << (9 * st[i].kind);
+		p->path.not_taken += !st[i].taken;
+		if (st[i].kind == PTC_BR_COND)
+			p->path.taken |= (uint64_t)st[i].taken << p->path.bits++;
+		if (i)
+			p->path.insns += st[i].insns;
+	}
+	return p;
+}
+
+struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
+					     uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
+{
+	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
+	size_t i = hash(tb, key) & m->mask;
+	struct ptc_tnt_path *p;
+
+	for (; m->slots[i].tb; i = (i + 1) & m->mask)
+		if (m->slots[i].tb == tb && m->slots[i].key == key)
+			return m->slots[i].path;
+	if ((m->count + 1) * 2 > m->mask + 1) {
+		if (grow(m) < 0)
+			return NULL;
+		for (i = hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
+			;
+	}
+	p = build(m, tb, ntb, idx, nbits, bits);
+	if (!p)
+		return NULL;
+	m->slots[i].tb = tb;
+	m->slots[i].key = key;
+	m->slots[i].path = p;
+	m->count++;
+	return p;
+}

@@ -1,0 +1,69 @@
+/* A memo of TNT paths: (branch-table entry, the next TNT bits) -> the
+ * branches the walker takes.
+ *
+ * At a conditional branch the walker's next steps depend only on where it
+ * stands in a branch table and on the taken bits that follow: conditional
+ * branches take one bit each, direct jumps and calls none.  So a run of
+ * them is worked out once per (table, entry, bits) and afterwards replayed
+ * from the memo, several branches per lookup, as the fastest Intel PT
+ * decoders do.  Returns whose call is in the path go back to its
+ * fall-through.  A path stops before anything that needs more than the
+ * table and a bit (a return to a caller outside it, an indirect branch, a
+ * successor the table does not know, a far branch) and always ends with a
+ * conditional branch or a return, so that the walker's bookkeeping after it
+ * is the one those leave.  A path that would take no branch is remembered
+ * as such (nsteps 0).
+ *
+ * Paths are never moved or freed before the memo: callers and sinks may
+ * keep pointers to them (their addresses identify them).  Memory is
+ * bounded: once the memo holds max_bytes, lookups that miss return NULL
+ * and the walker goes on one branch at a time.
+ */
+#ifndef PTC_DECODERS_INTEL_PT_TNT_PATH_H
+#define PTC_DECODERS_INTEL_PT_TNT_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_event.h"
+#include "images/image.h"
+
+/* Bits looked up at a time: a TNT-8 packet holds at most 6. */
+#define PTC_PATH_BITS 8
+/* Branches in a path at most. */
+#define PTC_PATH_STEPS 32
+
+/* One branch of a path, in the table's (image) addresses. */
+struct ptc_path_step {
+	uint64_t ip, target;
+	uint32_t insns;		/* instructions of its record; step 0's are the walker's */
+	uint32_t idx;		/* its table entry (a call's return hint) */
+	uint8_t kind, taken, length;
+};
+
+struct ptc_tnt_path {
+	struct ptc_path path;		/* what sinks are shown (common/trace_event.h) */
+	uint32_t nsteps;
+	uint32_t tnt_bits;		/* TNT bits it uses (conditionals and returns) */
+	uint32_t end_idx, end_insns;	/* the walker's position after it */
+	uint64_t end_ip;		/* where that block starts (image address) */
+	struct ptc_path_step step[];
+};
+
+struct ptc_path_memo;
+
+int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes);
+void ptc_path_memo_free(struct ptc_path_memo *m);
+
+/* The path from conditional branch idx of table tb (ntb entries) for the
+ * nbits (1 to PTC_PATH_BITS) taken bits in bits, the first one in bit
+ * nbits - 1.  It may use fewer bits (tnt_bits says how many).  NULL: the
+ * memo is full (or out of memory) and does not know it. */
+struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
+				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits);
+
+/* Paths held and bytes used (statistics). */
+size_t ptc_path_memo_count(const struct ptc_path_memo *m);
+size_t ptc_path_memo_bytes(const struct ptc_path_memo *m);
+
+#endif

@@ -1,0 +1,235 @@
+/* The walker with its memo of TNT paths against the walker one branch at a
+ * time (the reference), on raw Intel PT bytes for the fuzz image
+ * (pt_fuzz_image.h): both must give the same branches, gaps and call
+ * stacks, and every path the walker marks must be what struct ptc_path
+ * says (its records' count, kinds, taken bits, instructions and time, and
+ * the same records wherever the same path starts at the same address).
+ * Used by fuzz_tnt_path.c. */
+#ifndef PTC_TESTS_FUZZ_TNT_PATH_DIFF_H
+#define PTC_TESTS_FUZZ_TNT_PATH_DIFF_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/intel_pt/ptdec.h"
+#include "pt_fuzz_image.h"
+
+/* What one decoding gave, as bytes to compare. */
+struct tp_log {
+	uint8_t *p;
+	size_t len, cap;
+	uint64_t path_records, paths;	/* marked */
+	const char *bad;		/* a broken promise of a mark, or NULL */
+};
+
+/* Paths seen: id -> the first record's ip and a digest of the rest. */
+#define TP_SEEN 4096
+struct tp_seen {
+	uint64_t id, ip, digest;
+};
+
+struct tp_run {
+	struct tp_log *log;
+	struct tp_seen seen[TP_SEEN];
+};
+
+static void tp_put(struct tp_log *l, const void *p, size_t n)
+{
+	if (l->len + n > l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 65536;
+		uint8_t *np;
+		while (ncap < l->len + n)
+			ncap *= 2;
+		np = realloc(l->p, ncap);
+		if (!np)
+			abort();
+		l->p = np;
+		l->cap = ncap;
+	}
+	memcpy(l->p + l->len, p, n);
+	l->len += n;
+}
+
+static uint64_t tp_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static int tp_s_begin(void *ctx, const struct ptc_thread_info *t) { (void)ctx, (void)t; return 0; }
+static int tp_s_end(void *ctx) { (void)ctx; return 0; }
+
+static int tp_s_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	struct tp_run *r = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		/* field by field: the struct's padding is not compared */
+		uint64_t v[4] = { b[i].ip, b[i].target, b[i].time,
+				  (uint64_t)b[i].insns << 32 | (uint64_t)b[i].kind << 24 |
+				  (uint64_t)b[i].taken << 16 | (uint64_t)b[i].length << 8 | b[i].flags };
+		tp_put(r->log, v, sizeof(v));
+	}
+	return 0;
+}
+
+static void tp_check_mark(struct tp_run *r, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m)
+{
+	const struct ptc_path *p = m->path;
+	uint64_t kinds = 0, taken = 0, digest = 0;
+	uint32_t bits = 0, not_taken = 0, insns = 0, i;
+	struct tp_seen *s;
+
+	if (!p->records || m->at + (size_t)p->records > n || !p->id) {
+		r->log->bad = "a path's records are not all in the batch";
+		return;
+	}
+	b += m->at;
+	for (i = 0; i < p->records; i++) {
+		kinds += (uint64_t)1 << (9 * b[i].kind);
+		not_taken += !b[i].taken;
+		if (b[i].kind == PTC_BR_COND)
+			taken |= (uint64_t)(b[i].taken != 0) << bits++;
+		if (i) {
+			insns += b[i].insns;
+			if (b[i].time != b[0].time)
+				r->log->bad = "a path's records have different times";
+			digest = tp_mix(digest, b[i].insns);
+		}
+		digest = tp_mix(digest, b[i].ip);
+		digest = tp_mix(digest, b[i].target);
+		digest = tp_mix(digest, (uint64_t)b[i].kind << 16 | (uint64_t)b[i].taken << 8 | b[i].length);
+		if (i)
+			digest = tp_mix(digest, b[i].flags);
+	}
+	if (kinds != p->kinds || taken != p->taken || bits != p->bits || not_taken != p->not_taken ||
+	    insns != p->insns)
+		r->log->bad = "a path's counts are not its records'";
+	s = &r->seen[p->id % TP_SEEN];
+	if (s->id == p->id && s->ip == b[0].ip && s->digest != digest)
+		r->log->bad = "a path stands for other records at the same address";
+	s->id = p->id;
+	s->ip = b[0].ip;
+	s->digest = digest;
+	r->log->paths++;
+	r->log->path_records += p->records;
+}
+
+static int tp_s_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	struct tp_run *r = ctx;
+	size_t i;
+
+	for (i = 0; i < nm; i++) {
+		if (i && m[i].at < m[i - 1].at + m[i - 1].path->records)
+			r->log->bad = "paths overlap or are out of order";
+		tp_check_mark(r, b, n, &m[i]);
+	}
+	return tp_s_branches(ctx, b, n);
+}
+
+static int tp_s_gap(void *ctx, const struct ptc_gap *g)
+{
+	struct tp_run *r = ctx;
+	uint64_t v[7] = { g->cause, g->aux_offset, g->resume_offset, g->ip, g->resume_ip,
+			  g->lost_bytes, g->time };
+
+	tp_put(r->log, v, sizeof(v));
+	return 0;
+}
+
+static struct ptc_pt_thread tp_thr, tp_other;
+
+static struct ptc_pt_thread *tp_thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
+{
+	(void)ctx, (void)cpu, (void)qtid, (void)time;
+	return &tp_thr;
+}
+
+static size_t tp_threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
+				 struct ptc_pt_thread **out, size_t max)
+{
+	size_t n = 0;
+
+	(void)ctx, (void)cpu;
+	if (t1 > t0 && max >= 2) {
+		out[n++] = &tp_other;
+		out[n++] = &tp_thr;
+	}
+	return n;
+}
+
+static void tp_stack(struct tp_log *l, const struct ptc_pt_thread *t)
+{
+	uint64_t d = t->depth;
+
+	tp_put(l, &d, sizeof(d));
+	if (t->depth)
+		tp_put(l, t->stack, t->depth * sizeof(*t->stack));
+}
+
+/* Decode data (a private copy: the decoder reads up to its last byte only)
+ * with or without the memo into log. */
+static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_log *log)
+{
+	struct ptc_pt_env env = { .thread_at = tp_thread_at, .region_at = pt_fuzz_region_at,
+				  .threads_between = tp_threads_between };
+	struct ptc_sink sink = { tp_s_begin, tp_s_branches, tp_s_gap, tp_s_end, NULL, tp_s_paths };
+	struct tp_run *run = calloc(1, sizeof(*run));
+	struct ptc_pt_params p;
+	struct ptc_pt_decoder *d;
+	uint8_t *copy = malloc(size ? size : 1);
+
+	if (!run || !copy)
+		abort();
+	memcpy(copy, data, size);
+	run->log = log;
+	sink.ctx = run;
+	pt_fuzz_image();
+	pt_fuzz_params(&p);
+	p.no_paths = no_paths;
+	ptc_pt_thread_init(&tp_thr, 1, 1, &sink);
+	ptc_pt_thread_init(&tp_other, 1, 2, &sink);
+	if (ptc_pt_decoder_new(&d, &p, &env, 0, UINT32_MAX) == 0) {
+		if (ptc_pt_decoder_set_buffer(d, copy, size, 0, 0, 0, NULL) == 0)
+			while (ptc_pt_decoder_run(d, 0) > 0)
+				;
+		ptc_pt_decoder_finish(d);
+		ptc_pt_thread_flush(&tp_thr);
+		ptc_pt_thread_flush(&tp_other);
+		tp_stack(log, &tp_thr);
+		tp_stack(log, &tp_other);
+		ptc_pt_decoder_free(d);
+	}
+	ptc_pt_thread_fini(&tp_thr);
+	ptc_pt_thread_fini(&tp_other);
+	free(copy);
+	free(run);
+}
+
+/* Both ways; NULL when they agree and every mark keeps its promises, else
+ * what is wrong.  *paths, *records: the marks seen. */
+static const char *tp_compare(const uint8_t *data, size_t size, uint64_t *paths, uint64_t *records)
+{
+	struct tp_log a = { 0 }, b = { 0 };
+	const char *why = NULL;
+
+	tp_decode(data, size, 0, &a);
+	tp_decode(data, size, 1, &b);
+	if (a.bad)
+		why = a.bad;
+	else if (b.paths)
+		why = "the walker one branch at a time marked a path";
+	else if (a.len != b.len || (a.len && memcmp(a.p, b.p, a.len)))
+		why = "the memo's branches, gaps or call stacks differ from one branch at a time";
+	*paths = a.paths;
+	*records = a.path_records;
+	free(a.p);
+	free(b.p);
+	return why;
+}
+
+#endif

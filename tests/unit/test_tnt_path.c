@@ -1,0 +1,107 @@
+/* The walker's memo of TNT paths (decoders/intel_pt/tnt_path.h): paths
+ * from the fuzz image's branch table for given bits, against its code
+ * (tests/fuzz/pt_fuzz_image.h) read by hand: the counted loop, a call and
+ * its return inside one path, the stops at an indirect jump and at a return
+ * to a caller outside the path, and a memo without room.  (fuzz_tnt_path
+ * compares whole decodings with and without the memo.) */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "decoders/intel_pt/tnt_path.h"
+#include "../fuzz/pt_fuzz_image.h"
+
+static int failures;
+
+#define CHECK(c, ...)							\
+	do {								\
+		if (!(c)) {						\
+			failures++;					\
+			printf("not ok - %s:%d: ", __FILE__, __LINE__);	\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+		}							\
+	} while (0)
+
+/* the table entry of the branch at addr */
+static uint32_t entry(const struct ptc_tbranch *tb, size_t n, uint64_t addr)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (tb[i].ip == addr)
+			return i;
+	return PTC_NO_BRANCH;
+}
+
+static void test_paths(void)
+{
+	struct ptc_path_memo *m;
+	const struct ptc_tbranch *tb;
+	struct ptc_tnt_path *p, *q;
+	size_t n;
+	uint32_t jne;
+
+	tb = ptc_image_branches(pt_fuzz_image(), &n);
+	jne = entry(tb, n, 0x400007);
+	CHECK(jne != PTC_NO_BRANCH, "the loop's jne is in the table");
+	if (ptc_path_memo_new(&m, 1 << 20) < 0)
+		abort();
+
+	/* jne taken twice: two records, back at the jne with 3 instructions */
+	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
+	CHECK(p && p->nsteps == 2 && p->tnt_bits == 2, "two taken bits: two branches");
+	if (p && p->nsteps == 2) {
+		CHECK(p->step[0].ip == 0x400007 && p->step[0].taken && p->step[0].target == 0x400002,
+		      "first: the jne, taken to 400002");
+		CHECK(p->step[1].insns == 3, "inc, cmp, jne: 3 instructions");
+		CHECK(p->end_idx == jne && p->end_insns == 3 && p->end_ip == 0x400002, "ends at the jne again");
+		CHECK(p->path.records == 2 && p->path.bits == 2 && p->path.taken == 3 && !p->path.not_taken,
+		      "its sink view");
+	}
+	/* the same key: the same path */
+	q = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
+	CHECK(q == p, "a second lookup finds the first path");
+
+	/* not taken, then the call, the nop and the compressed return (a
+	 * taken bit) inside the path; it stops at the indirect jmp rbx */
+	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x1);
+	CHECK(p && p->nsteps == 3 && p->tnt_bits == 2, "jne, call, ret: three records for two bits (%u)",
+	      p ? p->nsteps : 0);
+	if (p && p->nsteps == 3) {
+		CHECK(!p->step[0].taken && p->step[1].kind == PTC_BR_CALL && p->step[1].insns == 1,
+		      "not taken, then the call (1 instruction)");
+		CHECK(p->step[2].kind == PTC_BR_RET && p->step[2].target == 0x40000e && p->step[2].insns == 2,
+		      "nop, ret: back to 40000e");
+		CHECK(p->end_ip == 0x40000e && tb[p->end_idx].ip == 0x40000e && p->end_insns == 1,
+		      "then the jmp rbx, one instruction on");
+		CHECK(p->path.bits == 1 && p->path.taken == 0 && p->path.not_taken == 1,
+		      "one conditional branch, not taken");
+	}
+	/* not taken, then a not-taken bit for the return: the walker reports
+	 * that, so the path stops after the jne */
+	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x0);
+	CHECK(p && p->nsteps == 1 && p->tnt_bits == 1, "a not-taken return is the walker's");
+	/* the return alone (a caller outside the path) is not a path */
+	p = ptc_path_memo_get(m, tb, (uint32_t)n, entry(tb, n, 0x400019), 1, 0x1);
+	CHECK(p && p->nsteps == 0, "a return whose call is not in the path: no path");
+	CHECK(ptc_path_memo_count(m) == 4, "four keys held (%zu)", ptc_path_memo_count(m));
+	ptc_path_memo_free(m);
+
+	/* a full memo answers NULL, never a wrong path */
+	if (ptc_path_memo_new(&m, 4096) < 0)
+		abort();
+	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
+	CHECK(!p, "a memo with no room gives no path");
+	ptc_path_memo_free(m);
+}
+
+int main(void)
+{
+	test_paths();
+	if (failures) {
+		printf("%d failures\n", failures);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
