@@ -43,66 +43,77 @@ static uint64_t le(const uint8_t *p, unsigned n)
 	return v;
 }
 
-/* The packets that make up most of a trace, read here rather than through
- * the packet decoder's dispatch (3-4 times faster per packet; the lockstep
- * test compares the result with libipt's); 0 when p is another packet, or
- * one cut by the end, for the packet decoder to read. */
-static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
+/* payload bytes of an IP packet by its compression (-1: invalid) */
+static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+
+/* The size of the packet at p when it is one of those that make up most of
+ * a trace (TNT-8, PAD, MTC, TSC, TIP, TIP.PGE, TIP.PGD, FUP); 0 for another
+ * packet, or one cut by the end, which the packet decoder reads. */
+static inline unsigned common_size(const uint8_t *p, uint64_t avail)
 {
-	/* payload bytes of an IP packet by its compression (-1: invalid) */
-	static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
 	uint8_t opc = p[0];
 	int n;
 
+	if (!(opc & 1))
+		return opc != 2;	/* TNT-8 or PAD; 0x02 begins an extended opcode */
+	if (opc == 0x59)	/* MTC */
+		return avail >= 2 ? 2 : 0;
+	if (opc == 0x19)	/* TSC */
+		return avail >= 8 ? 8 : 0;
+	if ((opc & 3) == 3)
+		return 0;	/* CYC */
+	switch (opc & 0x1f) {
+	case 0x0d: case 0x11: case 0x01: case 0x1d:
+		break;
+	default:
+		return 0;
+	}
+	n = ip_bytes[opc >> 5];
+	return n >= 0 && avail >= (uint64_t)n + 1 ? (unsigned)n + 1 : 0;
+}
+
+/* Those packets, read here rather than through the packet decoder's
+ * dispatch (3-4 times faster per packet; the lockstep test compares the
+ * result with libipt's); 0 for the others. */
+static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
+{
+	uint8_t opc = p[0];
+	unsigned n = common_size(p, avail);
+
+	if (!n)
+		return 0;
+	pk->size = (uint8_t)n;
 	if (!(opc & 1)) {
-		if (opc > 2) {
+		if (opc) {
 			/* TNT-8: the bits below the highest set one */
 			uint64_t tnt = opc >> 1;
 			uint8_t bits = (uint8_t)(63 - __builtin_clzll(tnt));
 			pk->type = ppt_tnt_8;
-			pk->size = 1;
 			pk->payload.tnt.bit_size = bits;
 			pk->payload.tnt.payload = tnt & ~(1ull << bits);
-			return 1;
-		}
-		if (opc == 0) {
+		} else {
 			pk->type = ppt_pad;
-			pk->size = 1;
-			return 1;
 		}
-		return 0;	/* an extended opcode */
+		return 1;
 	}
-	switch (opc) {
-	case 0x59:	/* MTC */
-		if (avail < 2)
-			return 0;
+	if (opc == 0x59) {
 		pk->type = ppt_mtc;
-		pk->size = 2;
 		pk->payload.mtc.ctc = p[1];
 		return 1;
-	case 0x19:	/* TSC */
-		if (avail < 8)
-			return 0;
+	}
+	if (opc == 0x19) {
 		pk->type = ppt_tsc;
-		pk->size = 8;
 		pk->payload.tsc.tsc = le(p + 1, 7);
 		return 1;
 	}
-	if ((opc & 3) == 3)
-		return 0;	/* CYC */
 	switch (opc & 0x1f) {
 	case 0x0d: pk->type = ppt_tip; break;
 	case 0x11: pk->type = ppt_tip_pge; break;
 	case 0x01: pk->type = ppt_tip_pgd; break;
-	case 0x1d: pk->type = ppt_fup; break;
-	default: return 0;
+	default: pk->type = ppt_fup; break;
 	}
-	n = ip_bytes[opc >> 5];
-	if (n < 0 || avail < (uint64_t)n + 1)
-		return 0;
-	pk->size = (uint8_t)(n + 1);
 	pk->payload.ip.ipc = (enum pt_ip_compression)(opc >> 5);
-	pk->payload.ip.ip = le(p + 1, (unsigned)n);
+	pk->payload.ip.ip = le(p + 1, n - 1);
 	return 1;
 }
 
@@ -1132,10 +1143,11 @@ int ptc_fq_supported(const struct pt_config *cfg)
 		return 0;
 	}
 	for (;;) {
-		/* the common packets as fetch() reads them, the rest by
-		 * libipt's packet decoder */
-		if (off < end && parse_common(&p, cfg->begin + off, end - off)) {
-			n = p.size;
+		/* the common packets as fetch() reads them (all handled: only
+		 * their size matters here), the rest by libipt's packet decoder */
+		if (off < end && (n = (int)common_size(cfg->begin + off, end - off)) != 0) {
+			off += (uint64_t)n;
+			continue;
 		} else {
 			n = pt_pkt_sync_set(pk, off);
 			if (n >= 0)
