@@ -9,7 +9,8 @@
 . "${top_srcdir:-.}/tests/lib/common.sh"
 SEEDS="$top_srcdir/tests/fuzz/seeds/fuzz_pt_decoder"
 "$top_builddir/tests/unit/test_tnt_path" || fail "test_tnt_path"
-"$top_builddir/tests/fuzz/fuzz_tnt_path" "$SEEDS" || fail "fuzz_tnt_path on the seeds"
+"$top_builddir/tests/fuzz/fuzz_tnt_path" "$SEEDS" "$top_srcdir/tests/fuzz/seeds/fuzz_tnt_path" ||
+	fail "fuzz_tnt_path on the seeds"
 WALK="$top_builddir/tests/ptgen/ptgen-walk"
 ENC="$top_builddir/tests/ptgen/ptgen-encode"
 [ -x "$WALK" ] && [ -x "$ENC" ] || skip "ptgen-walk or ptgen-encode not built"

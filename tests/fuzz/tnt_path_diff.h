@@ -172,13 +172,17 @@ static void tp_stack(struct tp_log *l, const struct ptc_pt_thread *t)
 }
 
 /* Decode data (a private copy: the decoder reads up to its last byte only)
- * with or without the memo into log. */
-static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_log *log)
+ * with or without the memo into log[0] (the thread that runs) and log[1]
+ * (the one that ran while the trace was lost): each thread's stream is
+ * what must not change, not how the two interleave (batches are handed
+ * over at other times with the memo). */
+static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_log log[2])
 {
 	struct ptc_pt_env env = { .thread_at = tp_thread_at, .region_at = pt_fuzz_region_at,
 				  .threads_between = tp_threads_between };
-	struct ptc_sink sink = { tp_s_begin, tp_s_branches, tp_s_gap, tp_s_end, NULL, tp_s_paths };
-	struct tp_run *run = calloc(1, sizeof(*run));
+	struct ptc_sink sink[2] = { { tp_s_begin, tp_s_branches, tp_s_gap, tp_s_end, NULL, tp_s_paths },
+				    { tp_s_begin, tp_s_branches, tp_s_gap, tp_s_end, NULL, tp_s_paths } };
+	struct tp_run *run = calloc(2, sizeof(*run));
 	struct ptc_pt_params p;
 	struct ptc_pt_decoder *d;
 	uint8_t *copy = malloc(size ? size : 1);
@@ -186,13 +190,15 @@ static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_
 	if (!run || !copy)
 		abort();
 	memcpy(copy, data, size);
-	run->log = log;
-	sink.ctx = run;
+	run[0].log = &log[0];
+	run[1].log = &log[1];
+	sink[0].ctx = &run[0];
+	sink[1].ctx = &run[1];
 	pt_fuzz_image();
 	pt_fuzz_params(&p);
 	p.no_paths = no_paths;
-	ptc_pt_thread_init(&tp_thr, 1, 1, &sink);
-	ptc_pt_thread_init(&tp_other, 1, 2, &sink);
+	ptc_pt_thread_init(&tp_thr, 1, 1, &sink[0]);
+	ptc_pt_thread_init(&tp_other, 1, 2, &sink[1]);
 	if (ptc_pt_decoder_new(&d, &p, &env, 0, UINT32_MAX) == 0) {
 		if (ptc_pt_decoder_set_buffer(d, copy, size, 0, 0, 0, NULL) == 0)
 			while (ptc_pt_decoder_run(d, 0) > 0)
@@ -200,8 +206,8 @@ static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_
 		ptc_pt_decoder_finish(d);
 		ptc_pt_thread_flush(&tp_thr);
 		ptc_pt_thread_flush(&tp_other);
-		tp_stack(log, &tp_thr);
-		tp_stack(log, &tp_other);
+		tp_stack(&log[0], &tp_thr);
+		tp_stack(&log[1], &tp_other);
 		ptc_pt_decoder_free(d);
 	}
 	ptc_pt_thread_fini(&tp_thr);
@@ -214,21 +220,27 @@ static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_
  * what is wrong.  *paths, *records: the marks seen. */
 static const char *tp_compare(const uint8_t *data, size_t size, uint64_t *paths, uint64_t *records)
 {
-	struct tp_log a = { 0 }, b = { 0 };
+	struct tp_log a[2], b[2];
 	const char *why = NULL;
+	int k;
 
-	tp_decode(data, size, 0, &a);
-	tp_decode(data, size, 1, &b);
-	if (a.bad)
-		why = a.bad;
-	else if (b.paths)
-		why = "the walker one branch at a time marked a path";
-	else if (a.len != b.len || (a.len && memcmp(a.p, b.p, a.len)))
-		why = "the memo's branches, gaps or call stacks differ from one branch at a time";
-	*paths = a.paths;
-	*records = a.path_records;
-	free(a.p);
-	free(b.p);
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	tp_decode(data, size, 0, a);
+	tp_decode(data, size, 1, b);
+	*paths = *records = 0;
+	for (k = 0; k < 2; k++) {
+		if (a[k].bad)
+			why = a[k].bad;
+		else if (b[k].paths)
+			why = "the walker one branch at a time marked a path";
+		else if (a[k].len != b[k].len || (a[k].len && memcmp(a[k].p, b[k].p, a[k].len)))
+			why = "the memo's branches, gaps or call stack of a thread differ from one branch at a time";
+		*paths += a[k].paths;
+		*records += a[k].path_records;
+		free(a[k].p);
+		free(b[k].p);
+	}
 	return why;
 }
 

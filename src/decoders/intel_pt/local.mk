@@ -69,7 +69,7 @@ EXTRA_DIST += tests/fuzz/seeds/fuzz_fastq
 check_PROGRAMS += tests/unit/test_tnt_path
 tests_unit_test_tnt_path_SOURCES = tests/unit/test_tnt_path.c tests/fuzz/pt_fuzz_image.h
 TESTS += tests/pt_tnt_path.sh
-EXTRA_DIST += tests/pt_tnt_path.sh
+EXTRA_DIST += tests/pt_tnt_path.sh tests/fuzz/seeds/fuzz_tnt_path
 fuzz: tests/fuzz/fuzz_tnt_path
 check_PROGRAMS += tests/fuzz/fuzz_tnt_path
 tests_fuzz_fuzz_tnt_path_SOURCES = tests/fuzz/fuzz_tnt_path.c tests/fuzz/tnt_path_diff.h $(FUZZ_DRIVER)
