@@ -956,34 +956,43 @@ int ptc_fq_get_sync_offset(const struct ptc_fq *q, uint64_t *offset)
 
 /* ---- queries ---- */
 
-int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken)
+int ptc_fq_tnt_fill(struct ptc_fq *q)
 {
 	int err;
 
-	if (!q->tnt_index) {
-		for (;;) {
-			fetch(q);
-			if (q->next_err)
-				return q->next_err;
-			if (will_event(q) || q->next.type == ppt_tip)
-				return -pte_bad_query;
-			q->event = NULL;
-			err = decode(q);
-			if (err)
-				return err;
-			if (q->event)
-				return -pte_event_ignored;
-			if (q->next.type == ppt_tnt_8 || q->next.type == ppt_tnt_64)
-				break;
-			err = read_ahead(q);
-			if (err)
-				return err;
-		}
-		q->last_time = q->time;
+	if (q->tnt_index)
+		return 0;
+	for (;;) {
+		fetch(q);
+		if (q->next_err)
+			return q->next_err;
+		if (will_event(q) || q->next.type == ppt_tip)
+			return -pte_bad_query;
+		q->event = NULL;
+		err = decode(q);
+		if (err)
+			return err;
+		if (q->event)
+			return -pte_event_ignored;
+		if (q->next.type == ppt_tnt_8 || q->next.type == ppt_tnt_64)
+			break;
 		err = read_ahead(q);
-		if (err < 0 && err != -pte_eos)
+		if (err)
 			return err;
 	}
+	q->last_time = q->time;
+	err = read_ahead(q);
+	if (err < 0 && err != -pte_eos)
+		return err;
+	return 0;
+}
+
+int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken)
+{
+	int err = ptc_fq_tnt_fill(q);
+
+	if (err < 0)
+		return err;
 	*taken = (q->tnt & q->tnt_index) != 0;
 	q->tnt_index >>= 1;
 	return status_flags(q);

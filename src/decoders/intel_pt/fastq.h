@@ -84,6 +84,10 @@ int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr);
 int ptc_fq_event(struct ptc_fq *q, struct pt_event *ev, size_t size);
 int ptc_fq_time(const struct ptc_fq *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken);
+/* Read on to the next TNT packet when no bit is cached, as the next
+ * conditional-branch query would (and failing as it would, leaving the
+ * same state for it), without taking a bit: 0 or a negative error. */
+int ptc_fq_tnt_fill(struct ptc_fq *q);
 /* The status a query that took the cached TNT bits' last one returns. */
 int ptc_fq_status(const struct ptc_fq *q);
 

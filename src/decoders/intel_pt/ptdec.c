@@ -1570,6 +1570,8 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 		kind = b->kind;
 		if (kind != PTC_BR_COND)
 			goto other;
+		if (d->fast && d->memo && !d->fq.tnt_index && ptc_fq_tnt_fill(&d->fq) < 0)
+			goto cond_step;	/* the query fails the same way: step() reports it */
 		if (d->fast && d->fq.tnt_index > 1 && d->memo) {
 			/* Two bits or more of the TNT packet left: the
 			 * branches they decide, from the memo. */
@@ -1623,6 +1625,7 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 				continue;
 			}
 		}
+cond_step:
 		{
 			uint32_t m, tn, fi, ok;
 			uint64_t m64;
