@@ -1594,23 +1594,41 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 				}
 				t->marks[t->nmarks].at = (uint32_t)(out - t->batch);
 				t->marks[t->nmarks++].path = &p->path;
-				for (; s < send; s++, out++) {
-					out->ip = (uint64_t)((int64_t)s->ip + bias);
-					out->target = (uint64_t)((int64_t)s->target + bias);
+				if (!p->rec_valid || p->rec_bias != bias) {
+					/* its records for this mapping, once */
+					struct ptc_branch *r = p->rec;
+
+					for (; s < send; s++, r++) {
+						r->ip = (uint64_t)((int64_t)s->ip + bias);
+						r->target = (uint64_t)((int64_t)s->target + bias);
+						r->time = 0;
+						r->insns = s->insns;
+						r->kind = s->kind;
+						r->taken = s->taken;
+						r->length = s->length;
+						r->flags = 0;
+					}
+					p->rec_bias = bias;
+					p->rec_valid = 1;
+					s = p->step;
+				}
+				memcpy(out, p->rec, p->nsteps * sizeof(*out));
+				out->insns = insns;
+				for (send = s + p->nsteps; s < send; s++, out++)
 					out->time = d->time;
-					out->insns = s == p->step ? insns : s->insns;
-					out->kind = s->kind;
-					out->taken = s->taken;
-					out->length = s->length;
-					out->flags = 0;
-					if (s->kind == PTC_BR_CALL) {
-						if (push_ret(t, &tb[s->idx], s->idx, out->ip) < 0) {
-							out++;
-							WALK_SAVE();
-							return -ptc_err_nomem;
+				if (p->stack) {
+					/* the calls' return addresses, and the returns
+					 * to them, on the thread's call stack */
+					for (s = p->step; s < send; s++) {
+						if (s->kind == PTC_BR_CALL) {
+							if (push_ret(t, &tb[s->idx], s->idx,
+								     (uint64_t)((int64_t)s->ip + bias)) < 0) {
+								WALK_SAVE();
+								return -ptc_err_nomem;
+							}
+						} else if (s->kind == PTC_BR_RET) {
+							t->depth--;	/* the path's own call */
 						}
-					} else if (s->kind == PTC_BR_RET) {
-						t->depth--;	/* the path's own call */
 					}
 				}
 				d->st.branches += p->nsteps;

@@ -209,9 +209,13 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		idx = next_idx;
 	}
 
-	p = arena_alloc(m, sizeof(*p) + keep.steps * sizeof(p->step[0]));
+	p = arena_alloc(m, sizeof(*p) + keep.steps * (sizeof(p->step[0]) + sizeof(p->rec[0])));
 	if (!p)
 		return NULL;
+	p->rec = (struct ptc_branch *)(void *)&p->step[keep.steps];
+	p->rec_valid = 0;
+	p->rec_bias = 0;
+	p->stack = 0;
 	memset(&p->path, 0, sizeof(p->path));
 	/* unique in the process: a sink may remember a path by its id after
 	 * its memo has gone (and its memory serves another) */
@@ -224,6 +228,8 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 	p->path.records = keep.steps;
 	for (i = 0; i < keep.steps; i++) {
 		p->step[i] = st[i];
+		if (st[i].kind == PTC_BR_CALL || st[i].kind == PTC_BR_RET)
+			p->stack = 1;
 		p->path.kinds += (uint64_t)1 << (9 * st[i].kind);
 		p->path.not_taken += !st[i].taken;
 		if (st[i].kind == PTC_BR_COND)
