@@ -280,19 +280,22 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 	 * of the same kind through a store and a load.  A path's counts are
 	 * its own (all but its first record's instructions). */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
-	for (i = 0, j = 0; i < n; i++) {
-		if (j < nm && m[j].at == i) {
+	for (i = 0, j = 0; i < n;) {
+		size_t end = j < nm ? m[j].at : n;
+
+		for (; i < end; i++) {
+			insns += b[i].insns;
+			lanes += (uint64_t)1 << (9 * (b[i].kind < PTC_BR_KIND_NR ? b[i].kind : PTC_BR_FAR));
+			not_taken += !b[i].taken;
+		}
+		if (j < nm) {
 			const struct ptc_path *p = m[j++].path;
 
 			lanes += p->kinds;
 			insns += b[i].insns + p->insns;
 			not_taken += p->not_taken;
-			i += p->records - 1;
-			continue;
+			i += p->records;
 		}
-		insns += b[i].insns;
-		lanes += (uint64_t)1 << (9 * (b[i].kind < PTC_BR_KIND_NR ? b[i].kind : PTC_BR_FAR));
-		not_taken += !b[i].taken;
 	}
 	for (k = 0; k < PTC_BR_KIND_NR; k++)
 		t->by_kind[k] += (lanes >> (9 * k)) & 511;
