@@ -11,26 +11,15 @@
 # branches and the directions the simulator derives with the truth;
 # read_bt9.py the CBP2016 reader's rules.  Each mapping must occur.
 . "${top_srcdir:-.}/tests/lib/common.sh"
-TRACE="$top_builddir/tests/ptgen/ptgen-trace"
 ENC="$top_builddir/tests/ptgen/ptgen-encode"
-STEP="$top_builddir/tests/writers/stepper"
 W="$top_srcdir/tests/writers"
-CC_=${CC_FOR_TESTS:-cc}
-[ -x "$ENC" ] && [ -x "$TRACE" ] && [ -x "$STEP" ] || skip "ptgen or the stepper not built"
+[ -x "$ENC" ] || skip "ptgen-encode not built"
 command -v python3 >/dev/null || skip "python3 not installed"
 scratch
-"$CC_" -O1 -static -o "$T/x86ops" "$W/x86ops.c" 2>"$T/cc.err" ||
-	skip "cannot build a static test program: $(cat "$T/cc.err")"
-TRACE=$(cd "${TRACE%/*}" && pwd)/ptgen-trace
-STEP=$(cd "${STEP%/*}" && pwd)/stepper
-# (run alike by both tracers: same directory, empty environment)
-(cd "$T" && env -i "$TRACE" -o "$T/x.truth" -- ./x86ops 40 >/dev/null 2>trace.err) ||
-	skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
-(cd "$T" && env -i "$STEP" -o "$T/step.truth" -i "$T/x.ips" ./x86ops 40 >/dev/null) || fail "stepper"
-agree_with_stepper "$T/x.truth" "$T/step.truth"
+static_truth "$W/x86ops.c" x86ops -O1 40
 # system calls are in the truth (far transfers, kind 6)
-[ "$(awk '$1 == "B" && $6 == 6' "$T/x.truth" | wc -l)" -ge 40 ] || fail "fewer than 40 system calls in the truth"
-"$ENC" -o "$T/x.data" --buildid-dir "$T/bid" "$T/x.truth" 2>"$T/enc.err" || fail "ptgen-encode: $(tail -1 "$T/enc.err")"
+[ "$(awk '$1 == "B" && $6 == 6' "$T/x86ops.truth" | wc -l)" -ge 40 ] || fail "fewer than 40 system calls in the truth"
+"$ENC" -o "$T/x.data" --buildid-dir "$T/bid" "$T/x86ops.truth" 2>"$T/enc.err" || fail "ptgen-encode: $(tail -1 "$T/enc.err")"
 for f in cbp2025,bt9 cbp2025:slots; do
 	rm -rf "$T/out"
 	"$PTCONV" convert "$T/x.data" -f $f -o "$T/out" --buildid-dir "$T/bid" 2>"$T/conv.err" ||
@@ -38,7 +27,7 @@ for f in cbp2025,bt9 cbp2025:slots; do
 	grep -q warning "$T/conv.err" && { cat "$T/conv.err" >&2; fail "warnings (-f $f)"; }
 	slots=
 	case $f in *slots*) slots=--slots ;; esac
-	python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/x.truth" "$T/x.ips" --stats $slots \
+	python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/x86ops.truth" "$T/x86ops.ips" --stats $slots \
 		> "$T/stats" || fail "cbp2025 ($f)"
 	cat "$T/stats"
 	# every mapping of ptconv-formats(5) was exercised, at least once per loop
@@ -55,5 +44,5 @@ for f in cbp2025,bt9 cbp2025:slots; do
 done
 rm -rf "$T/out"
 "$PTCONV" convert "$T/x.data" -f bt9 -o "$T/out" --buildid-dir "$T/bid" -q || fail "ptconv -f bt9"
-python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/x.truth" || fail "bt9"
+python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/x86ops.truth" || fail "bt9"
 echo "ok - cbp2025 (real addresses and slots) and bt9 follow their readers' rules on x86ops, equal to the truth"
