@@ -97,7 +97,11 @@ static int bt9_branch(struct bt9 *w, const struct ptc_branch *b)
 	uint32_t id, e;
 	uint64_t target = b->kind == PTC_BR_FAR && !b->target ? b->ip + b->length : b->target;
 	uint8_t taken = b->kind == PTC_BR_COND ? b->taken : 1;
-	uint64_t key, etarget = taken ? target : 0;
+	/* A not-taken edge carries the branch's encoded target too, as in
+	 * the championship's own traces: TAGE-SC-L compares the target
+	 * with the pc (loop exits, IMLI), and a 0 there would make every
+	 * forward branch look backward. */
+	uint64_t key, etarget = target;
 	struct bnode *n;
 	int err;
 	size_t k;

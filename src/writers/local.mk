@@ -27,11 +27,11 @@ check_PROGRAMS += tests/writers/stepper tests/writers/truth2fmt tests/writers/be
 tests_writers_stepper_SOURCES = tests/writers/stepper.c
 tests_writers_truth2fmt_SOURCES = tests/writers/truth2fmt.c
 tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
-TESTS += tests/writers/formats.sh
+TESTS += tests/writers/formats.sh tests/writers/consumers.sh
 # libptconv-trace installed, built against with pkg-config, its exports
 TESTS += tests/trace_library.sh
 EXTRA_DIST += tests/trace_library.sh tests/writers/lib_consumer.c
-EXTRA_DIST += tests/writers/formats.sh tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py tests/writers/check_info.py \
+EXTRA_DIST += tests/writers/formats.sh tests/writers/consumers.sh tests/writers/x86ops.c tests/writers/prog.c tests/writers/threads.c tests/writers/read_ptc.py tests/writers/check_info.py \
 	tests/writers/read_bt9.py tests/writers/read_champsim.py tests/writers/read_cbp2025.py \
 	tests/writers/read_xtrace.py tests/writers/read_bbv.py tests/writers/truth.py tests/writers/check_slice.py tests/writers/read_xtrace.py tests/writers/cmp_dump.py
 

@@ -40,7 +40,8 @@ static const struct ptc_fmt_ops *find_ops(const char *name, size_t len)
 /* One -f entry, NAME[:OPTION]...: the format and its options applied to
  * cfg (ptconv-formats(5)).  Options: a number, the compression level
  * (ptconv: zstd 1-22 of the chunks; bt9, cbp2025 and champsim with gz:
- * gzip 1-9; champsim: xz preset 0-9), and for champsim gz or xz.  NULL
+ * gzip 1-9; champsim: xz preset 0-9), for champsim gz or xz, for cbp2025
+ * slots.  NULL
  * when the name or an option is not valid. */
 static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct ptc_writer_config *cfg)
 {
@@ -66,6 +67,8 @@ static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct p
 			cfg->champsim_gz = 1;
 		} else if (o == &ptc_fmt_champsim && ol == 2 && !strncmp(p, "xz", 2)) {
 			cfg->champsim_gz = 0;
+		} else if (o == &ptc_fmt_cbp2025 && ol == 5 && !strncmp(p, "slots", 5)) {
+			cfg->cbp2025_slots = 1;
 		} else if (ol >= 1 && ol <= 2 && p[0] >= '0' && p[0] <= '9' &&
 			   (ol == 1 || (p[1] >= '0' && p[1] <= '9'))) {
 			level = ol == 1 ? p[0] - '0' : (p[0] - '0') * 10 + p[1] - '0';

@@ -39,6 +39,7 @@ struct ptc_writer_config {
 	int level;			/* compression level, 0 for each format's default,
 					   -1 for level 0 (xz preset 0) */
 	int champsim_gz;		/* champsim: write .gz instead of .xz */
+	int cbp2025_slots;		/* cbp2025:slots: every pc as 4 * pc (ptconv-formats(5)) */
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */

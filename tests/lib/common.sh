@@ -66,32 +66,41 @@ agree_with_stepper() {
 # the stepper, whose instruction list is $T/prog.ips; START is its first
 # instruction.  Skips where the tools cannot run.
 prog_truth() {
+	# 1500 loops instead of 300 make up for the start-up's shorter scan
+	# of the empty environment (static_truth)
+	static_truth "$top_srcdir/tests/writers/prog.c" prog "-O2" 1500
+	START=$(head -n 1 "$T/prog.ips")
+}
+
+# static_truth SRC NAME CFLAGS ARG: SRC built static with CFLAGS into
+# $T/NAME, run with ARG: $T/NAME.truth by ptgen-trace, checked against the
+# stepper, whose instruction list is $T/NAME.ips.  Skips where the tools
+# cannot run.
+static_truth() {
 	_trace="$top_builddir/tests/ptgen/ptgen-trace"
 	_stepper="$top_builddir/tests/writers/stepper"
 	_cc=${CC_FOR_TESTS:-cc}
 	[ -x "$_trace" ] || skip "ptgen-trace not built"
 	[ -x "$_stepper" ] || skip "tests/writers/stepper not built"
 	command -v "$_cc" >/dev/null || skip "no C compiler to build the test programs"
-	"$_cc" -O2 -static -o "$T/prog" "$top_srcdir/tests/writers/prog.c" 2>"$T/cc.err" ||
+	"$_cc" $3 -static -o "$T/$2" "$1" 2>"$T/cc.err" ||
 		skip "cannot build a static test program: $(cat "$T/cc.err")"
-	# Both tracers run it as ./prog in $T with an empty environment, the
+	# Both tracers run it as ./NAME in $T with an empty environment, the
 	# same bytes above its stack: its branches depend on them.  libc's
 	# start-up scans the environment once per variable it looks up, and
 	# its strrchr of argv[0] takes other paths as the string's alignment
 	# moves (the shell's "_", which names each tracer, moved it between
-	# the two).  1500 loops instead of 300 make up for the start-up's
-	# shorter scan.  The path of $T still counts (the start-up copies
+	# the two).  The path of $T still counts (the start-up copies
 	# readlink("/proc/self/exe")), so the tests take positions in the
 	# stream from the truth, not as constants.
 	_trace=$(cd "${_trace%/*}" && pwd)/ptgen-trace
 	_stepper=$(cd "${_stepper%/*}" && pwd)/stepper
-	(cd "$T" && env -i "$_trace" -o "$T/prog.truth" -- ./prog 1500 >/dev/null 2>trace.err) ||
+	(cd "$T" && env -i "$_trace" -o "$T/$2.truth" -- "./$2" $4 >/dev/null 2>trace.err) ||
 		skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
 	# A second, independent single-stepper lists every executed
 	# instruction; it must agree with ptgen-trace branch for branch.
-	(cd "$T" && env -i "$_stepper" -o "$T/step.truth" -i "$T/prog.ips" ./prog 1500 >/dev/null) || fail "stepper"
-	agree_with_stepper "$T/prog.truth" "$T/step.truth"
-	START=$(head -n 1 "$T/prog.ips")
+	(cd "$T" && env -i "$_stepper" -o "$T/step.truth" -i "$T/$2.ips" "./$2" $4 >/dev/null) || fail "stepper"
+	agree_with_stepper "$T/$2.truth" "$T/step.truth"
 }
 
 # count_ending_in_block START COUNT: the least length >= COUNT whose slice

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Independent BT9 reader applying the CBP2016 framework's rules (see the
-shared format notes): header counts present, dummy first and last node,
-unique node addresses, unique edges per (source, taken target or 0), known
-classes, counts that add up.  Compares the edge sequence with the ground
+"""Independent BT9 reader applying the CBP2016 framework's rules (its
+bt9_reader.h, read as ptconv-formats(5) says): header counts present, dummy
+first and last node, unique node addresses, edges unique per the reader's
+key (source address, taken target or 0; source and all ones into the dummy
+sink), known classes, counts that add up, not-taken conditional edges with
+the branch's encoded target.  Compares the edge sequence with the ground
 truth.  usage: read_bt9.py FILE.bt9.gz X.truth [--parts N] [--lost-end]
 With --parts N the recording lost data N times: the trace is then FILE and
 its part files NAME.part1.bt9.gz .. partN of FILE NAME.bt9.gz
@@ -73,7 +75,12 @@ def parse(path):
         eid, src, dst, tn, tgt, icnt, cnt = int(p[1]), int(p[2]), int(p[3]), p[4], int(p[5], 0), int(p[7]), int(p[9])
         if src not in nodes or dst not in nodes or tn not in "TN":
             truth.fail("edge %d: bad nodes" % eid)
-        key = (src, tgt if tn == "T" else 0)
+        # the framework's reader keys an edge by (source address, taken
+        # target or 0), an edge into the dummy sink by (source, all ones),
+        # and exits on a duplicate
+        key = (nodes[src]["addr"], tgt if tn == "T" else 0)
+        if nodes[dst]["addr"] == 0xFFFFFFFFFFFFFFFF:
+            key = (nodes[src]["addr"], 0xFFFFFFFFFFFFFFFF)
         if key in keys:
             truth.fail("duplicate edge %r" % (key,))
         keys.add(key)
@@ -110,7 +117,7 @@ def parse(path):
     for e in seq[1:]:
         d = edges[e]
         n = nodes[d["src"]]
-        got.append((n["addr"], KIND.get(n["cls"], -1), int(d["taken"]), d["tgt"] if d["taken"] else 0, n["size"]))
+        got.append((n["addr"], KIND.get(n["cls"], -1), int(d["taken"]), d["tgt"], n["size"]))
     icnts = [edges[e]["icnt"] for e in seq]
     if sum(icnts[:-1]) + len(seq) - 1 != hdr["total_instruction_count"]:
         truth.fail("inst_cnt do not add up to total_instruction_count")
@@ -122,7 +129,9 @@ def expected(want):
     for b in want:
         k = 1 if b.kind == 6 else b.kind   # far transfers are written as indirect jumps
         t = b.dest() if b.kind == 6 else b.target
-        exp.append((b.ip, k, b.taken, t if b.taken else 0, b.length))
+        # a not-taken conditional's edge carries its encoded target, as in
+        # the championship's traces (TAGE-SC-L compares it with the pc)
+        exp.append((b.ip, k, b.taken, t if b.taken or b.kind == 5 else 0, b.length))
     return exp
 
 
