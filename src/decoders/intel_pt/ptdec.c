@@ -1615,10 +1615,16 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 					p->rec_valid = 1;
 					s = p->step;
 				}
-				memcpy(out, p->rec, p->nsteps * sizeof(*out));
-				out->insns = insns;
-				for (send = s + p->nsteps; s < send; s++, out++)
-					out->time = d->time;
+				/* (a loop: memcpy() of a few records costs a call) */
+				{
+					const struct ptc_branch *r = p->rec;
+
+					for (send = s + p->nsteps; s < send; s++, out++, r++) {
+						*out = *r;
+						out->time = d->time;
+					}
+					out[-(ptrdiff_t)p->nsteps].insns = insns;
+				}
 				if (p->stack) {
 					/* the calls' return addresses, and the returns
 					 * to them, on the thread's call stack */
