@@ -25,6 +25,7 @@
 #include "decoders/intel_pt/engine.h"
 #include "convert/pt_convert.h"
 #include "decoders/intel_pt/ptdec.h"
+#include "decoders/intel_pt/tnt_path.h"
 #include "images/image.h"
 #include "images/locate.h"
 #include "input/perf_reader.h"
@@ -154,6 +155,7 @@ struct conv {
 	size_t next_queue;	/* -j: the next queue a worker takes */
 	int worker_err;
 	struct ptc_pt_params params;
+	struct ptc_path_memo *memo;	/* the converting thread's memo of TNT paths */
 	int per_thread;
 	int per_cpu_out;
 	int have_tsc_config, tsc_enabled;
@@ -1471,8 +1473,10 @@ static void *ahead_worker(void *arg)
 	struct conv *c = arg;
 	const struct ptc_pt_env env = { .region_at = env_region_at, .who_runs = env_who_runs, .ctx = c };
 	struct ptc_pt_decoder *scratch = NULL;
+	struct ptc_pt_params params = c->params;
 
-	if (ptc_pt_decoder_new(&scratch, &c->params, &env, -1, UINT32_MAX) < 0)
+	params.memo = NULL;	/* a memo of its own: its paths' sinks are the log's */
+	if (ptc_pt_decoder_new(&scratch, &params, &env, -1, UINT32_MAX) < 0)
 		return NULL;	/* the windows are decoded by the driver itself */
 	pthread_mutex_lock(&c->wlock);
 	for (;;) {
@@ -1698,7 +1702,12 @@ static int stop_early(struct conv *c, const char *why, int status)
 static void *worker(void *arg)
 {
 	struct conv *c = arg;
+	struct ptc_path_memo *memo = NULL;
 
+	/* the queues this thread decodes share a memo of TNT paths (their
+	 * sinks run here; the memo's paths must not reach another thread's) */
+	if (!c->params.no_paths && ptc_path_memo_new(&memo, PTC_PT_MEMO_BYTES) < 0)
+		memo = NULL;
 	for (;;) {
 		struct queue *q;
 		int err = 0;
@@ -1706,8 +1715,11 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&c->lock);
 		q = c->next_queue < c->nq && !c->worker_err ? &c->q[c->next_queue++] : NULL;
 		pthread_mutex_unlock(&c->lock);
-		if (!q)
+		if (!q) {
+			ptc_path_memo_free(memo);
 			return NULL;
+		}
+		ptc_pt_engine_set_memo(q->eng, memo);
 		while (!q->done && err >= 0) {
 			err = ptc_pt_engine_run(q->eng, UINT64_MAX);
 			if (err == 0)
@@ -1717,6 +1729,7 @@ static void *worker(void *arg)
 		}
 		if (err >= 0)
 			finish_queue_thread(c, q);
+		ptc_pt_engine_set_memo(q->eng, NULL);	/* (freed with this thread) */
 		if (c->prog_total > (64u << 20)) {
 			size_t k;
 			pthread_mutex_lock(&c->lock);
@@ -1729,6 +1742,7 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&c->lock);
 			c->worker_err = err;
 			pthread_mutex_unlock(&c->lock);
+			ptc_path_memo_free(memo);
 			return NULL;
 		}
 	}
@@ -1888,6 +1902,12 @@ static int decode_all(struct conv *c)
 
 	c->params.no_fastq = c->pto->engine_query;
 	c->params.no_paths = c->pto->engine_steps;
+	/* One memo of TNT paths for the queues that this thread decodes (in
+	 * time order, or one after the other): the -j workers have their
+	 * own (decode_parallel(), ahead_worker()). */
+	if (!c->params.no_paths && ptc_path_memo_new(&c->memo, PTC_PT_MEMO_BYTES) < 0)
+		return -ptc_err_nomem;
+	c->params.memo = c->memo;
 	if ((err = start_ahead(c)) < 0)
 		return err;
 	for (i = 0; i < c->nq; i++) {
@@ -2669,6 +2689,7 @@ static void free_conv(struct conv *c)
 	if (c->ic)
 		ptc_image_cache_free(c->ic);
 	ptc_sb_free(c->sb);
+	ptc_path_memo_free(c->memo);
 }
 
 static double now_s(void)

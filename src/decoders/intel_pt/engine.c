@@ -88,6 +88,12 @@ void ptc_pt_engine_set_continued(struct ptc_pt_engine *e, int continued)
 		ptc_pt_decoder_set_continued(e->u.walker, continued);
 }
 
+void ptc_pt_engine_set_memo(struct ptc_pt_engine *e, struct ptc_path_memo *memo)
+{
+	if (e->kind == PTC_PT_ENGINE_WALKER)
+		ptc_pt_decoder_set_memo(e->u.walker, memo);
+}
+
 int ptc_pt_engine_replay(struct ptc_pt_engine *e, struct ptc_pt_ahead *a, uint64_t until)
 {
 	if (e->kind == PTC_PT_ENGINE_LIBIPT)

@@ -36,6 +36,8 @@ int ptc_pt_engine_continue(struct ptc_pt_engine *e, const uint8_t *buf, size_t s
 int ptc_pt_engine_add_suspect(struct ptc_pt_engine *e, uint64_t s, uint64_t end);
 /* ptc_pt_decoder_set_continued(): nothing for the libipt engine. */
 void ptc_pt_engine_set_continued(struct ptc_pt_engine *e, int continued);
+/* The walker's memo of TNT paths from now on (ptc_pt_decoder_set_memo()). */
+void ptc_pt_engine_set_memo(struct ptc_pt_engine *e, struct ptc_path_memo *memo);
 int ptc_pt_engine_run(struct ptc_pt_engine *e, uint64_t until);
 /* ptc_pt_decoder_replay() (ptdec.h): -ptc_err_mismatch from the libipt
  * engine, which decodes every window itself. */

@@ -63,6 +63,7 @@ struct ptc_pt_decoder {
 	int fast;
 	/* Runs of conditional and direct branches per TNT bits (fast only) */
 	struct ptc_path_memo *memo;
+	int own_memo;
 
 	uint64_t base;		/* stream offset of the current piece */
 	size_t size;
@@ -1903,11 +1904,15 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 		free(d);
 		return -ptc_err_nomem;
 	}
-	/* 32 MiB of paths: far more than the hot code of a program needs */
-	if (!p->no_paths && ptc_path_memo_new(&d->memo, (size_t)32 << 20) < 0) {
-		free(d->icache);
-		free(d);
-		return -ptc_err_nomem;
+	if (!p->no_paths && p->memo) {
+		d->memo = p->memo;
+	} else if (!p->no_paths) {
+		if (ptc_path_memo_new(&d->memo, PTC_PT_MEMO_BYTES) < 0) {
+			free(d->icache);
+			free(d);
+			return -ptc_err_nomem;
+		}
+		d->own_memo = 1;
 	}
 	start_state(d, cpu, queue_tid);
 
@@ -1938,8 +1943,19 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
 	free(d->subs);
 	free(d->spec);
 	free(d->icache);
-	ptc_path_memo_free(d->memo);
+	if (d->own_memo)
+		ptc_path_memo_free(d->memo);
 	free(d);
+}
+
+void ptc_pt_decoder_set_memo(struct ptc_pt_decoder *d, struct ptc_path_memo *memo)
+{
+	if (d->p.no_paths)
+		return;
+	if (d->own_memo)
+		ptc_path_memo_free(d->memo);
+	d->memo = memo;
+	d->own_memo = 0;
 }
 
 /* Decode sub-piece i of the current piece. */
@@ -2406,6 +2422,7 @@ static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
 	struct icache *ic = d->icache;
 	struct sub *subs = d->subs;
 	struct ptc_path_memo *memo = d->memo;
+	int own_memo = d->own_memo;
 
 	drop_query(d);
 	ptc_pt_thread_fini(&d->orphan);
@@ -2417,6 +2434,7 @@ static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
 	d->icache = ic;
 	d->subs = subs;
 	d->memo = memo;
+	d->own_memo = own_memo;
 	start_state(d, cpu, qtid);
 }
 

@@ -24,6 +24,8 @@
 #include "common/trace_event.h"
 #include "images/image.h"
 
+struct ptc_path_memo;	/* tnt_path.h */
+
 /* A run-time address range backed by one image: run-time = image + bias. */
 struct ptc_pt_region {
 	uint64_t start, end;
@@ -140,6 +142,10 @@ struct ptc_pt_params {
 	/* Walk one branch at a time, without the memo of TNT paths
 	 * (tnt_path.h): the memo's reference, --engine=steps. */
 	int no_paths;
+	/* The memo to use, shared by the decoders that one thread runs (the
+	 * caller's, freed after them; see ptc_pt_decoder_set_memo()); NULL:
+	 * the decoder has its own. */
+	struct ptc_path_memo *memo;
 };
 
 struct ptc_pt_stats {
@@ -176,6 +182,11 @@ int ptc_pt_decoder_continue(struct ptc_pt_decoder *d, const uint8_t *buf, size_t
  * walk then stops where the piece's packets end, as it stops at a PSB+
  * inside a piece.  Call after set_buffer or continue; default 0. */
 void ptc_pt_decoder_set_continued(struct ptc_pt_decoder *d, int continued);
+/* Use memo from now on (the caller's: a decoder run by another thread
+ * than before takes that thread's, since the sinks of a memo's paths must
+ * all run on one thread at a time: struct ptc_path).  Ignored with
+ * no_paths. */
+void ptc_pt_decoder_set_memo(struct ptc_pt_decoder *d, struct ptc_path_memo *memo);
 
 /* Mark [s, e) (stream offsets) of the current piece as containing a hole at
  * an unknown place (AUX record flagged PARTIAL or COLLISION): the piece is

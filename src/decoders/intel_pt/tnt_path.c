@@ -36,13 +36,8 @@ int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes)
 
 	if (!m)
 		return -1;
-	m->mask = 4095;
-	m->slots = calloc(m->mask + 1, sizeof(*m->slots));
-	if (!m->slots) {
-		free(m);
-		return -1;
-	}
-	m->bytes = (m->mask + 1) * sizeof(*m->slots);
+	/* the table comes with the first path: a decoder that never sees
+	 * one (libipt's query decoder, a quiet thread) costs nothing */
 	m->max_bytes = max_bytes;
 	*out = m;
 	return 0;
@@ -105,8 +100,8 @@ static void *arena_alloc(struct ptc_path_memo *m, size_t n)
 
 static int grow(struct ptc_path_memo *m)
 {
-	size_t nmask = m->mask * 2 + 1, i, j;
-	size_t add = (m->mask + 1) * sizeof(*m->slots);
+	size_t nmask = m->slots ? m->mask * 2 + 1 : 4095, i, j;
+	size_t add = (nmask + 1 - (m->slots ? m->mask + 1 : 0)) * sizeof(*m->slots);
 	struct slot *ns;
 
 	if (m->bytes + add > m->max_bytes)
@@ -114,7 +109,7 @@ static int grow(struct ptc_path_memo *m)
 	ns = calloc(nmask + 1, sizeof(*ns));
 	if (!ns)
 		return -1;
-	for (i = 0; i <= m->mask; i++) {
+	for (i = 0; m->slots && i <= m->mask; i++) {
 		if (!m->slots[i].tb)
 			continue;
 		for (j = hash(m->slots[i].tb, m->slots[i].key) & nmask; ns[j].tb; j = (j + 1) & nmask)
@@ -247,10 +242,10 @@ struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc
 	size_t i = hash(tb, key) & m->mask;
 	struct ptc_tnt_path *p;
 
-	for (; m->slots[i].tb; i = (i + 1) & m->mask)
+	for (; m->slots && m->slots[i].tb; i = (i + 1) & m->mask)
 		if (m->slots[i].tb == tb && m->slots[i].key == key)
 			return m->slots[i].path;
-	if ((m->count + 1) * 2 > m->mask + 1) {
+	if (!m->slots || (m->count + 1) * 2 > m->mask + 1) {
 		if (grow(m) < 0)
 			return NULL;
 		for (i = hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)

@@ -28,6 +28,10 @@
 #include "common/trace_event.h"
 #include "images/image.h"
 
+/* A memo's size at most: far more than the hot code of a program needs
+ * (python3 running a JSON round trip: 13 MiB). */
+#define PTC_PT_MEMO_BYTES ((size_t)32 << 20)
+
 /* Bits looked up at a time: a TNT-8 packet holds at most 6. */
 #define PTC_PATH_BITS 8
 /* Branches in a path at most. */
