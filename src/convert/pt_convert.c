@@ -103,6 +103,7 @@ struct conv;
 
 struct cthread {
 	struct ptc_pt_thread pt;
+	uint64_t unwritten;		/* branches decoded after its outputs were finished */
 	struct ptc_sink tee;
 	struct ptc_sink *text, *cbp;
 	struct conv *conv;
@@ -310,8 +311,19 @@ static int tee_paths(void *ctx, const struct ptc_branch *b, size_t n, const stru
 	int err;
 
 	if (t->finished) {
-		/* after the thread's exit (a tid used again, or a clock that
-		 * disagrees with the sideband): counted, reported, not written */
+		/* After the thread's exit (a tid used again, or a clock that
+		 * disagrees with the sideband): not written, so taken out of
+		 * the thread's counts (hand_over() made them) and counted as
+		 * unwritten, a loss that the summary reports and --strict
+		 * fails on. */
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			t->pt.by_kind[b[i].kind < PTC_BR_KIND_NR ? b[i].kind : PTC_BR_FAR]--;
+			t->pt.insns -= b[i].insns;
+			t->pt.not_taken -= !b[i].taken;
+		}
+		t->unwritten += n;
 		__atomic_fetch_add(&t->conv->late_branches, n, __ATOMIC_RELAXED);
 		return 0;
 	}
@@ -2359,6 +2371,9 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_u64(&j, "unattributed_branches", orphan);
 		ptc_json_u64(&j, "unattributed_gaps", c->orphan_gaps);
 		ptc_json_u64(&j, "lost_trace_bytes", agg.lost_bytes);
+		/* branches and gaps of threads decoded after their exit: not written */
+		ptc_json_u64(&j, "unwritten_branches", c->late_branches);
+		ptc_json_u64(&j, "unwritten_gaps", c->late_gaps);
 		/* the recording could not be read to its end (null: it was) */
 		if (c->input_error[0])
 			ptc_json_string(&j, "input_error", c->input_error);
@@ -2418,6 +2433,9 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			ptc_json_u64(&j, "instructions", t->pt.insns);
 			ptc_json_u64(&j, "pending_instructions", t->pt.pending_insns);
 			ptc_json_u64(&j, "gaps", t->pt.gaps);
+			/* decoded after the thread's outputs were finished
+			 * (its exit): in no file and not in the counts above */
+			ptc_json_u64(&j, "unwritten_branches", t->unwritten);
 			ptc_json_u64(&j, "lost_trace_bytes", t->pt.lost_bytes);
 			ptc_json_end_object(&j);
 		}
@@ -2709,7 +2727,7 @@ static int exit_status(struct conv *c)
 		return c->fatal;
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
-	if (gaps || c->nmissing || c->input_error[0])
+	if (gaps || c->nmissing || c->input_error[0] || c->late_branches)
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
 }

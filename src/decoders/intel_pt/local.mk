@@ -74,3 +74,6 @@ fuzz: tests/fuzz/fuzz_tnt_path
 check_PROGRAMS += tests/fuzz/fuzz_tnt_path
 tests_fuzz_fuzz_tnt_path_SOURCES = tests/fuzz/fuzz_tnt_path.c tests/fuzz/tnt_path_diff.h $(FUZZ_DRIVER)
 tests_fuzz_fuzz_tnt_path_LDFLAGS = $(FUZZ_LDFLAGS)
+# Branches decoded after a thread's exit: unwritten, counted, --strict fails
+TESTS += tests/pt_after_exit.sh
+EXTRA_DIST += tests/pt_after_exit.sh
