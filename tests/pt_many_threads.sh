@@ -8,7 +8,8 @@
 # decoding is past its exit (per CPU) or its queue is done (per thread).
 # Before, every thread kept its files open to the end, and the conversion
 # failed with "Too many open files".  Every thread's trace must still
-# equal its ground truth (pt_truth_compare.py) and every .ptc be complete.
+# equal its ground truth (pt_truth_compare.py) and every .ptc be complete;
+# and peak memory must not grow by more than 40 KB per thread (issue 19).
 . "${top_srcdir:-.}/tests/lib/common.sh"
 . "$top_srcdir/tests/ptgen/trace-lib.sh"
 need_encoder
@@ -44,5 +45,34 @@ for opts in "--cpus 2" "--cpus 1" "--per-thread"; do
 		> /dev/null 2> "$T/err" || { cat "$T/err" >&2; fail "$opts: ptconv -j 2 exited $? with 40 open files"; }
 	diff -r "$T/out" "$T/out2" > /dev/null || fail "$opts: -j 2 wrote other files than -j 1"
 	echo "ok - $opts, -j 2: the same files"
+done
+# Memory follows the threads alive at once, not all the threads of the
+# recording: per-thread recordings of N and 8 N threads in turn, converted
+# -j 1 and -j 2, must differ in peak memory by far less than the 145 KB per
+# thread the decoders of all queues held when every queue's engine lived
+# from the start to the end (at most 40 KB per thread here).
+grep -q __asan_init "$PTCONV" 2>/dev/null && { echo "ok - (memory not measured in a sanitizer build)"; exit 0; }
+"$PTGEN_TRACE" -o "$T/big.truth" -- "$T/seq" $((8 * N)) > /dev/null 2> "$T/trace.err" ||
+	fail "ptgen-trace: $(tail -1 "$T/trace.err")"
+"$ENC" --per-thread -o "$T/small.data" "$T/seq.truth" > /dev/null || fail "ptgen-encode --per-thread"
+"$ENC" --per-thread -o "$T/big.data" "$T/big.truth" > /dev/null || fail "ptgen-encode --per-thread (big)"
+for j in 1 2; do
+	python3 - "$PTCONV" "$T" $j $((7 * N)) <<'PY' || fail "-j $j: memory grows with the threads of the recording"
+import resource, subprocess, sys
+ptconv, t, j, more = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def peak(data, out):
+    # each run in a child of its own: RUSAGE_CHILDREN is a maximum over them
+    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, "
+            "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    r = subprocess.run([sys.executable, "-c", code, ptconv, data, "-f", "ptconv", "-o", out, "-q", "-j", j],
+                       check=True, capture_output=True, text=True)
+    return int(r.stdout)
+small = peak(t + "/small.data", t + "/m1")
+big = peak(t + "/big.data", t + "/m2")
+per = (big - small) / more
+print("ok - -j %s: peak %d KB for the small recording, %d KB for %d more threads: %.1f KB per thread"
+      % (j, small, big, more, per))
+sys.exit(0 if per < 40 else 1)
+PY
 done
 exit 0

@@ -93,6 +93,11 @@ struct queue {
 	uint64_t skipped;	/* bytes before wpos left undecoded: no PSB near enough */
 	int started, done;
 	struct ptc_pt_engine *eng;	/* the walker or libipt (engine.h) */
+	/* Its statistics once done, when a -j worker of a per-thread
+	 * recording freed its engine (a recording may have thousands of
+	 * threads, each its own queue: the engines of the queues being
+	 * decoded are alive, not every queue's). */
+	struct ptc_pt_stats st;
 	struct window *wfirst, *wlast;	/* planned, not yet decoded */
 	size_t nwin;
 	struct window *win;		/* being decoded */
@@ -156,6 +161,7 @@ struct conv {
 	size_t next_queue;	/* -j: the next queue a worker takes */
 	int worker_err;
 	struct ptc_pt_params params;
+	struct ptc_pt_env env;
 	struct ptc_path_memo *memo;	/* the converting thread's memo of TNT paths */
 	int per_thread;
 	int per_cpu_out;
@@ -1731,7 +1737,12 @@ static void *worker(void *arg)
 			ptc_path_memo_free(memo);
 			return NULL;
 		}
-		ptc_pt_engine_set_memo(q->eng, memo);
+		/* the queue's engine from its start to its end only */
+		err = ptc_pt_engine_new(&q->eng, engine_kind(c), &c->params, &c->env, q->cpu, q->tid);
+		if (err >= 0) {
+			ptc_pt_engine_set_memo(q->eng, memo);
+			err = queue_next_run(c, q);
+		}
 		while (!q->done && err >= 0) {
 			err = ptc_pt_engine_run(q->eng, UINT64_MAX);
 			if (err == 0)
@@ -1741,7 +1752,11 @@ static void *worker(void *arg)
 		}
 		if (err >= 0)
 			finish_queue_thread(c, q);
-		ptc_pt_engine_set_memo(q->eng, NULL);	/* (freed with this thread) */
+		if (q->eng) {
+			q->st = *ptc_pt_engine_stats(q->eng);
+			ptc_pt_engine_free(q->eng);
+			q->eng = NULL;
+		}
 		if (c->prog_total > (64u << 20)) {
 			size_t k;
 			pthread_mutex_lock(&c->lock);
@@ -1907,10 +1922,18 @@ static int decode_all(struct conv *c)
 	const struct ptc_pt_env env = { .thread_at = env_thread_at, .region_at = env_region_at,
 					.orphan_gap = env_orphan_gap, .threads_between = env_threads_between,
 					.who_runs = env_who_runs, .ctx = c };
+	/* Per-thread queues are independent: one after the other (or on -j
+	 * threads), each thread finished when its queue is, rather than
+	 * interleaved in time order, which would keep every thread's
+	 * outputs open at once (decode_parallel(): each queue's engine is
+	 * made when its decoding starts). */
+	const int parallel = c->per_thread && c->nq > 1 && !c->per_cpu_out;
 	size_t i;
 	uint64_t total = 0, done = 0;
 	time_t t0 = time(NULL);
 	int err, shown = 0;
+
+	c->env = env;
 
 	c->params.no_fastq = c->pto->engine_query;
 	c->params.no_paths = c->pto->engine_steps;
@@ -1930,6 +1953,8 @@ static int decode_all(struct conv *c)
 		err = plan_runs(c, q);
 		if (err < 0)
 			return err;
+		if (parallel)
+			continue;
 		err = ptc_pt_engine_new(&q->eng, engine_kind(c), &c->params, &env, q->cpu, q->tid);
 		if (err < 0)
 			return err;
@@ -1939,11 +1964,7 @@ static int decode_all(struct conv *c)
 	}
 	if ((err = plan_exits(c)) < 0)
 		return err;
-	/* Per-thread queues are independent: one after the other (or on -j
-	 * threads), each thread finished when its queue is, rather than
-	 * interleaved in time order, which would keep every thread's
-	 * outputs open at once. */
-	if (c->per_thread && c->nq > 1 && !c->per_cpu_out) {
+	if (parallel) {
 		c->prog_total = total;
 		c->prog_t0 = t0;
 		err = decode_parallel(c);
@@ -2332,7 +2353,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 
 	memset(&agg, 0, sizeof(agg));
 	for (i = 0; i < c->nq; i++) {
-		const struct ptc_pt_stats *s = ptc_pt_engine_stats(c->q[i].eng);
+		const struct ptc_pt_stats *s = c->q[i].eng ? ptc_pt_engine_stats(c->q[i].eng) : &c->q[i].st;
 		agg.psb += s->psb;
 		agg.fast_bytes += s->fast_bytes;
 		agg.lost_bytes += s->lost_bytes;
