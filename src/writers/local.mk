@@ -41,8 +41,8 @@ fuzz: tests/fuzz/fuzz_ptc_trace
 check_PROGRAMS += tests/fuzz/fuzz_ptc_trace
 tests_fuzz_fuzz_ptc_trace_SOURCES = tests/fuzz/fuzz_ptc_trace.c tests/fuzz/standalone_main.c
 tests_fuzz_fuzz_ptc_trace_LDFLAGS = $(FUZZ_LDFLAGS)
-TESTS += tests/writers/fuzz_seeds.sh tests/writers/corrupt.sh
-EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/fuzz_ptc_trace tests/writers/corrupt.sh \
+TESTS += tests/writers/fuzz_seeds.sh tests/writers/corrupt.sh tests/writers/ptc_claims.sh
+EXTRA_DIST += tests/writers/fuzz_seeds.sh tests/fuzz/seeds/fuzz_ptc_trace tests/writers/corrupt.sh tests/writers/ptc_claims.sh \
 	tests/writers/corrupt_ptc.py
 
 # Manual pages of the formats and of dump, stats, slice; the SimPoint flow.

@@ -225,6 +225,78 @@ static uint64_t unzigzag(uint64_t v)
 
 static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v);
 
+/* The most bytes a node, an edge and a code span take in the tables (all
+ * versions): LEB128 numbers of at most 10 bytes each, and the byte fields. */
+#define MAX_NODE_BYTES 64
+#define MAX_EDGE_BYTES 24
+#define MAX_SPAN_BYTES 32
+
+/* A zstd frame expanded in steps into a buffer that grows with what the
+ * frame yields, not with what its header claims (total, checked against
+ * that header): a frame claiming gigabytes that holds little costs little,
+ * and the caller can check a head before expanding the rest. */
+struct expansion {
+	ZSTD_inBuffer in;
+	uint8_t *buf;
+	size_t len, cap, total;
+	size_t ret;		/* ZSTD_decompressStream()'s last answer: 0 at the frame's end */
+};
+
+static int expand_start(struct ptc_trace *t, uint64_t off, struct expansion *x, const uint8_t *z, size_t zn,
+			size_t total)
+{
+	unsigned long long fs = ZSTD_getFrameContentSize(z, zn);
+
+	memset(x, 0, sizeof(*x));
+	if (fs != total)
+		return fail(t, ptc_err_decompress, off, "compressed block claims %llu bytes, index says %zu",
+			    fs, total);
+	x->in.src = z;
+	x->in.size = zn;
+	x->total = total;
+	x->ret = 1;
+	ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
+	return 0;
+}
+
+/* Expand up to want bytes (the whole frame when want is its total, which
+ * must then end there). */
+static int expand_to(struct ptc_trace *t, uint64_t off, struct expansion *x, size_t want)
+{
+	for (;;) {
+		ZSTD_outBuffer out;
+		size_t before = x->len;
+
+		if (x->len == want && (want < x->total || !x->ret))
+			return 0;
+		if (x->len == x->cap && x->len < want) {
+			size_t ncap = x->cap < ((size_t)1 << 20) ? (size_t)1 << 20 : x->cap * 2;
+			uint8_t *nb;
+
+			if (ncap > x->total)
+				ncap = x->total;
+			nb = realloc(x->buf, ncap ? ncap : 1);
+			if (!nb)
+				return fail(t, ptc_err_nomem, off, "out of memory");
+			x->buf = nb;
+			x->cap = ncap;
+		}
+		out.dst = x->buf;
+		out.size = x->cap < want ? x->cap : want;
+		out.pos = x->len;
+		x->ret = ZSTD_decompressStream(t->dctx, &out, &x->in);
+		if (ZSTD_isError(x->ret))
+			return fail(t, ptc_err_decompress, off, "zstd: %s", ZSTD_getErrorName(x->ret));
+		x->len = out.pos;
+		if (!x->ret && x->len < x->total)
+			return fail(t, ptc_err_decompress, off, "short block: %zu of %zu bytes", x->len, x->total);
+		if (x->len == before && (x->in.pos == x->in.size || x->len == x->total))
+			return fail(t, ptc_err_decompress, off, x->len == x->total ?
+				    "the block holds more than its %zu bytes" : "the block ends after %zu bytes",
+				    x->len == x->total ? x->total : x->len);
+	}
+}
+
 static int cmp_range(const void *a, const void *b)
 {
 	const struct range *x = a, *y = b;
@@ -509,6 +581,7 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	uint8_t h16[16], *s = NULL, *z = NULL, *p;
 	uint64_t zn, sn, need, i, n_spans = 0, bad_node = UINT64_MAX;
 	struct lnode *ln = NULL;
+	struct expansion x = { { NULL, 0, 0 }, NULL, 0, 0, 0, 0 };
 	int err;
 
 	if ((err = read_at(t, off, h16, 16)) < 0)
@@ -517,18 +590,22 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	sn = ptc_le64(h16 + 8);
 	if (zn > t->size - off - 16)
 		return fail(t, ptc_err_bad_size, off, "static part of %" PRIu64 " bytes beyond the end", zn);
-	/* zstd expands at most ~ 1:32000; bound what we allocate by that. */
+	/* zstd expands at most ~ 1:32000 */
 	if (sn < PTCF_S_HEAD || sn > PTCF_MAX_STATIC_RAW || sn / 40000 > zn + 1)
 		return fail(t, ptc_err_bad_size, off + 8, "impossible static size %" PRIu64, sn);
 	z = malloc(zn ? zn : 1);
-	s = malloc(sn);
-	if (!z || !s) {
+	if (!z) {
 		err = fail(t, ptc_err_nomem, off, "out of memory");
 		goto out;
 	}
+	/* The head first: its counts must account for the size before
+	 * the rest is expanded (a frame of zeros claiming gigabytes has a
+	 * head of zeros). */
 	if ((err = read_at(t, off + 16, z, zn)) < 0 ||
-	    (err = decompress(t, off + 16, z, zn, s, sn)) < 0)
+	    (err = expand_start(t, off + 16, &x, z, (size_t)zn, (size_t)sn)) < 0 ||
+	    (err = expand_to(t, off + 16, &x, PTCF_S_HEAD)) < 0)
 		goto out;
+	s = x.buf;
 	t->n_nodes = ptc_le64(s);
 	t->n_edges = ptc_le64(s + 8);
 	t->n_chunks = ptc_le64(s + 16);
@@ -551,6 +628,14 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	if (t->info.version == 1 ? t->n_nodes * 8 + t->n_edges * 2 > sn - need :
 	    t->n_nodes * 4 + t->n_edges + n_spans * 2 > sn - need)
 		goto bad;
+	/* and the most the LEB128 tables can take: no room left over */
+	if (sn - need > t->n_nodes * MAX_NODE_BYTES + t->n_edges * MAX_EDGE_BYTES + n_spans * MAX_SPAN_BYTES)
+		goto bad;
+	/* then the rest, the buffer growing with what the frame yields */
+	err = expand_to(t, off + 16, &x, (size_t)sn);
+	s = x.buf;
+	if (err < 0)
+		goto out;
 	t->info.branches = ptc_le64(s + 56);
 	/* 32-byte aligned nodes: one cache line access each */
 	t->nodes = aligned_alloc(64, ((t->n_nodes + 1) * sizeof(*t->nodes) + 63) & ~(size_t)63);
@@ -682,7 +767,7 @@ bad:
 out:
 	free(ln);
 	free(z);
-	free(s);
+	free(x.buf);
 	return err;
 }
 
