@@ -50,8 +50,15 @@ static void put(struct side *s, const void *p, size_t n)
 static int s_begin(void *ctx, const struct ptc_thread_info *t) { return 0; }
 static int s_branches(void *ctx, const struct ptc_branch *b, size_t n)
 {
-	put(ctx, "B", 1);
-	put(ctx, b, n * sizeof(*b));
+	size_t i;
+
+	/* record by record: how they are grouped into batches is not an
+	 * event (the walker hands a batch over early before a path from its
+	 * memo that does not fit, the replay in whole batches) */
+	for (i = 0; i < n; i++) {
+		put(ctx, "B", 1);
+		put(ctx, &b[i], sizeof(b[i]));
+	}
 	return 0;
 }
 static int s_gap(void *ctx, const struct ptc_gap *g)

@@ -2771,9 +2771,14 @@ static int ahead_adopt(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	d->idx = e->idx;
 	d->insns = e->insns;
 	d->have_idx = e->have_idx;
-	d->tsc = e->tsc;
-	d->time = e->time;
-	d->have_tsc = e->have_tsc;
+	if (a->timed) {
+		/* (a window without a timing packet leaves the time where
+		 * decoding it in place would: where it was before it, not at
+		 * the scratch decoder's none) */
+		d->tsc = e->tsc;
+		d->time = e->time;
+		d->have_tsc = e->have_tsc;
+	}
 	d->base = e->base;
 	d->size = e->size;
 	d->piece = NULL;	/* the window's bytes are not kept */
