@@ -487,6 +487,16 @@ static int grow_stack(struct ptc_pt_thread *t)
 	return 0;
 }
 
+/* Does the direct call b push a return address that a compressed return
+ * may pop?  Not a call to its own next instruction (call next; pop reg,
+ * to read the IP): the processor leaves it out of the stack of return
+ * compression (Intel SDM, "Indirect Transfer Compression for Returns"),
+ * and so does libipt.  It stays a call branch. */
+static inline int call_pushes(const struct ptc_tbranch *b)
+{
+	return !(b->flags & PTC_TBF_TARGET_IS_FALL);
+}
+
 /* Push the return address of the call at table entry i of the current
  * region (bip its run-time address). */
 static inline int push_ret(struct ptc_pt_thread *t, const struct ptc_tbranch *b, uint32_t i, uint64_t bip)
@@ -1320,7 +1330,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	case PTC_BR_JMP:
 		if (note_direct(d, bip) < 0)
 			return STEP_OK;
-		if (b->kind == PTC_BR_CALL && push_ret(t, b, d->idx, bip) < 0)
+		if (b->kind == PTC_BR_CALL && call_pushes(b) && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, b->kind, 1, b->length);
 		go_direct(d, b);
@@ -1631,7 +1641,8 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 					 * to them, on the thread's call stack */
 					for (s = p->step; s < send; s++) {
 						if (s->kind == PTC_BR_CALL) {
-							if (push_ret(t, &tb[s->idx], s->idx,
+							if (call_pushes(&tb[s->idx]) &&
+							    push_ret(t, &tb[s->idx], s->idx,
 								     (uint64_t)((int64_t)s->ip + bias)) < 0) {
 								WALK_SAVE();
 								return -ptc_err_nomem;
@@ -1703,7 +1714,7 @@ other:
 				d->nchain++;
 			}
 			d->ndirect++;
-			if (kind == PTC_BR_CALL && push_ret(t, b, idx, bip) < 0) {
+			if (kind == PTC_BR_CALL && call_pushes(b) && push_ret(t, b, idx, bip) < 0) {
 				WALK_SAVE();
 				return -ptc_err_nomem;
 			}
@@ -2643,7 +2654,8 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 	}
 	/* the real call stack as the walker keeps it (the table index of the
 	 * call, a hint for the return's search, is not known) */
-	if (b->kind == PTC_BR_CALL || b->kind == PTC_BR_CALL_IND) {
+	if (b->kind == PTC_BR_CALL_IND ||
+	    (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */)) {
 		if (t->depth == t->stack_cap && grow_stack(t) < 0)
 			return -ptc_err_nomem;
 		t->stack[t->depth] = b->ip + b->length;
