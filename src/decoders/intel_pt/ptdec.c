@@ -1292,27 +1292,63 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		return STEP_OK;
 	}
 
-	/* A synchronous disable binds to the next branch that can leave the
-	 * traced code: far, indirect, return. */
-	if (d->have_ev && d->ev.type == ptev_disabled &&
-	    b->kind != PTC_BR_COND && b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) {
-		tgt = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
-		if (d->cap && b->kind == PTC_BR_RET && tgt)
-			/* a return that pops nothing, which the replay cannot
-			 * tell from one that does */
-			ahead_unusable(d->cap, "a return that disables tracing");
+	/* A synchronous disable (TIP.PGD) binds to the next branch that
+	 * leaves the traced code: far, indirect, return; a conditional branch
+	 * (no TNT bit can come before the pending TIP.PGD: its packet takes
+	 * the bit's place); a direct jump or call whose target is the
+	 * TIP.PGD's IP (an address filter's edge). */
+	if (d->have_ev && d->ev.type == ptev_disabled) {
+		uint64_t dip = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
+		int kind = b->kind;
+
+		taken = 1;
+		switch (kind) {
+		case PTC_BR_COND:
+			tgt = (uint64_t)((int64_t)b->target + d->reg.bias);
+			if (!dip || (dip != tgt && dip != bip + b->length)) {
+				/* the trace contradicts the code: lost up to where
+				 * tracing resumes (the packets are in order) */
+				d->have_ev = 0;
+				update_time(d, &d->ev);
+				open_gap(d, PTC_GAP_DECODE, cur_offset(d),
+					 "tracing stopped at the cond at 0x%" PRIx64 " with %s 0x%" PRIx64
+					 ", neither its target nor its fall-through",
+					 bip, dip ? "the TIP.PGD at" : "no IP: the TIP.PGD of", dip ? dip : bip);
+				return stop_if_late(d, until);
+			}
+			taken = dip == tgt;
+			break;
+		case PTC_BR_JMP:
+		case PTC_BR_CALL:
+			tgt = (uint64_t)((int64_t)b->target + d->reg.bias);
+			if (!dip || dip != tgt)
+				goto walk_on;	/* the TIP.PGD is a later branch's */
+			break;
+		case PTC_BR_FAR:
+			tgt = ptc_pt_far_stop_target(dip);
+			break;
+		default:
+			tgt = dip;
+			if (d->cap && kind == PTC_BR_RET && tgt)
+				/* a return that pops nothing, which the replay
+				 * cannot tell from one that does */
+				ahead_unusable(d->cap, "a return that disables tracing");
+			break;
+		}
 		d->have_ev = 0;
 		update_time(d, &d->ev);
-		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, b, d->idx, bip) < 0)
+		if ((kind == PTC_BR_CALL_IND || (kind == PTC_BR_CALL && call_pushes(b))) &&
+		    push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
-		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
+		err = emit(d, bip, tgt, insns, kind, taken, b->length);
 		if (err < 0)
 			return err;
 		d->enabled = 0;
 		d->have_idx = 0;
-		d->ip = tgt;
+		d->ip = kind == PTC_BR_COND ? dip : tgt;
 		return stop_if_late(d, until);
 	}
+walk_on:
 
 	switch (b->kind) {
 	case PTC_BR_COND:
