@@ -44,7 +44,9 @@ while read -r name base; do
 	done
 	n=$((n + 1))
 	case "$bad" in *" $name/"*) continue ;; esac
-	echo "ok - $name: $(grep -vc '^gap' "$T/c/$name.expect") branches, $(grep -c '^gap' "$T/c/$name.expect") gaps, every engine"
+	lim=
+	[ -f "$T/c/$name.libipt" ] && lim=" (libipt: $(sed -n 's/^# //p' "$T/c/$name.libipt" | tr '\n' ' '))"
+	echo "ok - $name: $(grep -vc '^gap' "$T/c/$name.expect") branches, $(grep -c '^gap' "$T/c/$name.expect") gaps, every engine$lim"
 done < "$T/c/cases"
 [ $n -gt 0 ] || fail "no cases"
 [ -z "$bad" ] || fail "wrong:$bad"

@@ -253,6 +253,43 @@ static const char expect_pgd_jcc_loop[] =
 	"0x400007 0x400002 cond 1 3\n"
 	"0x400007 0x400002 cond 0 3\n";
 
+/* ---- item 5: code after the last branch of an image ----
+ *
+ *   +00 85 c0  test eax,eax
+ *   +02 74 01  je +05
+ *   +04 90     nop
+ *   +05 90     nop
+ *   +06 90     nop
+ *   +07 90     nop (the image's last byte)
+ */
+static const char code_tail[] = "\x85\xc0\x74\x01\x90\x90\x90\x90";
+/* test, je not taken (bit 0; 2 insns); nop, nop; an interrupt before +06
+ * stops tracing (FUP +06, TIP.PGD): 2 instructions pending.  Tracing
+ * comes back at +00: test, je taken (bit 1), counted with the 2 before
+ * the interrupt (4); nop, nop and tracing stops before +07: pending, not
+ * reported (no branch follows). */
+static const char expect_tail_async[] =
+	"0x400002 0x400005 cond 0 2\n"
+	"0x400002 0x400005 cond 1 4\n";
+/* test, je not taken; the trace ends in the nops: nothing lost. */
+static const char expect_tail_end[] = "0x400002 0x400005 cond 0 2\n";
+/* test, je not taken; a TNT bit, but no branch follows +04 in the image:
+ * the trace contradicts the code. */
+static const char expect_tail_bad[] =
+	"0x400002 0x400005 cond 0 2\n"
+	"gap decode\n";
+
+/* libipt's block decoder walks ahead of the trace until it needs a
+ * packet: in code after the last branch it runs off the end of the
+ * image's code and fails there ("no memory mapped"), whether the trace
+ * ended first or holds a branch's packet; the libipt engine reports that
+ * as a no-image gap (ptconv-convert(1), --engine). */
+static const char libipt_tail[] =
+	"# libipt's block decoder runs off the image's end before it needs the\n"
+	"# next packet: a no-image gap there, wherever the trace ends\n"
+	"0x400002 0x400005 cond 0 2\n"
+	"gap no-image\n";
+
 static const struct corner {
 	const char *name;
 	const char *code;
@@ -282,6 +319,10 @@ static const struct corner {
 	{ "pgd_jcc_psb", CODE(code_pgd_jcc), "psb pge@+0 pgd@+4 psb pge@+10 pgd", expect_pgd_jcc_fall, NULL },
 	{ "pgd_jcc_other", CODE(code_pgd_jcc), "psb pge@+0 pgd@+7 pge@+4 pgd", expect_pgd_jcc_other, NULL },
 	{ "pgd_jcc_loop", CODE(code_loop), "psb pge@+0 tnt:111 pgd@+9", expect_pgd_jcc_loop, NULL },
+	{ "tail_async", CODE(code_tail), "psb pge@+0 tnt:0 fup@+6 pgd pge@+0 tnt:1 fup@+7 pgd", expect_tail_async,
+	  NULL },
+	{ "tail_end", CODE(code_tail), "psb pge@+0 tnt:0", expect_tail_end, libipt_tail },
+	{ "tail_bad", CODE(code_tail), "psb pge@+0 tnt:01", expect_tail_bad, libipt_tail },
 #undef CODE
 };
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <intel-pt.h>
+#include <Zydis/Zydis.h>
 
 #if defined(__GNUC__) && !defined(__clang__)
 /* Called for most branches: through the GOT directly rather than through
@@ -836,16 +837,63 @@ static int locate(struct ptc_pt_decoder *d, uint64_t ip)
 		e->idx = d->idx;
 		e->insns = d->insns;
 	}
-	if (err < 0) {
-		open_gap(d, err == -ptc_err_not_found ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE,
-			 cur_offset(d), "ip 0x%" PRIx64 " in %s: %s", ip,
-			 ptc_image_name(d->reg.img),
-			 err == -ptc_err_not_found ? "no branch follows in the image's code"
-						   : "not an instruction boundary");
-		return err;
-	}
+	if (err < 0)
+		return err;	/* in d->reg, no branch ahead: step() decides */
 	d->have_idx = 1;
 	return 0;
+}
+
+/* Is the instruction a branch that a table lists (images/branch_table.c)? */
+static int zy_branch(const ZydisDecodedInstruction *in)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSRET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Code from which no branch follows: the table of d->reg ends before it
+ * (nop, hlt, a function's end after the image's last branch).  The
+ * instructions from ip up to (not including) to, decoded one by one:
+ * 0 and *n, or -1 when to is not on that straight-line path.  to
+ * UINT64_MAX: up to the end of the image's code, which must hold no
+ * branch (then ip is such code). */
+#define TAIL_MAX (1u << 16)
+static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, uint32_t *n)
+{
+	ZydisDecoder zy;
+	uint8_t buf[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	uint32_t k;
+
+	ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (k = 0; k < TAIL_MAX; k++) {
+		ZydisDecodedInstruction in;
+		size_t got;
+
+		if (ip == to) {
+			*n = k;
+			return 0;
+		}
+		got = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
+		if (!got) {
+			*n = k;
+			return to == UINT64_MAX && k ? 0 : -1;
+		}
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) || zy_branch(&in))
+			return -1;
+		ip += in.length;
+		if (ip > to)
+			return -1;
+	}
+	return -1;
 }
 
 /* ---- events ---- */
@@ -1229,6 +1277,74 @@ static int stop_if_late(struct ptc_pt_decoder *d, uint64_t until)
 	return d->time >= until ? STEP_STOP : STEP_OK;
 }
 
+/* The held event takes place at evip, before executed instructions
+ * since d->ip: apply it. */
+static int bind_event(struct ptc_pt_decoder *d, uint64_t evip, uint32_t before, uint64_t until)
+{
+	if (d->cap)
+		ahead_early_event(d);
+	d->thr->pending_insns += before;
+	d->have_ev = 0;
+	update_time(d, &d->ev);
+	if (d->ev.type == ptev_async_disabled) {
+		d->enabled = 0;
+		d->have_idx = 0;
+		d->ip = evip;
+		return stop_if_late(d, until);
+	}
+	/* async branch (interrupt with kernel tracing, tsx abort) */
+	if (d->ev.ip_suppressed) {
+		d->enabled = 0;
+		d->have_idx = 0;
+		return stop_if_late(d, until);
+	}
+	d->ip = d->ev.variant.async_branch.to;
+	d->have_idx = 0;
+	return STEP_OK;
+}
+
+/* At d->ip in code from which no branch follows (straight_insns()): what
+ * can come is an event at an IP on the way (an interrupt, tracing
+ * stopped) or the trace's end; a TNT bit, a TIP or a TIP.PGD needs a
+ * branch, and contradicts the code. */
+static int tail_step(struct ptc_pt_decoder *d, uint64_t until)
+{
+	const char *img = ptc_image_name(d->reg.img);
+	uint64_t evip, tgt;
+	uint32_t n;
+	int st, taken;
+
+	if (d->have_ev && event_bound_ip(&d->ev, &evip)) {
+		if (evip < d->ip || straight_insns(d, d->ip, evip, &n) < 0) {
+			decode_failed(d, PTC_GAP_DECODE, "event at 0x%" PRIx64 " is not an instruction on the path",
+				      evip);
+			return STEP_OK;
+		}
+		return bind_event(d, evip, n, until);
+	}
+	if (d->have_ev) {
+		decode_failed(d, PTC_GAP_DECODE, "a TIP.PGD, but no branch follows 0x%" PRIx64 " in %s", d->ip, img);
+		return STEP_OK;
+	}
+	st = q_cond_branch(d, &taken);
+	if (st == -pte_bad_query)
+		st = q_indirect_branch(d, &tgt);
+	if (st >= 0) {
+		decode_failed(d, PTC_GAP_DECODE, "a branch's packet, but no branch follows 0x%" PRIx64 " in %s",
+			      d->ip, img);
+		return STEP_OK;
+	}
+	if (st == -pte_eos) {
+		d->piece_done = 1;
+		return STEP_DONE;
+	}
+	if (st == -pte_bad_query && !d->have_ev && fetch_event(d) == 0)
+		return STEP_OK;
+	decode_failed(d, PTC_GAP_DECODE, "%s after 0x%" PRIx64 " in %s, where no branch follows",
+		      pt_errstr(pt_errcode(st)), d->ip, img);
+	return STEP_OK;
+}
+
 /* Walk to the next branch and take it. */
 static int step(struct ptc_pt_decoder *d, uint64_t until)
 {
@@ -1253,7 +1369,15 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 			return STEP_OK;
 		}
 		if (err2 < 0) {
-			decode_failed(d, PTC_GAP_DECODE, "unreachable");
+			uint32_t n;
+
+			if (straight_insns(d, ip, UINT64_MAX, &n) == 0)
+				return tail_step(d, until);
+			open_gap(d, err2 == -ptc_err_not_found ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, cur_offset(d),
+				 "ip 0x%" PRIx64 " in %s: %s", ip, ptc_image_name(d->reg.img),
+				 err2 == -ptc_err_not_found ? "not in the image's code"
+							    : "not an instruction boundary");
+			decode_failed(d, PTC_GAP_DECODE, "unused");
 			return STEP_OK;
 		}
 	}
@@ -1270,26 +1394,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				      evip);
 			return STEP_OK;
 		}
-		if (d->cap)
-			ahead_early_event(d);
-		t->pending_insns += insns - n2;
-		d->have_ev = 0;
-		update_time(d, &d->ev);
-		if (d->ev.type == ptev_async_disabled) {
-			d->enabled = 0;
-			d->have_idx = 0;
-			d->ip = evip;
-			return stop_if_late(d, until);
-		}
-		/* async branch (interrupt with kernel tracing, tsx abort) */
-		if (d->ev.ip_suppressed) {
-			d->enabled = 0;
-			d->have_idx = 0;
-			return stop_if_late(d, until);
-		}
-		d->ip = d->ev.variant.async_branch.to;
-		d->have_idx = 0;
-		return STEP_OK;
+		return bind_event(d, evip, insns - n2, until);
 	}
 
 	/* A synchronous disable (TIP.PGD) binds to the next branch that
