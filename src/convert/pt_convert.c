@@ -797,19 +797,22 @@ static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, 
 	if (!c->sb) {
 		size_t i;
 		for (i = 0; i < c->nraw; i++) {
-			uint32_t idx, insns;
+			uint8_t byte;
 			const struct ptc_tbranch *tb = ptc_image_branches(c->raw_img[i], &n);
-			if (!n || ptc_image_next_branch(c->raw_img[i], (uint64_t)((int64_t)ip - c->raw_bias[i]),
-							&idx, &insns) < 0)
+			/* an image covers its code, before its first branch and
+			 * after its last one too */
+			if (ptc_image_read(c->raw_img[i], (uint64_t)((int64_t)ip - c->raw_bias[i]), &byte, 1) != 1)
 				continue;
 			out->img = c->raw_img[i];
 			out->bias = c->raw_bias[i];
 			out->tb = tb;
 			out->ntb = (uint32_t)n;
-			out->start = (uint64_t)((int64_t)tb[0].ip + out->bias);
+			out->start = n ? (uint64_t)((int64_t)tb[0].ip + out->bias) : ip;
 			if (ip < out->start)
 				out->start = ip;
-			out->end = (uint64_t)((int64_t)(tb[n - 1].ip + tb[n - 1].length) + out->bias);
+			out->end = n ? (uint64_t)((int64_t)(tb[n - 1].ip + tb[n - 1].length) + out->bias) : ip + 1;
+			if (ip >= out->end)
+				out->end = ip + 1;
 			out->tag = NULL;
 			return 0;
 		}

@@ -127,6 +127,9 @@ static int emit(struct ptc_blk_decoder *d, struct ptc_pt_thread *t, uint64_t ip,
 	return 0;
 }
 
+static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Resolve the held branch now that we know where execution went (next_ip,
  * 0 when tracing stopped). */
 static int resolve(struct ptc_blk_decoder *d, uint64_t next_ip, int stopped)
@@ -138,21 +141,33 @@ static int resolve(struct ptc_blk_decoder *d, uint64_t next_ip, int stopped)
 	if (!h->active)
 		return 0;
 	h->active = 0;
+	if (h->kind == PTC_BR_COND && stopped && next_ip && next_ip != h->target &&
+	    next_ip != h->ip + (uint64_t)h->length) {
+		/* the trace contradicts the code, as the walker finds */
+		open_gap(d, PTC_GAP_DECODE,
+			 "tracing stopped at the cond at 0x%" PRIx64 " with the TIP.PGD at 0x%" PRIx64
+			 ", neither its target nor its fall-through", h->ip, next_ip);
+		return 0;
+	}
 	if (h->kind == PTC_BR_COND) {
 		target = h->target;
 		taken = !stopped && next_ip != h->ip + (uint64_t)h->length;
+		/* a TIP.PGD in place of its bit names where it went (libipt
+		 * binds it to the branch and says nothing of its direction):
+		 * taken when that is its target */
+		if (stopped && next_ip && next_ip == target)
+			taken = 1;
 		if (target == h->ip + (uint64_t)h->length)
 			taken = 1;
 	} else if (h->kind == PTC_BR_JMP || h->kind == PTC_BR_CALL) {
 		target = h->target;
+	} else if (h->kind == PTC_BR_FAR && stopped) {
+		target = ptc_pt_far_stop_target(next_ip);
 	} else {
-		target = stopped ? next_ip : next_ip;
+		target = next_ip;
 	}
 	return emit(d, h->thr, h->ip, target, h->insns, h->kind, taken, h->length);
 }
-
-static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
 {

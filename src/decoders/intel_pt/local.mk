@@ -77,3 +77,10 @@ tests_fuzz_fuzz_tnt_path_LDFLAGS = $(FUZZ_LDFLAGS)
 # Branches decoded after a thread's exit: unwritten, counted, --strict fails
 TESTS += tests/pt_after_exit.sh
 EXTRA_DIST += tests/pt_after_exit.sh
+# Corners of the Intel PT specification (issue 15): encoder-made packet
+# sequences over hand-assembled code, every engine against hand-derived
+# branches
+check_PROGRAMS += tests/unit/test_pt_corners
+tests_unit_test_pt_corners_SOURCES = tests/unit/test_pt_corners.c
+TESTS += tests/pt_corners.sh
+EXTRA_DIST += tests/pt_corners.sh

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <intel-pt.h>
+#include <Zydis/Zydis.h>
 
 #if defined(__GNUC__) && !defined(__clang__)
 /* Called for most branches: through the GOT directly rather than through
@@ -487,6 +488,16 @@ static int grow_stack(struct ptc_pt_thread *t)
 	return 0;
 }
 
+/* Does the direct call b push a return address that a compressed return
+ * may pop?  Not a call to its own next instruction (call next; pop reg,
+ * to read the IP): the processor leaves it out of the stack of return
+ * compression (Intel SDM, "Indirect Transfer Compression for Returns"),
+ * and so does libipt.  It stays a call branch. */
+static inline int call_pushes(const struct ptc_tbranch *b)
+{
+	return !(b->flags & PTC_TBF_TARGET_IS_FALL);
+}
+
 /* Push the return address of the call at table entry i of the current
  * region (bip its run-time address). */
 static inline int push_ret(struct ptc_pt_thread *t, const struct ptc_tbranch *b, uint32_t i, uint64_t bip)
@@ -826,16 +837,63 @@ static int locate(struct ptc_pt_decoder *d, uint64_t ip)
 		e->idx = d->idx;
 		e->insns = d->insns;
 	}
-	if (err < 0) {
-		open_gap(d, err == -ptc_err_not_found ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE,
-			 cur_offset(d), "ip 0x%" PRIx64 " in %s: %s", ip,
-			 ptc_image_name(d->reg.img),
-			 err == -ptc_err_not_found ? "no branch follows in the image's code"
-						   : "not an instruction boundary");
-		return err;
-	}
+	if (err < 0)
+		return err;	/* in d->reg, no branch ahead: step() decides */
 	d->have_idx = 1;
 	return 0;
+}
+
+/* Is the instruction a branch that a table lists (images/branch_table.c)? */
+static int zy_branch(const ZydisDecodedInstruction *in)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSRET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Code from which no branch follows: the table of d->reg ends before it
+ * (nop, hlt, a function's end after the image's last branch).  The
+ * instructions from ip up to (not including) to, decoded one by one:
+ * 0 and *n, or -1 when to is not on that straight-line path.  to
+ * UINT64_MAX: up to the end of the image's code, which must hold no
+ * branch (then ip is such code). */
+#define TAIL_MAX (1u << 16)
+static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, uint32_t *n)
+{
+	ZydisDecoder zy;
+	uint8_t buf[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	uint32_t k;
+
+	ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (k = 0; k < TAIL_MAX; k++) {
+		ZydisDecodedInstruction in;
+		size_t got;
+
+		if (ip == to) {
+			*n = k;
+			return 0;
+		}
+		got = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
+		if (!got) {
+			*n = k;
+			return to == UINT64_MAX && k ? 0 : -1;
+		}
+		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) || zy_branch(&in))
+			return -1;
+		ip += in.length;
+		if (ip > to)
+			return -1;
+	}
+	return -1;
 }
 
 /* ---- events ---- */
@@ -1219,6 +1277,74 @@ static int stop_if_late(struct ptc_pt_decoder *d, uint64_t until)
 	return d->time >= until ? STEP_STOP : STEP_OK;
 }
 
+/* The held event takes place at evip, before executed instructions
+ * since d->ip: apply it. */
+static int bind_event(struct ptc_pt_decoder *d, uint64_t evip, uint32_t before, uint64_t until)
+{
+	if (d->cap)
+		ahead_early_event(d);
+	d->thr->pending_insns += before;
+	d->have_ev = 0;
+	update_time(d, &d->ev);
+	if (d->ev.type == ptev_async_disabled) {
+		d->enabled = 0;
+		d->have_idx = 0;
+		d->ip = evip;
+		return stop_if_late(d, until);
+	}
+	/* async branch (interrupt with kernel tracing, tsx abort) */
+	if (d->ev.ip_suppressed) {
+		d->enabled = 0;
+		d->have_idx = 0;
+		return stop_if_late(d, until);
+	}
+	d->ip = d->ev.variant.async_branch.to;
+	d->have_idx = 0;
+	return STEP_OK;
+}
+
+/* At d->ip in code from which no branch follows (straight_insns()): what
+ * can come is an event at an IP on the way (an interrupt, tracing
+ * stopped) or the trace's end; a TNT bit, a TIP or a TIP.PGD needs a
+ * branch, and contradicts the code. */
+static int tail_step(struct ptc_pt_decoder *d, uint64_t until)
+{
+	const char *img = ptc_image_name(d->reg.img);
+	uint64_t evip, tgt;
+	uint32_t n;
+	int st, taken;
+
+	if (d->have_ev && event_bound_ip(&d->ev, &evip)) {
+		if (evip < d->ip || straight_insns(d, d->ip, evip, &n) < 0) {
+			decode_failed(d, PTC_GAP_DECODE, "event at 0x%" PRIx64 " is not an instruction on the path",
+				      evip);
+			return STEP_OK;
+		}
+		return bind_event(d, evip, n, until);
+	}
+	if (d->have_ev) {
+		decode_failed(d, PTC_GAP_DECODE, "a TIP.PGD, but no branch follows 0x%" PRIx64 " in %s", d->ip, img);
+		return STEP_OK;
+	}
+	st = q_cond_branch(d, &taken);
+	if (st == -pte_bad_query)
+		st = q_indirect_branch(d, &tgt);
+	if (st >= 0) {
+		decode_failed(d, PTC_GAP_DECODE, "a branch's packet, but no branch follows 0x%" PRIx64 " in %s",
+			      d->ip, img);
+		return STEP_OK;
+	}
+	if (st == -pte_eos) {
+		d->piece_done = 1;
+		return STEP_DONE;
+	}
+	if (st == -pte_bad_query && !d->have_ev && fetch_event(d) == 0)
+		return STEP_OK;
+	decode_failed(d, PTC_GAP_DECODE, "%s after 0x%" PRIx64 " in %s, where no branch follows",
+		      pt_errstr(pt_errcode(st)), d->ip, img);
+	return STEP_OK;
+}
+
 /* Walk to the next branch and take it. */
 static int step(struct ptc_pt_decoder *d, uint64_t until)
 {
@@ -1243,7 +1369,15 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 			return STEP_OK;
 		}
 		if (err2 < 0) {
-			decode_failed(d, PTC_GAP_DECODE, "unreachable");
+			uint32_t n;
+
+			if (straight_insns(d, ip, UINT64_MAX, &n) == 0)
+				return tail_step(d, until);
+			open_gap(d, err2 == -ptc_err_not_found ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, cur_offset(d),
+				 "ip 0x%" PRIx64 " in %s: %s", ip, ptc_image_name(d->reg.img),
+				 err2 == -ptc_err_not_found ? "not in the image's code"
+							    : "not an instruction boundary");
+			decode_failed(d, PTC_GAP_DECODE, "unused");
 			return STEP_OK;
 		}
 	}
@@ -1260,49 +1394,66 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 				      evip);
 			return STEP_OK;
 		}
-		if (d->cap)
-			ahead_early_event(d);
-		t->pending_insns += insns - n2;
-		d->have_ev = 0;
-		update_time(d, &d->ev);
-		if (d->ev.type == ptev_async_disabled) {
-			d->enabled = 0;
-			d->have_idx = 0;
-			d->ip = evip;
-			return stop_if_late(d, until);
-		}
-		/* async branch (interrupt with kernel tracing, tsx abort) */
-		if (d->ev.ip_suppressed) {
-			d->enabled = 0;
-			d->have_idx = 0;
-			return stop_if_late(d, until);
-		}
-		d->ip = d->ev.variant.async_branch.to;
-		d->have_idx = 0;
-		return STEP_OK;
+		return bind_event(d, evip, insns - n2, until);
 	}
 
-	/* A synchronous disable binds to the next branch that can leave the
-	 * traced code: far, indirect, return. */
-	if (d->have_ev && d->ev.type == ptev_disabled &&
-	    b->kind != PTC_BR_COND && b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) {
-		tgt = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
-		if (d->cap && b->kind == PTC_BR_RET && tgt)
-			/* a return that pops nothing, which the replay cannot
-			 * tell from one that does */
-			ahead_unusable(d->cap, "a return that disables tracing");
+	/* A synchronous disable (TIP.PGD) binds to the next branch that
+	 * leaves the traced code: far, indirect, return; a conditional branch
+	 * (no TNT bit can come before the pending TIP.PGD: its packet takes
+	 * the bit's place); a direct jump or call whose target is the
+	 * TIP.PGD's IP (an address filter's edge). */
+	if (d->have_ev && d->ev.type == ptev_disabled) {
+		uint64_t dip = d->ev.ip_suppressed ? 0 : d->ev.variant.disabled.ip;
+		int kind = b->kind;
+
+		taken = 1;
+		switch (kind) {
+		case PTC_BR_COND:
+			tgt = (uint64_t)((int64_t)b->target + d->reg.bias);
+			if (!dip || (dip != tgt && dip != bip + b->length)) {
+				/* the trace contradicts the code: lost up to where
+				 * tracing resumes (the packets are in order) */
+				d->have_ev = 0;
+				update_time(d, &d->ev);
+				open_gap(d, PTC_GAP_DECODE, cur_offset(d),
+					 "tracing stopped at the cond at 0x%" PRIx64 " with %s 0x%" PRIx64
+					 ", neither its target nor its fall-through",
+					 bip, dip ? "the TIP.PGD at" : "no IP: the TIP.PGD of", dip ? dip : bip);
+				return stop_if_late(d, until);
+			}
+			taken = dip == tgt;
+			break;
+		case PTC_BR_JMP:
+		case PTC_BR_CALL:
+			tgt = (uint64_t)((int64_t)b->target + d->reg.bias);
+			if (!dip || dip != tgt)
+				goto walk_on;	/* the TIP.PGD is a later branch's */
+			break;
+		case PTC_BR_FAR:
+			tgt = ptc_pt_far_stop_target(dip);
+			break;
+		default:
+			tgt = dip;
+			if (d->cap && kind == PTC_BR_RET && tgt)
+				/* a return that pops nothing, which the replay
+				 * cannot tell from one that does */
+				ahead_unusable(d->cap, "a return that disables tracing");
+			break;
+		}
 		d->have_ev = 0;
 		update_time(d, &d->ev);
-		if ((b->kind == PTC_BR_CALL_IND) && push_ret(t, b, d->idx, bip) < 0)
+		if ((kind == PTC_BR_CALL_IND || (kind == PTC_BR_CALL && call_pushes(b))) &&
+		    push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
-		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
+		err = emit(d, bip, tgt, insns, kind, taken, b->length);
 		if (err < 0)
 			return err;
 		d->enabled = 0;
 		d->have_idx = 0;
-		d->ip = tgt;
+		d->ip = kind == PTC_BR_COND ? dip : tgt;
 		return stop_if_late(d, until);
 	}
+walk_on:
 
 	switch (b->kind) {
 	case PTC_BR_COND:
@@ -1320,7 +1471,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 	case PTC_BR_JMP:
 		if (note_direct(d, bip) < 0)
 			return STEP_OK;
-		if (b->kind == PTC_BR_CALL && push_ret(t, b, d->idx, bip) < 0)
+		if (b->kind == PTC_BR_CALL && call_pushes(b) && push_ret(t, b, d->idx, bip) < 0)
 			return -ptc_err_nomem;
 		err = emit(d, bip, (uint64_t)((int64_t)b->target + d->reg.bias), insns, b->kind, 1, b->length);
 		go_direct(d, b);
@@ -1631,7 +1782,8 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 					 * to them, on the thread's call stack */
 					for (s = p->step; s < send; s++) {
 						if (s->kind == PTC_BR_CALL) {
-							if (push_ret(t, &tb[s->idx], s->idx,
+							if (call_pushes(&tb[s->idx]) &&
+							    push_ret(t, &tb[s->idx], s->idx,
 								     (uint64_t)((int64_t)s->ip + bias)) < 0) {
 								WALK_SAVE();
 								return -ptc_err_nomem;
@@ -1703,7 +1855,7 @@ other:
 				d->nchain++;
 			}
 			d->ndirect++;
-			if (kind == PTC_BR_CALL && push_ret(t, b, idx, bip) < 0) {
+			if (kind == PTC_BR_CALL && call_pushes(b) && push_ret(t, b, idx, bip) < 0) {
 				WALK_SAVE();
 				return -ptc_err_nomem;
 			}
@@ -2643,7 +2795,8 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 	}
 	/* the real call stack as the walker keeps it (the table index of the
 	 * call, a hint for the return's search, is not known) */
-	if (b->kind == PTC_BR_CALL || b->kind == PTC_BR_CALL_IND) {
+	if (b->kind == PTC_BR_CALL_IND ||
+	    (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */)) {
 		if (t->depth == t->stack_cap && grow_stack(t) < 0)
 			return -ptc_err_nomem;
 		t->stack[t->depth] = b->ip + b->length;

@@ -102,6 +102,16 @@ int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g);
  * mid-block (pending instructions after an asynchronous disable). */
 int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset, uint64_t ip);
 
+/* The target of a far transfer (a system call, ...) at which tracing
+ * stopped, the TIP.PGD's IP ip (0: suppressed), as both engines report
+ * it: a kernel address (the upper half) is not where user mode went, so
+ * 0 until the thread resumes (ptc_pt_thread_start()); an address in user
+ * space (an address filter's edge) is where it went. */
+static inline uint64_t ptc_pt_far_stop_target(uint64_t ip)
+{
+	return (int64_t)ip < 0 ? 0 : ip;
+}
+
 /* What the decoder asks the recording. */
 struct ptc_pt_env {
 	/* The thread running on cpu (or the thread queue_tid of a per-thread

@@ -171,7 +171,9 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		} else if (b->kind == PTC_BR_JMP || b->kind == PTC_BR_CALL) {
 			if (b->target_next == PTC_NO_BRANCH)
 				break;
-			if (b->kind == PTC_BR_CALL)
+			/* a call to its next instruction pushes nothing that a
+			 * compressed return pops (ptdec.c: call_pushes()) */
+			if (b->kind == PTC_BR_CALL && !(b->flags & PTC_TBF_TARGET_IS_FALL))
 				calls[depth++] = idx;
 			n++;
 			insns = b->target_insns;
@@ -223,7 +225,8 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 	p->path.records = keep.steps;
 	for (i = 0; i < keep.steps; i++) {
 		p->step[i] = st[i];
-		if (st[i].kind == PTC_BR_CALL || st[i].kind == PTC_BR_RET)
+		if ((st[i].kind == PTC_BR_CALL && !(tb[st[i].idx].flags & PTC_TBF_TARGET_IS_FALL)) ||
+		    st[i].kind == PTC_BR_RET)
 			p->stack = 1;
 		p->path.kinds += (uint64_t)1 << (9 * st[i].kind);
 		p->path.not_taken += !st[i].taken;

@@ -7,7 +7,8 @@
  * them is worked out once per (table, entry, bits) and afterwards replayed
  * from the memo, several branches per lookup, as the fastest Intel PT
  * decoders do.  Returns whose call is in the path go back to its
- * fall-through.  A path stops before anything that needs more than the
+ * fall-through (a call to its own next instruction is no such call: it
+ * pushes nothing for return compression).  A path stops before anything that needs more than the
  * table and a bit (a return to a caller outside it, an indirect branch, a
  * successor the table does not know, a far branch) and always ends with a
  * conditional branch or a return, so that the walker's bookkeeping after it
