@@ -1718,6 +1718,19 @@ static int stop_early(struct conv *c, const char *why, int status)
 	return status;
 }
 
+/* The paths marked in the batch of queue q's thread point into the memo
+ * of the worker that decodes it, which goes with the worker. */
+static void drop_queue_paths(struct conv *c, struct queue *q)
+{
+	struct cthread *t;
+
+	pthread_mutex_lock(&c->lock);
+	t = q->tid != UINT32_MAX ? find_thread(c, q->tid) : NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (t)
+		ptc_pt_thread_drop_paths(&t->pt);
+}
+
 /* -j N on a per-thread recording: each queue is one thread's, so queues
  * are independent and decode in parallel; the output does not change. */
 static void *worker(void *arg)
@@ -1755,6 +1768,7 @@ static void *worker(void *arg)
 		}
 		if (err >= 0)
 			finish_queue_thread(c, q);
+		drop_queue_paths(c, q);	/* (after an error: unflushed) */
 		if (q->eng) {
 			q->st = *ptc_pt_engine_stats(q->eng);
 			ptc_pt_engine_free(q->eng);
@@ -2683,6 +2697,10 @@ static void free_conv(struct conv *c)
 {
 	size_t i, k;
 
+	/* what no thread flushed (an error, an interrupt) no longer marks
+	 * paths of the memos that go now */
+	for (i = 0; i < c->nth; i++)
+		ptc_pt_thread_drop_paths(&c->th[i]->pt);
 	stop_ahead(c);
 	for (i = 0; i < c->nq; i++) {
 		ptc_pt_engine_free(c->q[i].eng);

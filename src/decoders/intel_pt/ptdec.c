@@ -343,6 +343,11 @@ static int flush_first(struct ptc_pt_thread *t, size_t n)
 	return t->sink_error;
 }
 
+void ptc_pt_thread_drop_paths(struct ptc_pt_thread *t)
+{
+	t->nmarks = 0;
+}
+
 int ptc_pt_thread_flush(struct ptc_pt_thread *t)
 {
 	return flush_first(t, t->nbatch);
@@ -2090,6 +2095,8 @@ void ptc_pt_decoder_free(struct ptc_pt_decoder *d)
 {
 	if (!d)
 		return;
+	if (d->own_memo && d->thr)
+		ptc_pt_thread_drop_paths(d->thr);
 	drop_query(d);
 	ptc_pt_thread_fini(&d->orphan);
 	free(d->subs);
@@ -2104,8 +2111,11 @@ void ptc_pt_decoder_set_memo(struct ptc_pt_decoder *d, struct ptc_path_memo *mem
 {
 	if (d->p.no_paths)
 		return;
-	if (d->own_memo)
+	if (d->own_memo) {
+		if (d->thr)
+			ptc_pt_thread_drop_paths(d->thr);
 		ptc_path_memo_free(d->memo);
+	}
 	d->memo = memo;
 	d->own_memo = 0;
 }

@@ -84,6 +84,12 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t);
  * the next instruction (execve's new entry, a signal handler). */
 int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t);
 void ptc_pt_thread_fini(struct ptc_pt_thread *t);
+/* Its batch may mark paths (struct ptc_path) of the memo of the decoder
+ * that filled it: flush the thread before that memo goes (a decoder's own,
+ * with the decoder; ptc_pt_params.memo, with its owner), or forget the
+ * marks with this (the branches stay, each handed over by itself).
+ * ptc_pt_decoder_free() does it for the thread it decodes last. */
+void ptc_pt_thread_drop_paths(struct ptc_pt_thread *t);
 /* Give a forked thread its parent's call stack: fork and vfork children
  * return through the frames the parent pushed (a vfork child on the
  * parent's CPU does so with compressed returns). */
