@@ -2675,6 +2675,8 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 			ahead_unusable(a, "a call stack deeper than kept");
 	if (is_shadow(d, d->thr))
 		a->end_sh = (int)shadow_of(d->thr)->idx;
+	/* the stand-ins go with the log: the scratch decoder keeps none */
+	d->thr = NULL;
 	if (!a->end)
 		a->end = malloc(sizeof(*d));
 	if (!a->end) {
