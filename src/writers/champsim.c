@@ -237,7 +237,10 @@ static int cs_open(void **st, const struct ptc_writer_config *cfg,
 	w->parts.zkind = cfg->champsim_gz ? PTC_Z_GZIP : PTC_Z_XZ;
 	/* xz preset 3: on ChampSim records 13x faster than 6 for 6% more bytes. */
 	w->parts.level = cfg->level ? cfg->level : cfg->champsim_gz ? 6 : 3;
-	w->parts.threads = cfg->threads > 0 ? cfg->threads : 1;
+	/* gzip: one member on one thread.  ChampSim's reader (zlib's inflate,
+	 * never reset) reads one member and then loops for ever, and blocked
+	 * gzip writes one member per 4 MiB. */
+	w->parts.threads = cfg->champsim_gz ? 0 : cfg->threads > 0 ? cfg->threads : 1;
 	if ((err = ptc_wparts_open(&w->parts)) < 0) {
 		ptc_walker_fini(&w->walk);
 		free(w);

@@ -10,6 +10,12 @@
 # CBP2025 framework's reader and simulator and compares instructions,
 # branches and the directions the simulator derives with the truth;
 # read_bt9.py the CBP2016 reader's rules.  Each mapping must occur.
+# ChampSim (read_champsim.py: its reader takes one xz stream or one gzip
+# member, its classification from the registers) and SimPoint 3.2
+# (read_bbv.py: its line buffer, the final newline) on the same recording;
+# champsim:gz of a program longer than one 4 MiB block of records
+# (contrib/example/sortsum.c, more than 65,536 instructions) must still be
+# one gzip member, at -j 1 and -j 2.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 ENC="$top_builddir/tests/ptgen/ptgen-encode"
 W="$top_srcdir/tests/writers"
@@ -46,3 +52,28 @@ rm -rf "$T/out"
 "$PTCONV" convert "$T/x.data" -f bt9 -o "$T/out" --buildid-dir "$T/bid" -q || fail "ptconv -f bt9"
 python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/x86ops.truth" || fail "bt9"
 echo "ok - cbp2025 (real addresses and slots) and bt9 follow their readers' rules on x86ops, equal to the truth"
+
+rm -rf "$T/out"
+"$PTCONV" convert "$T/x.data" -f champsim,bbv --bbv 1000 -o "$T/out" --buildid-dir "$T/bid" -q ||
+	fail "ptconv -f champsim,bbv"
+python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.xz "$T/x86ops.truth" "$T/x86ops.ips" || fail "champsim"
+python3 "$W/read_bbv.py" "$T"/out/trace.*.bb "$T/x86ops.truth" 1000 || fail "bbv"
+# the checkers refuse what the readers cannot read: a second xz stream, a
+# .bb file without its last newline
+f=$(ls "$T"/out/trace.*.champsim.xz)
+cat "$f" "$f" > "$T/two.champsim.xz"
+python3 "$W/read_champsim.py" "$T/two.champsim.xz" "$T/x86ops.truth" - 2>/dev/null && fail "two xz streams accepted"
+f=$(ls "$T"/out/trace.*.bb)
+head -c -1 "$f" > "$T/nonl.bb"
+python3 "$W/read_bbv.py" "$T/nonl.bb" "$T/x86ops.truth" 1000 2>/dev/null && fail "no final newline accepted"
+static_truth "$top_srcdir/contrib/example/sortsum.c" sortsum -O2 ""
+[ "$(wc -l < "$T/sortsum.ips")" -gt 65536 ] || fail "sortsum: 65,536 instructions or fewer, one gzip block"
+"$ENC" -o "$T/s.data" --buildid-dir "$T/sbid" "$T/sortsum.truth" 2>"$T/enc.err" || fail "ptgen-encode: $(tail -1 "$T/enc.err")"
+for j in 1 2; do
+	rm -rf "$T/out"
+	"$PTCONV" convert "$T/s.data" -f champsim:gz -j $j -o "$T/out" --buildid-dir "$T/sbid" -q ||
+		fail "ptconv -f champsim:gz -j $j"
+	python3 "$W/read_champsim.py" "$T"/out/trace.*.champsim.gz "$T/sortsum.truth" "$T/sortsum.ips" ||
+		fail "champsim:gz -j $j"
+done
+echo "ok - champsim and bbv follow ChampSim's and SimPoint's reader rules on x86ops; champsim:gz of sortsum is one gzip member"

@@ -108,7 +108,8 @@ python3 "$W/read_cbp2025.py" "$T"/out/trace.*.cbp2025.gz "$T/prog.truth" "$T/pro
 
 # Compression threads change the speed, never the bytes: -j 1, 2 and 3 give
 # the same files, here of several xz blocks (preset 0: 2 MiB) and gzip
-# members (4 MiB), which the independent readers read back.
+# members (4 MiB; champsim.gz is one member on one thread), which the
+# independent readers read back.
 "$top_builddir/tests/ptgen/ptgen-trace" -o "$T/long.truth" -- "$T/prog" 12000 >/dev/null || fail "ptgen-trace (long)"
 for j in 1 2 3; do
 	rm -rf "$T/out"; mkdir "$T/out"
@@ -135,10 +136,11 @@ if command -v xz >/dev/null; then
 	[ "$(xz -l "$T"/j1/trace.*.champsim.xz | awk 'NR == 2 { print $2 }')" -ge 4 ] ||
 		fail "champsim.xz: fewer xz blocks than expected"
 fi
-[ "$(members "$T"/j1/trace.*.cbp2025.gz)" -ge 2 ] && [ "$(members "$T"/j1/trace.*.champsim.gz)" -ge 4 ] ||
-	fail "fewer gzip members than expected"
+[ "$(members "$T"/j1/trace.*.cbp2025.gz)" -ge 2 ] || fail "fewer gzip members than expected"
+# champsim.gz: one member, all ChampSim's reader reads (ptconv-formats(5))
+[ "$(members "$T"/j1/trace.*.champsim.gz)" -eq 1 ] || fail "champsim.gz: more than one gzip member"
 python3 "$W/read_champsim.py" "$T"/j2/trace.*.champsim.xz "$T/long.truth" - || fail "champsim .xz (blocks)"
-python3 "$W/read_champsim.py" "$T"/j3/trace.*.champsim.gz "$T/long.truth" - || fail "champsim .gz (members)"
+python3 "$W/read_champsim.py" "$T"/j3/trace.*.champsim.gz "$T/long.truth" - || fail "champsim .gz (one member)"
 python3 "$W/read_cbp2025.py" "$T"/j2/trace.*.cbp2025.gz "$T/long.truth" - || fail "cbp2025 (members)"
 echo "ok - champsim and cbp2025 are the same bytes with 1, 2 and 3 compression threads"
 

@@ -3,16 +3,28 @@
 ChampSim's front end does, from its registers alone (IP 26, SP 6, FLAGS 25),
 and compares instructions and branches with the ground truth.
 usage: read_champsim.py FILE.champsim.{xz,gz} X.truth X.ips [--parts N] [--lost-end]
+                        [--suspended]
 With --parts N the recording lost data N times: FILE and its part files
 NAME.partK.champsim.xz of FILE NAME.champsim.xz (ptconv-formats(5)) must
 each be a run of the executed instructions, the first from the start, the
 last to the end, each non-final part ending with the last branch before
 the loss; with --lost-end the last part too (the recording ends in a
-loss)."""
-import gzip
+loss).
+
+The reader's rules (ChampSim's tracereader and inf_stream, read at commit
+2ff2501): the decompressor is chosen by the name's last two letters (gz, xz;
+anything else is read raw); .xz is decoded as one xz stream (liblzma's
+stream decoder without LZMA_CONCATENATED: the file must hold exactly one
+stream, as many blocks as it likes) and .gz as one gzip member (zlib's
+inflate, never reset at a member's end: the file must be exactly one
+member); with a second stream or member the reader loops for ever.
+--suspended: the outputs were suspended (--max-open-outputs), so that each
+file is several complete streams or members, which ChampSim cannot read
+(ptconv-formats(5)); only their content is checked."""
 import lzma
 import struct
 import sys
+import zlib
 
 import truth
 
@@ -23,30 +35,59 @@ KIND = {0: DIRECT_JUMP, 1: INDIRECT, 2: DIRECT_CALL, 3: INDIRECT_CALL, 4: RETURN
 
 
 def classify(dst, src):
-    """ChampSim's rules (its instr.h), written from the published table."""
+    """ChampSim's rules (its ooo_model_instr constructor, inc/instruction.h),
+    in its order: the first that holds gives the type.  Register 0 is no
+    register; "other" is any register but rsp, flags and rip."""
     writes_sp, writes_ip = SP in dst, IP in dst
     reads_sp, reads_flags, reads_ip = SP in src, FLAGS in src, IP in src
     reads_other = any(r not in (0, SP, FLAGS, IP) for r in src)
-    if not writes_ip:
-        return NOT_BRANCH
-    if not reads_sp and not reads_flags and not reads_other and not reads_ip and not writes_sp:
+    if not reads_sp and not reads_flags and writes_ip and not reads_other:
         return DIRECT_JUMP
-    if not reads_sp and not reads_flags and reads_other and not writes_sp:
+    if not reads_sp and not reads_ip and not reads_flags and writes_ip and reads_other:
         return INDIRECT
-    if not reads_sp and reads_ip and not writes_sp and reads_flags and not reads_other:
+    if not reads_sp and reads_ip and not writes_sp and writes_ip and (reads_flags or reads_other):
         return CONDITIONAL
-    if reads_sp and reads_ip and writes_sp and not reads_flags and not reads_other:
+    if reads_sp and reads_ip and writes_sp and writes_ip and not reads_flags and not reads_other:
         return DIRECT_CALL
-    if reads_sp and reads_ip and writes_sp and not reads_flags and reads_other:
+    if reads_sp and reads_ip and writes_sp and writes_ip and not reads_flags and reads_other:
         return INDIRECT_CALL
-    if reads_sp and not reads_ip and writes_sp:
+    if reads_sp and not reads_ip and writes_sp and writes_ip:
         return RETURN
-    return OTHER
+    if writes_ip:
+        return OTHER
+    return NOT_BRANCH
 
 
-def read(path):
-    op = lzma.open if path.endswith(".xz") else gzip.open
-    data = op(path, "rb").read()
+def decompress(path, several=False):
+    """The file's records as ChampSim's reader gets them: one xz stream or
+    one gzip member, nothing after it (several: any number of complete
+    ones, as gzip and xz read them)."""
+    raw = open(path, "rb").read()
+    if path.endswith("xz"):
+        new, what = lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ), "xz stream"
+    elif path.endswith("gz"):
+        new, what = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), "gzip member"
+    else:
+        truth.fail("%s: ChampSim reads a name not ending in xz or gz as raw records" % path)
+    out = []
+    while True:
+        d = new()
+        try:
+            out.append(d.decompress(raw))
+        except (lzma.LZMAError, zlib.error) as e:
+            truth.fail("%s: %s" % (path, e))
+        if not d.eof:
+            truth.fail("%s: the %s does not end" % (path, what))
+        raw = d.unused_data
+        if not raw:
+            return b"".join(out)
+        if not several:
+            truth.fail("%s: %d bytes after the first %s (ChampSim's reader reads one and then loops)"
+                       % (path, len(raw), what))
+
+
+def read(path, several=False):
+    data = decompress(path, several)
     if len(data) % 64:
         truth.fail("%s: size %d is not a multiple of 64" % (path, len(data)))
     return [struct.unpack_from("<QBB2B4B2Q4Q", data, i) for i in range(0, len(data), 64)]
@@ -79,7 +120,8 @@ def main():
     files = truth.part_files(path, path[path.rindex(".champsim"):], parts)
     # far transfers (syscall) are non-branches here; the last record's
     # successor is not in its file
-    truth.instruction_parts("champsim", [read(f) for f in files], truth.load_ips(sys.argv[3]), want, branches,
+    several = "--suspended" in sys.argv[4:]
+    truth.instruction_parts("champsim", [read(f, several) for f in files], truth.load_ips(sys.argv[3]), want, branches,
                             lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.dest() if q + 1 < end else None),
                             lost_end)
 
