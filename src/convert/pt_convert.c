@@ -1599,16 +1599,26 @@ static void progress(struct conv *c, time_t t0, uint64_t done, uint64_t total, i
 static int finish_thread(struct conv *c, struct cthread *t);
 
 /* A per-thread queue is one thread's: when it is done, so is the thread. */
+/* The thread of a per-thread queue, or NULL. */
+static struct cthread *queue_thread(struct conv *c, const struct queue *q)
+{
+	struct cthread *t;
+
+	if (q->tid == UINT32_MAX)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	t = find_thread(c, q->tid);
+	pthread_mutex_unlock(&c->lock);
+	return t;
+}
+
 static void finish_queue_thread(struct conv *c, struct queue *q)
 {
 	struct cthread *t;
 
-	if (!c->per_thread || c->per_cpu_out || q->tid == UINT32_MAX)
+	if (!c->per_thread || c->per_cpu_out || !(t = queue_thread(c, q)))
 		return;
-	pthread_mutex_lock(&c->lock);
-	t = find_thread(c, q->tid);
-	pthread_mutex_unlock(&c->lock);
-	if (t && finish_thread(c, t))
+	if (finish_thread(c, t))
 		c->fatal = PTC_EXIT_OUTPUT;
 }
 
@@ -1722,11 +1732,8 @@ static int stop_early(struct conv *c, const char *why, int status)
  * of the worker that decodes it, which goes with the worker. */
 static void drop_queue_paths(struct conv *c, struct queue *q)
 {
-	struct cthread *t;
+	struct cthread *t = queue_thread(c, q);
 
-	pthread_mutex_lock(&c->lock);
-	t = q->tid != UINT32_MAX ? find_thread(c, q->tid) : NULL;
-	pthread_mutex_unlock(&c->lock);
 	if (t)
 		ptc_pt_thread_drop_paths(&t->pt);
 }

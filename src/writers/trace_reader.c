@@ -202,15 +202,25 @@ static int read_at(struct ptc_trace *t, uint64_t off, void *buf, size_t n)
 	return 0;
 }
 
+/* The size a zstd frame's header claims must be the one the index says. */
+static int check_claim(struct ptc_trace *t, uint64_t off, const uint8_t *z, size_t zn, size_t n)
+{
+	unsigned long long fs = ZSTD_getFrameContentSize(z, zn);
+
+	if (fs != n)
+		return fail(t, ptc_err_decompress, off, "compressed block claims %llu bytes, index says %zu",
+			    fs, n);
+	return 0;
+}
+
 static int decompress(struct ptc_trace *t, uint64_t off, const uint8_t *z, size_t zn,
 		      uint8_t *out, size_t outn)
 {
-	unsigned long long fs = ZSTD_getFrameContentSize(z, zn);
 	size_t r;
+	int err;
 
-	if (fs != outn)
-		return fail(t, ptc_err_decompress, off, "compressed block claims %llu bytes, index says %zu",
-			    fs, outn);
+	if ((err = check_claim(t, off, z, zn, outn)) < 0)
+		return err;
 	r = ZSTD_decompressDCtx(t->dctx, out, outn, z, zn);
 	if (ZSTD_isError(r) || r != outn)
 		return fail(t, ptc_err_decompress, off, "zstd: %s",
@@ -245,12 +255,11 @@ struct expansion {
 static int expand_start(struct ptc_trace *t, uint64_t off, struct expansion *x, const uint8_t *z, size_t zn,
 			size_t total)
 {
-	unsigned long long fs = ZSTD_getFrameContentSize(z, zn);
+	int err;
 
 	memset(x, 0, sizeof(*x));
-	if (fs != total)
-		return fail(t, ptc_err_decompress, off, "compressed block claims %llu bytes, index says %zu",
-			    fs, total);
+	if ((err = check_claim(t, off, z, zn, total)) < 0)
+		return err;
 	x->in.src = z;
 	x->in.size = zn;
 	x->total = total;
