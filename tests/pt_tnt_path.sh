@@ -39,4 +39,19 @@ for d in prog progl w wl; do
 	diff -r "$T/$d.walker.1" "$T/$d.walker.2" >/dev/null || fail "$d: -j 1 and -j 2 differ"
 	echo "ok - $d: the same files with and without the memo, at -j 1 and -j 2"
 done
+# A memo that fills up in the middle of the walk (the walker goes on one
+# branch at a time from there): a bound of one chunk and a small table.
+for d in progl wl; do
+	for j in 1 2; do
+		PTCONV_MEMO_BYTES=400000 PTCONV_WINDOW_BYTES=4096 "$PTCONV" "$T/$d.data" -f ptconv,text,bt9 \
+			-o "$T/$d.full.$j" -q -j $j
+		st=$?
+		[ $st -le 1 ] || fail "$d: ptconv with a small memo -j $j exited $st"
+		for f in "$T/$d.full.$j"/*; do
+			case $f in */summary.json) continue ;; esac
+			cmp -s "$f" "$T/$d.steps.$j/${f##*/}" || fail "$d -j $j: ${f##*/} differs when the memo fills up"
+		done
+	done
+	echo "ok - $d: a memo that fills up mid-walk writes the same files"
+done
 exit 0

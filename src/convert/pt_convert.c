@@ -1747,7 +1747,7 @@ static void *worker(void *arg)
 
 	/* the queues this thread decodes share a memo of TNT paths (their
 	 * sinks run here; the memo's paths must not reach another thread's) */
-	if (!c->params.no_paths && ptc_path_memo_new(&memo, PTC_PT_MEMO_BYTES) < 0)
+	if (!c->params.no_paths && ptc_path_memo_new(&memo, c->params.memo_bytes) < 0)
 		memo = NULL;
 	for (;;) {
 		struct queue *q;
@@ -1961,10 +1961,17 @@ static int decode_all(struct conv *c)
 
 	c->params.no_fastq = c->pto->engine_query;
 	c->params.no_paths = c->pto->engine_steps;
+	c->params.memo_bytes = PTC_PT_MEMO_BYTES;
+	{
+		const char *bound = getenv("PTCONV_MEMO_BYTES");	/* for tests: a memo that fills up */
+
+		if (bound && strtoull(bound, NULL, 0) > 0)
+			c->params.memo_bytes = strtoull(bound, NULL, 0);
+	}
 	/* One memo of TNT paths for the queues that this thread decodes (in
 	 * time order, or one after the other): the -j workers have their
 	 * own (decode_parallel(), ahead_worker()). */
-	if (!c->params.no_paths && ptc_path_memo_new(&c->memo, PTC_PT_MEMO_BYTES) < 0)
+	if (!c->params.no_paths && ptc_path_memo_new(&c->memo, c->params.memo_bytes) < 0)
 		return -ptc_err_nomem;
 	c->params.memo = c->memo;
 	if ((err = start_ahead(c)) < 0)

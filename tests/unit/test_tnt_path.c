@@ -92,6 +92,31 @@ static void test_paths(void)
 		abort();
 	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
 	CHECK(!p, "a memo with no room gives no path");
+	CHECK(!ptc_path_memo_open(m), "a memo with no room says it is closed");
+	ptc_path_memo_free(m);
+
+	/* a memo that fills up closes, and keeps answering for what it holds */
+	if (ptc_path_memo_new(&m, (size_t)512 << 10) < 0)
+		abort();
+	q = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
+	CHECK(q && ptc_path_memo_open(m), "the first path fits");
+	{
+		unsigned i, nbits, bits, got = 0, refused = 0;
+
+		for (i = 0; i < (unsigned)n && !refused; i++)
+			for (nbits = 1; nbits <= PTC_PATH_BITS && !refused; nbits++)
+				for (bits = 0; bits < 1u << nbits && !refused; bits++) {
+					if (ptc_path_memo_get(m, tb, (uint32_t)n, i, nbits, bits))
+						got++;
+					else
+						refused = 1;
+				}
+		CHECK(refused && got > 100, "the memo fills up (%u paths) and refuses", got);
+	}
+	CHECK(!ptc_path_memo_open(m), "a full memo says it is closed");
+	CHECK(ptc_path_memo_bytes(m) <= (size_t)512 << 10, "within its bytes (%zu)", ptc_path_memo_bytes(m));
+	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
+	CHECK(p == q, "a full memo still gives the paths it holds");
 	ptc_path_memo_free(m);
 }
 

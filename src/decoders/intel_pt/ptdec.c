@@ -1702,6 +1702,8 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 	uint32_t idx, insns;
 	int st, st2, taken, err, kind;
 	const int stop = pts_event_pending | (d->continued ? pts_eos : 0);
+	/* the memo while it takes paths (a full one costs more than it saves) */
+	struct ptc_path_memo *memo = d->fast && d->memo && ptc_path_memo_open(d->memo) ? d->memo : NULL;
 
 	if (!d->have_idx || d->have_ev)
 		return step(d, until);
@@ -1730,17 +1732,20 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 		kind = b->kind;
 		if (kind != PTC_BR_COND)
 			goto other;
-		if (d->fast && d->memo && !d->fq.tnt_index && ptc_fq_tnt_fill(&d->fq) < 0)
+		if (memo && !d->fq.tnt_index && ptc_fq_tnt_fill(&d->fq) < 0)
 			goto cond_step;	/* the query fails the same way: step() reports it */
-		if (d->fast && d->fq.tnt_index > 1 && d->memo) {
+		if (memo && d->fq.tnt_index > 1) {
 			/* Two bits or more of the TNT packet left: the
 			 * branches they decide, from the memo. */
 			const uint64_t ti = d->fq.tnt_index;
 			const unsigned k = (unsigned)__builtin_ctzll(ti) + 1;
 			const unsigned nb = k < PTC_PATH_BITS ? k : PTC_PATH_BITS;
 			struct ptc_tnt_path *p =
-				ptc_path_memo_get(d->memo, tb, d->reg.ntb, idx, nb,
+				ptc_path_memo_get(memo, tb, d->reg.ntb, idx, nb,
 						  (uint32_t)(d->fq.tnt >> (k - nb)) & ((1u << nb) - 1));
+
+			if (!p)
+				memo = NULL;	/* full: one branch at a time from now on */
 
 			if (p && p->nsteps) {
 				const struct ptc_path_step *s = p->step, *send = p->step + p->nsteps;
@@ -2064,7 +2069,7 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 	if (!p->no_paths && p->memo) {
 		d->memo = p->memo;
 	} else if (!p->no_paths) {
-		if (ptc_path_memo_new(&d->memo, PTC_PT_MEMO_BYTES) < 0) {
+		if (ptc_path_memo_new(&d->memo, p->memo_bytes ? p->memo_bytes : PTC_PT_MEMO_BYTES) < 0) {
 			free(d->icache);
 			free(d);
 			return -ptc_err_nomem;

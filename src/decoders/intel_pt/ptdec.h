@@ -162,6 +162,9 @@ struct ptc_pt_params {
 	 * caller's, freed after them; see ptc_pt_decoder_set_memo()); NULL:
 	 * the decoder has its own. */
 	struct ptc_path_memo *memo;
+	/* The bound of the memos made for these decoders; 0:
+	 * PTC_PT_MEMO_BYTES. */
+	size_t memo_bytes;
 };
 
 struct ptc_pt_stats {

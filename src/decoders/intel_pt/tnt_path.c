@@ -28,6 +28,7 @@ struct ptc_path_memo {
 	size_t mask, count;
 	struct chunk *chunks;
 	size_t bytes, max_bytes;
+	int full;		/* it has stopped taking paths: see ptc_path_memo_open() */
 };
 
 int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes)
@@ -55,6 +56,11 @@ void ptc_path_memo_free(struct ptc_path_memo *m)
 	}
 	free(m->slots);
 	free(m);
+}
+
+int ptc_path_memo_open(const struct ptc_path_memo *m)
+{
+	return !m->full;
 }
 
 size_t ptc_path_memo_count(const struct ptc_path_memo *m)
@@ -96,6 +102,18 @@ static void *arena_alloc(struct ptc_path_memo *m, size_t n)
 	}
 	c->used += n;
 	return c->mem + c->used - n;
+}
+
+/* Room for the longest path, so that a full memo is known before a path
+ * is worked out for nothing. */
+static int room(const struct ptc_path_memo *m)
+{
+	const size_t n = (sizeof(struct ptc_tnt_path) +
+			  PTC_PATH_STEPS * (sizeof(struct ptc_path_step) + sizeof(struct ptc_branch)) + 63) &
+			 ~(size_t)63;
+	const struct chunk *c = m->chunks;
+
+	return (c && c->size - c->used >= n) || m->bytes + CHUNK + sizeof(*c) <= m->max_bytes;
 }
 
 static int grow(struct ptc_path_memo *m)
@@ -248,15 +266,25 @@ struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc
 	for (; m->slots && m->slots[i].tb; i = (i + 1) & m->mask)
 		if (m->slots[i].tb == tb && m->slots[i].key == key)
 			return m->slots[i].path;
+	if (m->full)
+		return NULL;
 	if (!m->slots || (m->count + 1) * 2 > m->mask + 1) {
-		if (grow(m) < 0)
+		if (grow(m) < 0) {
+			m->full = 1;
 			return NULL;
+		}
 		for (i = hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
 			;
 	}
-	p = build(m, tb, ntb, idx, nbits, bits);
-	if (!p)
+	if (!room(m)) {
+		m->full = 1;
 		return NULL;
+	}
+	p = build(m, tb, ntb, idx, nbits, bits);
+	if (!p) {
+		m->full = 1;	/* out of memory */
+		return NULL;
+	}
 	m->slots[i].tb = tb;
 	m->slots[i].key = key;
 	m->slots[i].path = p;

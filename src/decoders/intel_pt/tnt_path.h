@@ -29,9 +29,13 @@
 #include "common/trace_event.h"
 #include "images/image.h"
 
-/* A memo's size at most: far more than the hot code of a program needs
- * (python3 running a JSON round trip: 13 MiB). */
-#define PTC_PT_MEMO_BYTES ((size_t)32 << 20)
+/* A memo's size at most.  Lookups in a memo much larger than the caches
+ * cost more than stepping saves (a random walk over python3's code fills
+ * 32 MiB and then ran 40% slower than one branch at a time; python3's
+ * JSON round trip wants 13 MiB and was 4% slower), while the hot code of
+ * xz and gzip needs 2.3 MiB.  So the walker stops using a memo once it is
+ * full (ptc_path_memo_open()). */
+#define PTC_PT_MEMO_BYTES ((size_t)8 << 20)
 
 /* Bits looked up at a time: a TNT-8 packet holds at most 6. */
 #define PTC_PATH_BITS 8
@@ -74,6 +78,10 @@ void ptc_path_memo_free(struct ptc_path_memo *m);
  * memo is full (or out of memory) and does not know it. */
 struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
 				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits);
+
+/* Whether the memo still takes paths: once it holds max_bytes, lookups
+ * return NULL and the walker goes on one branch at a time. */
+int ptc_path_memo_open(const struct ptc_path_memo *m);
 
 /* Paths held and bytes used (statistics). */
 size_t ptc_path_memo_count(const struct ptc_path_memo *m);
