@@ -17,3 +17,10 @@ EXTRA_DIST += tests/pt_live_threads.sh
 check_PROGRAMS += tests/unit/test_writer_pool
 tests_unit_test_writer_pool_SOURCES = tests/unit/test_writer_pool.c tests/unit/loop_code.h
 TESTS += tests/unit/test_writer_pool
+# Output errors injected (an LD_PRELOAD shim): every write-error path.
+check_LTLIBRARIES = tests/lib/libfailio.la
+tests_lib_libfailio_la_SOURCES = tests/lib/failio.c
+tests_lib_libfailio_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir)
+tests_lib_libfailio_la_LIBADD = -ldl
+TESTS += tests/output_faults.sh
+EXTRA_DIST += tests/output_faults.sh

@@ -124,7 +124,9 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t len)
 static int close_out(const char *dir, const char *name, FILE *f, int ok)
 {
 	char path[4200];
-	int bad = fclose(f) != 0;
+	int bad = ferror(f);	/* (a write that failed before the last one leaves fclose() 0) */
+
+	bad |= fclose(f) != 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (!ok || bad) {

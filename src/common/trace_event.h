@@ -121,6 +121,9 @@ struct ptc_sink {
 	 * branches are given to branches(). */
 	int (*paths)(void *ctx, const struct ptc_branch *b, size_t n,
 		     const struct ptc_path_mark *m, size_t nm);
+	/* Optional: after a call failed, what failed, naming the file and
+	 * the system's reason ("" or NULL: nothing to add to the code). */
+	const char *(*errmsg)(void *ctx);
 };
 
 /* "jmp", "cond", ... and "overflow", "aux-lost", ...; "unknown" for a

@@ -129,6 +129,7 @@ struct cthread {
 	int wanted;
 	uint64_t time_start, time_end;	/* --time */
 	int finished;		/* its outputs are complete and closed (finish_thread) */
+	int error_shown;	/* what failed in its outputs was said (output_error) */
 };
 
 struct conv {
@@ -398,6 +399,28 @@ static int tee_end(void *ctx)
 static int region_at_locked(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
 			    struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
 
+
+/* Say, once per thread, what failed in t's outputs: the sink's own account
+ * (the file and the system's reason) when one has it, else err's name. */
+static void output_error(const struct conv *c, struct cthread *t, int err)
+{
+	const struct ptc_sink *sinks[] = { t->w ? &t->ws : NULL, t->text, t->cbp };
+	const char *m = NULL;
+	size_t i;
+
+	if (t->error_shown)
+		return;
+	t->error_shown = 1;
+	for (i = 0; !m && i < sizeof(sinks) / sizeof(sinks[0]); i++)
+		if (sinks[i] && sinks[i]->errmsg && sinks[i]->errmsg(sinks[i]->ctx) &&
+		    sinks[i]->errmsg(sinks[i]->ctx)[0])
+			m = sinks[i]->errmsg(sinks[i]->ctx);
+	if (m)
+		ptc_cli_error("%s", m);
+	else
+		ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
+}
+
 /* Code bytes for the writers: the same image + bias lookup as the walker's
  * (sideband mappings of the thread's process at the time of the branches
  * being written, the vDSO included; --image regions for raw PT). */
@@ -546,10 +569,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 	ti.cpu = (tid & 0x80000000u) ? (int)(tid & 0x7fffffffu) : -1;
 	err = t->tee.begin(t->tee.ctx, &ti);
 	if (err < 0) {
-		if (t->w && ptc_writer_errmsg(t->w)[0])
-			ptc_cli_error("%s", ptc_writer_errmsg(t->w));
-		else
-			ptc_cli_error("%s: %s", t->name, ptc_errstr(err));
+		output_error(c, t, err);
 		c->fatal = PTC_EXIT_OUTPUT;
 	}
 	return t;
@@ -1716,10 +1736,8 @@ static int stop_early(struct conv *c, const char *why, int status)
 
 	for (i = 0; i < c->nth; i++) {
 		struct cthread *t = c->th[i];
-		if (t->w && ptc_writer_errmsg(t->w)[0])
-			ptc_cli_error("%s", ptc_writer_errmsg(t->w));
-		else if (t->pt.sink_error && !t->finished)
-			ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(t->pt.sink_error));
+		if ((t->w && ptc_writer_errmsg(t->w)[0]) || (t->pt.sink_error && !t->finished))
+			output_error(c, t, t->pt.sink_error);
 	}
 	free_writers(c);
 	removed = ptc_out_clean(c->outdir);
@@ -2494,7 +2512,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_end_array(&j);
 		ptc_json_end_object(&j);
 		fputc('\n', f);
-		if (fclose(f) != 0 || ptc_out_commit(summary) < 0) {
+		/* (a write that failed before the last one leaves fclose() 0) */
+		if ((ferror(f) | (fclose(f) != 0)) || ptc_out_commit(summary) < 0) {
 			ptc_cli_error("%s: cannot write: %s", summary, strerror(errno));
 			c->fatal = PTC_EXIT_OUTPUT;
 		}
@@ -2678,16 +2697,13 @@ static int finish_thread(struct conv *c, struct cthread *t)
 			err = e;
 	}
 	t->finished = 1;
+	if (err < 0) {
+		output_error(c, t, err);	/* (before the sinks that say what failed go) */
+		ret = PTC_EXIT_OUTPUT;
+	}
 	ptc_text_sink_free(t->text);
 	ptc_cbpexp_sink_free(t->cbp);
 	t->text = t->cbp = NULL;
-	if (err < 0) {
-		if (t->w && ptc_writer_errmsg(t->w)[0])
-			ptc_cli_error("%s", ptc_writer_errmsg(t->w));
-		else
-			ptc_cli_error("%s/%s: writing failed: %s", c->outdir, t->name, ptc_errstr(err));
-		ret = PTC_EXIT_OUTPUT;
-	}
 	if (t->w && ptc_writer_warnings(t->w)[0] && !c->opt->quiet)
 		write_warnings(ptc_writer_warnings(t->w));
 	return ret;

@@ -234,7 +234,7 @@ static int seg_finish(void *st)
 	w->seq_fresh = 0;
 	if (w->seq && (err = ptc_zout_close(w->seq)) < 0) {
 		w->seq = NULL;
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->seqpath, strerror(errno));
 	}
 	w->seq = NULL;
 	if (w->edges[w->prev_edge].count == 1 && w->edges[w->prev_edge].dst == SINK)
@@ -376,7 +376,7 @@ static int bt9_suspend(void *st)
 	struct bt9 *w = st;
 
 	if (ptc_zout_suspend(&w->seq, &w->seq_fresh) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->seqpath);
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->seqpath, strerror(errno));
 	return 0;
 }
 

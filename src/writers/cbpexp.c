@@ -50,7 +50,22 @@ struct cbp_writer {
 	struct cbp_image *img;
 	size_t nimg;
 	int err;
+	char errmsg[4200];	/* the first failure: sink.errmsg */
 };
+
+/* Note the first failure of file (the output, or an image read), with
+ * errno's reason. */
+static int cw_fail(struct cbp_writer *w, const char *file, const char *what)
+{
+	if (!w->errmsg[0])
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s: %s", file, what, strerror(errno));
+	return -ptc_err_io;
+}
+
+static const char *cw_errmsg(void *ctx)
+{
+	return ((struct cbp_writer *)ctx)->errmsg;
+}
 
 static size_t hslot(uint64_t ip, uint64_t target, size_t size)
 {
@@ -135,7 +150,7 @@ static int64_t branch_index_slow(struct cbp_writer *w, const struct ptc_branch *
 static int put(struct cbp_writer *w, const void *p, size_t n)
 {
 	if (fwrite(p, 1, n, w->f) != n)
-		return -ptc_err_io;
+		return cw_fail(w, w->out, "write");
 	return 0;
 }
 
@@ -285,7 +300,7 @@ static int cw_end(void *ctx)
 				continue;
 			if (read_file(w->img[i].path, &data, &size) < 0 || size != sizes[i]) {
 				free(data);
-				err = -ptc_err_io;
+				err = cw_fail(w, w->img[i].path, "cannot read the image to embed");
 				break;
 			}
 			err = put(w, data, size);
@@ -304,15 +319,15 @@ static int cw_end(void *ctx)
 		le64(hdr + 56, w->nimg);
 		le64(hdr + 64, images_offset);
 		if (fseek(w->f, 0, SEEK_SET) != 0)
-			err = -ptc_err_io;
+			err = cw_fail(w, w->out, "seek");
 		else
 			err = put(w, hdr, sizeof(hdr));
 	}
 	if (fclose(w->f) != 0 && !err)
-		err = -ptc_err_io;
+		err = cw_fail(w, w->out, "close");
 	w->f = NULL;
 	if (!err && ptc_out_commit(w->out) < 0)
-		err = -ptc_err_io;
+		err = cw_fail(w, w->out, "cannot give the complete file its name");
 	return err;
 }
 
@@ -350,6 +365,7 @@ int ptc_cbpexp_sink_new(struct ptc_sink **out, const char *path, int level)
 	w->sink.branches = cw_branches;
 	w->sink.gap = cw_gap;
 	w->sink.end = cw_end;
+	w->sink.errmsg = cw_errmsg;
 	w->sink.ctx = w;
 	*out = &w->sink;
 	return 0;

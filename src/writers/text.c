@@ -14,8 +14,22 @@ struct text_writer {
 	FILE *f;
 	char *path;
 	uint32_t tid;
+	char err[512];		/* the first failure: sink.errmsg */
 	char buf[1 << 16];
 };
+
+/* Note the first failure, with errno's reason. */
+static int tw_fail(struct text_writer *w, const char *what)
+{
+	if (!w->err[0])
+		snprintf(w->err, sizeof(w->err), "%s: %s: %s", w->path, what, strerror(errno));
+	return -ptc_err_io;
+}
+
+static const char *tw_errmsg(void *ctx)
+{
+	return ((struct text_writer *)ctx)->err;
+}
 
 static int tw_begin(void *ctx, const struct ptc_thread_info *t)
 {
@@ -24,7 +38,7 @@ static int tw_begin(void *ctx, const struct ptc_thread_info *t)
 	w->tid = t->tid;
 	fprintf(w->f, "# ptconv text 1 pid %u tid %u comm %s\n", t->pid, t->tid,
 		t->comm ? t->comm : "-");
-	return ferror(w->f) ? -ptc_err_io : 0;
+	return ferror(w->f) ? tw_fail(w, "write") : 0;
 }
 
 /* Hex without printf: this is the hot path of -f text. */
@@ -84,7 +98,7 @@ static int tw_branches(void *ctx, const struct ptc_branch *b, size_t n)
 		}
 		*p++ = '\n';
 		if (fwrite(line, 1, (size_t)(p - line), w->f) != (size_t)(p - line))
-			return -ptc_err_io;
+			return tw_fail(w, "write");
 	}
 	return 0;
 }
@@ -110,7 +124,7 @@ static int tw_gap(void *ctx, const struct ptc_gap *g)
 		fprintf(w->f, " lost-branches=%" PRIu64, g->lost_branches);
 	fprintf(w->f, " ip=0x%" PRIx64 " resume-ip=0x%" PRIx64 " : %s\n", g->ip, g->resume_ip,
 		g->detail ? g->detail : "");
-	return ferror(w->f) ? -ptc_err_io : 0;
+	return ferror(w->f) ? tw_fail(w, "write") : 0;
 }
 
 static int tw_end(void *ctx)
@@ -121,12 +135,12 @@ static int tw_end(void *ctx)
 	if (!w->f)
 		return 0;
 	if (ferror(w->f))
-		err = -ptc_err_io;
+		err = tw_fail(w, "write");
 	if (fclose(w->f) != 0)
-		err = -ptc_err_io;
+		err = tw_fail(w, "close");
 	w->f = NULL;
 	if (!err && ptc_out_commit(w->path) < 0)
-		err = -ptc_err_io;
+		err = tw_fail(w, "cannot give the complete file its name");
 	return err;
 }
 
@@ -151,6 +165,7 @@ int ptc_text_sink_new(struct ptc_sink **out, const char *path)
 	w->sink.branches = tw_branches;
 	w->sink.gap = tw_gap;
 	w->sink.end = tw_end;
+	w->sink.errmsg = tw_errmsg;
 	w->sink.ctx = w;
 	*out = &w->sink;
 	return 0;

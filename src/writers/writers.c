@@ -128,9 +128,13 @@ int ptc_wfail(struct ptc_wctx *c, int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
+	/* the first failure is the one to tell: later ones follow from it
+	 * (an event for a format whose file could not be opened) */
+	if (!c->err[0]) {
+		va_start(ap, fmt);
+		vsnprintf(c->err, sizeof(c->err), fmt, ap);
+		va_end(ap);
+	}
 	return -code;
 }
 
@@ -268,7 +272,7 @@ int ptc_wparts_suspend(struct ptc_wparts *p)
 	/* Nothing written: the file stays empty, and the part's bytes are
 	 * then those of a part that was never suspended. */
 	if (ptc_zout_suspend(&p->z, &p->fresh) < 0)
-		err = ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path);
+		err = ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(errno));
 	wparts_zdone(p);
 	return err;
 }
@@ -298,7 +302,7 @@ int ptc_wparts_close(struct ptc_wparts *p)
 	err = ptc_zout_close(p->z);
 	wparts_zdone(p);
 	if (err < 0)
-		return ptc_wfail(p->c, ptc_err_io, "%s: write failed", p->path);
+		return ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(errno));
 	return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
 }
 
@@ -358,7 +362,7 @@ int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
 	int err = *z ? ptc_zout_close(*z) : 0;
 
 	*z = NULL;
-	return err < 0 ? ptc_wfail(c, ptc_err_io, "%s: write failed", path) : 0;
+	return err < 0 ? ptc_wfail(c, ptc_err_io, "%s: write: %s", path, strerror(errno)) : 0;
 }
 
 int ptc_wfile_finish(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
@@ -786,9 +790,14 @@ int ptc_writer_tail(struct ptc_writer *w, uint64_t insns)
 	return 0;
 }
 
+static const char *w_errmsg(void *ctx)
+{
+	return ((struct ptc_writer *)ctx)->ctx.err;
+}
+
 struct ptc_sink ptc_writer_sink(struct ptc_writer *w)
 {
-	struct ptc_sink s = { w_begin, w_branches, w_gap, w_end, w, w_paths };
+	struct ptc_sink s = { w_begin, w_branches, w_gap, w_end, w, w_paths, w_errmsg };
 
 	return s;
 }

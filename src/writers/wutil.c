@@ -532,14 +532,17 @@ static void zfree(struct ptc_zout *z)
 
 int ptc_zout_close(struct ptc_zout *z)
 {
-	int err = drain(z, 1);
+	int err = drain(z, 1), err_no;
 
 	zfree(z);
 	if (fclose(z->f) != 0 && !err) {
 		z->err_no = errno;
 		err = -ptc_err_io;
 	}
+	err_no = z->err_no;
 	free(z);
+	if (err == -ptc_err_io && err_no)
+		errno = err_no;	/* the reason, for the caller's message */
 	return err;
 }
 

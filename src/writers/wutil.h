@@ -49,7 +49,8 @@ int ptc_zout_append_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kin
 uint64_t ptc_zout_size_in(const struct ptc_zout *z);
 int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n);
 int ptc_zout_printf(struct ptc_zout *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Finish the stream and close; returns a negative error on failure. */
+/* Finish the stream and close; returns a negative error on failure, with
+ * errno the system's reason when it is an output error. */
 int ptc_zout_close(struct ptc_zout *z);
 /* Close without finishing (error paths). */
 void ptc_zout_abort(struct ptc_zout *z);

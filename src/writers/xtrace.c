@@ -82,7 +82,8 @@ static int xt_open_files(struct xtw *w, uint64_t time)
 	h[19] = PTC_XT_ISA_X86_64;
 	h[20] = 0;				/* registers not captured */
 	if (ptc_zout_write(w->snap, h, sizeof(h)) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->snap_path,
+				 strerror(ptc_zout_errno(w->snap)));
 	return 0;
 }
 
@@ -101,7 +102,8 @@ static int xt_snapshot(struct xtw *w)
 	if ((err = ptc_wfile_resume(w->c, &w->snap, w->snap_path)) < 0)
 		return err;
 	if (ptc_zout_write(w->snap, s, sizeof(s)) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write failed", w->snap_path);
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->snap_path,
+				 strerror(ptc_zout_errno(w->snap)));
 	w->force_pc = 1;
 	return 0;
 }

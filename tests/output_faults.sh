@@ -1,0 +1,90 @@
+#!/bin/sh
+# Every output error path, without root (issue 18): a shim loaded with
+# LD_PRELOAD (tests/lib/failio.c) fails the Nth open, write, flush/close,
+# rename or mkdir of a file in the output directory with ENOSPC, EIO or
+# EROFS, once or from then on (a full disk, a read-only directory).  For
+# every such run of a conversion to every format: exit status 4, one
+# message naming a file in the output directory and the system's reason,
+# no temporary left, and every file under a final name byte for byte the
+# file of an undisturbed run.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+WALK="$top_builddir/tests/ptgen/ptgen-walk"
+SHIM="$top_builddir/tests/lib/.libs/libfailio.so"
+[ -x "$WALK" ] || skip "ptgen-walk not built"
+[ -f "$SHIM" ] || skip "the fault-injection shim is not built"
+BIN=$(walk_binary)
+scratch
+# (the sanitizers' runtime wants to come first; the shim is loaded before it)
+export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0"
+"$WALK" --branches 60000 --seed 3 --threads 2 -o "$T/w.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk"; }
+F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text
+"$PTCONV" "$T/w.data" -f $F -o "$T/ref" -q -j 1 || fail "the undisturbed run exited $?"
+
+# run OPS NTH ERRNO STICKY: one conversion into $T/o under the shim
+run() {
+	[ -n "${KEEP:-}" ] || rm -rf "$T/o"
+	LD_PRELOAD="$SHIM" FAILIO_DIR="$T/o" FAILIO_OPS=$1 FAILIO_NTH=$2 FAILIO_ERRNO=$3 FAILIO_STICKY=$4 \
+		FAILIO_COUNT="$T/count" "$PTCONV" "$T/w.data" -f $F -o "$T/o" -q -j 1 >/dev/null 2>"$T/err"
+}
+# check WHAT REASON [many]: the run failed as it must (many: a failure that
+# lasts may be met by several threads, each saying so)
+check() {
+	st=$?
+	[ $st = 4 ] || { cat "$T/err" >&2; fail "$1: exit status $st, want 4"; }
+	grep -q "$T/o[/:]" "$T/err" || fail "$1: no file of the output named: $(cat "$T/err")"
+	grep -q "$2" "$T/err" || fail "$1: the reason ($2) not said: $(cat "$T/err")"
+	nmsg=$(grep -v "output failed: the files of the threads" "$T/err" | wc -l)
+	[ "$nmsg" = 1 ] || [ "${3:-}" = many ] || fail "$1: $nmsg messages, want one: $(cat "$T/err")"
+	grep -v "output failed: the files of the threads" "$T/err" | grep -v "$2" &&
+		fail "$1: a message without the reason ($2)"
+	[ -d "$T/o" ] || return 0
+	ls -A "$T/o" | grep -q '^\.' && fail "$1: temporaries left: $(ls -A "$T/o" | grep '^\.')"
+	for f in "$T"/o/*; do
+		[ -e "$f" ] || continue
+		cmp -s "$f" "$T/ref/${f##*/}" || fail "$1: ${f##*/} under its final name is not the complete file"
+	done
+}
+
+# How many calls of each kind a conversion makes (counted, none failed)
+for op in open write flush rename mkdir; do
+	run $op 0 ENOSPC 0 || fail "a run counting $op calls exited $?"
+	eval "n_$op=\$(cat "\$T/count")"
+done
+echo "calls in the output directory: open $n_open, write $n_write, flush/close $n_flush, rename $n_rename, mkdir $n_mkdir"
+[ "$n_open" -ge 10 ] && [ "$n_flush" -ge 10 ] && [ "$n_rename" -ge 10 ] && [ "$n_write" -ge 100 ] ||
+	fail "too few calls counted: the shim does not see ptconv's output"
+
+# Every open, flush/close, rename and mkdir failing in turn, once
+runs=0
+for op in open flush rename mkdir; do
+	eval "n=\$n_$op"
+	k=1
+	while [ $k -le $n ]; do
+		run $op $k ENOSPC 0
+		check "$op #$k of $n failing (ENOSPC)" "No space left on device"
+		runs=$((runs + 1))
+		k=$((k + 1))
+	done
+done
+echo "ok - $runs runs, each with one open, flush, close, rename or mkdir failing: exit 4, one message, every file whole"
+
+# Writes failing at points spread over the run: once with EIO, and from
+# then on with ENOSPC (a disk that fills up)
+runs=0
+for k in 1 2 3 5 8 13 50 200 1000 $((n_write / 3)) $((n_write / 2)) $((n_write - 1)); do
+	[ $k -ge 1 ] && [ $k -le $n_write ] || continue
+	run write $k EIO 0
+	check "write #$k of $n_write failing (EIO)" "Input/output error"
+	run write $k ENOSPC 1
+	check "writes from #$k of $n_write failing (ENOSPC)" "No space left on device" many
+	runs=$((runs + 2))
+done
+echo "ok - $runs runs with writes failing (EIO once, ENOSPC from then on): exit 4, one message, every file whole"
+
+# A read-only directory: every open for writing fails with EROFS
+run open,mkdir 1 EROFS 1
+check "a read-only output directory" "Read-only file system" many
+rm -rf "$T/o"; mkdir "$T/o"
+KEEP=1 run open 1 EROFS 1
+check "an existing read-only output directory" "Read-only file system" many
+echo "ok - a read-only output directory: exit 4, the directory or file named, nothing left"
