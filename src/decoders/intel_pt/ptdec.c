@@ -2795,23 +2795,34 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 /* What emit() and the walker's call stack did with record b of the log's
  * thread s, on the real thread t: its first record takes the pending
  * instructions and the gap flag the thread brought into the window. */
-static inline __attribute__((always_inline)) int
-replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t, const struct ahead_op *o,
-	      struct ptc_branch *b)
+/* The records a thread's call stack follows: calls and returns. */
+#define STACK_KINDS ((1u << PTC_BR_CALL) | (1u << PTC_BR_CALL_IND) | (1u << PTC_BR_RET))
+/* Their lanes in struct ptc_path's kinds. */
+#define STACK_LANES ((0x1ffull << 9 * PTC_BR_CALL) | (0x1ffull << 9 * PTC_BR_CALL_IND) | \
+		     (0x1ffull << 9 * PTC_BR_RET))
+
+/* The first record of shadow s that goes to its real thread t: with the
+ * instructions and the gap flag t holds for it. */
+static void replay_first(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
+			 const struct ahead_op *o, struct ptc_branch *b)
 {
-	if (!s->seen) {
-		int64_t n = (int64_t)b->insns + (int64_t)t->pending_insns;
-		if (o->sh == a->ops[0].sh && a->ops[0].sync)
-			n += a->delta;
-		b->insns = (uint32_t)n;
-		if (t->after_gap)
-			b->flags |= PTC_BRF_AFTER_GAP;
-		t->pending_insns = 0;
-		t->after_gap = 0;
-		s->seen = 1;
-	}
-	/* the real call stack as the walker keeps it (the table index of the
-	 * call, a hint for the return's search, is not known) */
+	int64_t n = (int64_t)b->insns + (int64_t)t->pending_insns;
+
+	if (o->sh == a->ops[0].sh && a->ops[0].sync)
+		n += a->delta;
+	b->insns = (uint32_t)n;
+	if (t->after_gap)
+		b->flags |= PTC_BRF_AFTER_GAP;
+	t->pending_insns = 0;
+	t->after_gap = 0;
+	s->seen = 1;
+}
+
+/* A call or return b on the real call stack of t, as the walker keeps it
+ * (the table index of the call, a hint for the return's search, is not
+ * known). */
+static int replay_stack(struct ptc_pt_thread *t, const struct ptc_branch *b)
+{
 	if (b->kind == PTC_BR_CALL_IND ||
 	    (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */)) {
 		if (t->depth == t->stack_cap && grow_stack(t) < 0)
@@ -2823,6 +2834,15 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 		t->depth--;
 	}
 	return 0;
+}
+
+static inline int
+replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t, const struct ahead_op *o,
+	      struct ptc_branch *b)
+{
+	if (!s->seen)
+		replay_first(a, s, t, o, b);
+	return ((1u << b->kind) & STACK_KINDS) ? replay_stack(t, b) : 0;
 }
 
 /* The log's marks of paths whose records are all in br[lo, hi), relative
@@ -2863,19 +2883,35 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 		struct ptc_branch *src = &a->br[o->a + a->done];
 
 		if (!t->nbatch && o->b - a->done >= PTC_PT_BATCH) {
-			for (i = 0; i < PTC_PT_BATCH; i++) {
-				/* another core wrote the log: ask for its lines early */
-				__builtin_prefetch(&src[i + 64]);
-				if (replay_record(a, s, t, o, &src[i]) < 0)
-					return -ptc_err_nomem;
-			}
-			a->done += PTC_PT_BATCH;
+			size_t k = 0;
+
+			if (!s->seen)
+				replay_first(a, s, t, o, &src[0]);
 			/* ptc_pt_thread_flush_settled() of the full batch: what
 			 * it would keep goes to the batch */
 			n = settled(t, src, PTC_PT_BATCH);
+			nm = log_marks(a, o->a + a->done, o->a + a->done + n, t->marks);
+			/* the calls and returns on the call stack; a path
+			 * without any is passed over whole */
+			for (i = 0; i < PTC_PT_BATCH;) {
+				/* another core wrote the log: ask for its lines
+				 * early (two records a line) */
+				__builtin_prefetch(&src[i + 64]);
+				if (k < nm && t->marks[k].at == i) {
+					const struct ptc_path *p = t->marks[k++].path;
+
+					if (!(p->kinds & STACK_LANES)) {
+						i += p->records;
+						continue;
+					}
+				}
+				if (((1u << src[i].kind) & STACK_KINDS) && replay_stack(t, &src[i]) < 0)
+					return -ptc_err_nomem;
+				i++;
+			}
+			a->done += PTC_PT_BATCH;
 			if (n < PTC_PT_BATCH)
 				t->batch[t->nbatch++] = src[n];
-			nm = log_marks(a, o->a + a->done - PTC_PT_BATCH, o->a + a->done - PTC_PT_BATCH + n, t->marks);
 			hand_over(t, src, n, t->marks, nm);
 			if (t->sink_error)
 				return t->sink_error;
