@@ -13,7 +13,7 @@ command -v python3 >/dev/null || skip "python3 not installed"
 BIN=$(walk_binary)
 scratch
 "$WALK" --branches 400000 --seed 3 --threads 2 -o "$T/w.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk"; }
-F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text
+F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text,xray
 "$PTCONV" "$T/w.data" -f $F -o "$T/ref" -q -j 2 || fail "the uninterrupted run exited $?"
 ls -A "$T/ref" | grep -q '^\.' && fail "an uninterrupted run left temporaries: $(ls -A "$T/ref" | grep '^\.')"
 nref=$(ls "$T/ref" | wc -l)

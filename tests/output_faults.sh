@@ -17,7 +17,7 @@ scratch
 # (the sanitizers' runtime wants to come first; the shim is loaded before it)
 export ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0"
 "$WALK" --branches 60000 --seed 3 --threads 2 -o "$T/w.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk"; }
-F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text
+F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text,xray
 "$PTCONV" "$T/w.data" -f $F -o "$T/ref" -q -j 1 || fail "the undisturbed run exited $?"
 
 # run OPS NTH ERRNO STICKY: one conversion into $T/o under the shim

@@ -26,6 +26,7 @@ static void usage(FILE *to)
 		"                          champsim ChampSim input_instr records (.champsim.xz)\n"
 		"                          cbp2025  CBP2025 per-instruction trace (.cbp2025.gz)\n"
 		"                          xtrace   xtrace token streams (xtrace.*.xinsndata.bin)\n"
+		"                          xray     LLVM XRay FDR log per process, its map (xray.PID.*)\n"
 		"                          cbpexp   cbp-experiments trace (.cbpexp)\n"
 		"                          text     one line per branch (.txt)\n"
 		"                        an entry takes options: FORMAT:LEVEL (compression level),\n"

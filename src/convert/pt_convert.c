@@ -117,6 +117,7 @@ struct cthread {
 	struct ptc_writer *w;
 	struct ptc_sink ws;
 	struct ptc_code_reader code;
+	struct ptc_symbol_reader syms;	/* (xray) the symbols of code's images */
 	uint64_t code_time;
 	struct ptc_pt_region code_reg;
 	int code_have;
@@ -142,6 +143,7 @@ struct conv {
 	char wformats[256];	/* the -f formats of the writer registry, comma-separated */
 	int use_writer;
 	struct ptc_writer_pool *pool;	/* --max-open-outputs: the writers' open outputs */
+	struct ptc_writer_procs *procs;	/* the files of a process's threads (xray) */
 	unsigned max_open;		/* its limit */
 	char outdir[4096];
 	/* The recording could not be read to its end: why, and the bytes
@@ -424,9 +426,8 @@ static void output_error(const struct conv *c, struct cthread *t, int err)
 /* Code bytes for the writers: the same image + bias lookup as the walker's
  * (sideband mappings of the thread's process at the time of the branches
  * being written, the vDSO included; --image regions for raw PT). */
-static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+static int code_region(struct cthread *t, uint64_t ip)
 {
-	struct cthread *t = ctx;
 	struct conv *c = t->conv;
 
 	if (!t->code_have || ip < t->code_reg.start || ip >= t->code_reg.end) {
@@ -442,9 +443,44 @@ static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 		t->code_reg = reg;
 		t->code_have = 1;
 	}
+	return 1;
+}
+
+static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	struct cthread *t = ctx;
+
+	if (!code_region(t, ip))
+		return 0;
 	if (ip + n > t->code_reg.end)
 		n = (size_t)(t->code_reg.end - ip);
 	return ptc_image_read(t->code_reg.img, (uint64_t)((int64_t)ip - t->code_reg.bias), buf, n);
+}
+
+/* Function symbols for the writers (xray), from the image of the region
+ * that code_read() reads, named as the recording names the file. */
+static void sym_lookup(void *ctx, uint64_t addr, struct ptc_symbol *out)
+{
+	struct cthread *t = ctx;
+	const struct ptc_pt_region *r = &t->code_reg;
+	const struct ptc_sym *s;
+	uint64_t v, lo, hi, rlo, rhi;
+
+	memset(out, 0, sizeof(*out));
+	if (!code_region(t, addr))
+		return;
+	v = (uint64_t)((int64_t)addr - r->bias);
+	rlo = (uint64_t)((int64_t)r->start - r->bias);
+	rhi = (uint64_t)((int64_t)r->end - r->bias);
+	s = ptc_image_symbol(r->img, v, &lo, &hi);
+	out->lo = (uint64_t)((int64_t)(lo > rlo ? lo : rlo) + r->bias);
+	out->hi = (uint64_t)((int64_t)(hi < rhi ? hi : rhi) + r->bias);
+	out->image = r->tag ? ((const struct ptc_sb_map *)r->tag)->filename : ptc_image_name(r->img);
+	out->vaddr = v;
+	if (s) {
+		out->start = (uint64_t)((int64_t)s->addr + r->bias);
+		out->name = s->name;
+	}
 }
 
 static int wanted(struct conv *c, uint32_t pid, uint32_t tid, const char *comm)
@@ -544,6 +580,11 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		t->code.ctx = t;
 		cfg.outdir = c->outdir;
 		cfg.code = &t->code;
+		t->syms.lookup = sym_lookup;
+		t->syms.ctx = t;
+		cfg.symbols = &t->syms;
+		cfg.procs = c->procs;
+		cfg.untimed = c->have_tsc_config && !c->tsc_enabled;
 		cfg.bbv_interval = c->pto->bbv_interval;
 		cfg.threads = c->opt->jobs;
 		cfg.pool = c->pool;
@@ -2335,8 +2376,8 @@ static char **outdir_names(const char *dir, size_t *n)
 
 static void list_writer_files(struct ptc_json *j, char **names, size_t n, const struct cthread *t)
 {
-	char id[32], pre[48];
-	size_t i, il;
+	char id[32], pre[48], xp[32];
+	size_t i, il, xl;
 
 	if (t->pt.tid & 0x80000000u)
 		snprintf(id, sizeof(id), "%u", t->pt.tid & 0x7fffffffu);
@@ -2344,6 +2385,8 @@ static void list_writer_files(struct ptc_json *j, char **names, size_t n, const 
 		snprintf(id, sizeof(id), "%u", t->pt.tid);
 	snprintf(pre, sizeof(pre), (t->pt.tid & 0x80000000u) ? "trace.cpu%s." : "trace.%s.", id);
 	il = strlen(id);
+	snprintf(xp, sizeof(xp), "xray.%u.", t->pt.pid);
+	xl = strlen(xp);
 	for (i = 0; i < n; i++) {
 		const char *s = names[i], *p;
 		int mine = !strncmp(s, pre, strlen(pre));
@@ -2351,6 +2394,12 @@ static void list_writer_files(struct ptc_json *j, char **names, size_t n, const 
 		if (!mine && !strncmp(s, "xtrace.", 7) && (p = strchr(s + 7, '.')) &&
 		    !strncmp(p + 1, id, il) && !strncmp(p + 1 + il, ".hint", 5))
 			mine = 1;
+		/* xray: its process's log and maps, or its own log */
+		if (!mine && !strncmp(s, xp, xl)) {
+			p = s + xl;
+			mine = !strcmp(p, "fdr") || !strcmp(p, "map.yaml") || !strcmp(p, "map.elf") ||
+			       (!strncmp(p, id, il) && !strcmp(p + il, ".fdr"));
+		}
 		if (mine)
 			ptc_json_string(j, NULL, s);
 	}
@@ -2608,7 +2657,8 @@ static int parse_formats(struct conv *c)
 	}
 	c->max_open = c->opt->max_open_outputs ? c->opt->max_open_outputs
 					       : ptc_writer_pool_default(c->wformats);
-	if (c->use_writer && ptc_writer_pool_new(&c->pool, c->max_open, c->opt->jobs) < 0) {
+	if (c->use_writer && (ptc_writer_pool_new(&c->pool, c->max_open, c->opt->jobs) < 0 ||
+			      ptc_writer_procs_new(&c->procs) < 0)) {
 		ptc_cli_error("%s", ptc_errstr(-ptc_err_nomem));
 		return -1;
 	}
@@ -2766,6 +2816,7 @@ static void free_conv(struct conv *c)
 	}
 	free(c->th);
 	ptc_writer_pool_free(c->pool);
+	ptc_writer_procs_free(c->procs);
 	free(c->exits);
 	free(c->cpu_seen);
 	ptc_sched_switch_samples_fini(&c->ss);
@@ -2854,6 +2905,14 @@ static int end_run(struct conv *c, int err, const char *input, uint64_t bytes, d
 		c->fatal = err == -ptc_err_io ? PTC_EXIT_OUTPUT : PTC_EXIT_INPUT;
 	}
 	ret = finish_threads(c);
+	if (c->procs) {
+		/* the files of a process's threads (xray), now that all ended */
+		char msg[600];
+		if (ptc_writer_procs_finish(c->procs, msg, sizeof(msg)) < 0) {
+			ptc_cli_error("%s", msg);
+			return stop_early(c, "output failed", PTC_EXIT_OUTPUT);
+		}
+	}
 	if (ret)
 		c->fatal = ret;
 	summary(c, bytes, now_s() - t0);

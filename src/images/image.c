@@ -65,6 +65,7 @@ void ptc_image_free(struct ptc_image *img)
 	free(img->first_br);
 	free(img->runs);
 	free(img->br);
+	ptc_symtab_free(&img->syms);
 	free(img->name);
 	free(img);
 }
@@ -309,6 +310,8 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 			add_region(img, img->spans[i].vaddr,
 				   img->spans[i].vaddr + img->spans[i].size);
 	normalise_regions(img);
+	/* the function names (none when out of memory: they only name) */
+	ptc_symtab_read(&img->syms, elf);
 out:
 	elf_end(elf);
 	return rc;
@@ -471,6 +474,19 @@ const struct ptc_tbranch *ptc_image_branches(const struct ptc_image *img, size_t
 	if (count)
 		*count = img ? img->nbr : 0;
 	return img ? img->br : NULL;
+}
+
+const struct ptc_sym *ptc_image_symbol(const struct ptc_image *img, uint64_t addr, uint64_t *lo,
+				       uint64_t *hi)
+{
+	if (!img) {
+		if (lo)
+			*lo = addr;
+		if (hi)
+			*hi = addr + 1;
+		return NULL;
+	}
+	return ptc_symtab_find(&img->syms, addr, lo, hi);
 }
 
 size_t ptc_image_read(const struct ptc_image *img, uint64_t addr, uint8_t *buf, size_t n)

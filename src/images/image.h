@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "images/symtab.h"
+
 #define PTC_NO_BRANCH UINT32_MAX
 
 struct ptc_tbranch {
@@ -92,6 +94,14 @@ const struct ptc_tbranch *ptc_image_branches(const struct ptc_image *img, size_t
  * reads), thread-safe (the image is not modified). */
 int ptc_image_next_branch(const struct ptc_image *img, uint64_t addr,
 			  uint32_t *index, uint32_t *insns);
+
+/* The function symbol addr (an address of the image's own) belongs to,
+ * or NULL, and around addr the addresses [*lo, *hi) whose symbol starts
+ * at the same address, or that belong to none like addr (images/symtab.h
+ * says which symbol: .symtab, else .dynsym, of an ELF file; a vDSO dump
+ * has its .dynsym; a raw --image none).  lo and hi may be NULL. */
+const struct ptc_sym *ptc_image_symbol(const struct ptc_image *img, uint64_t addr, uint64_t *lo,
+				       uint64_t *hi);
 
 /* Copy up to n code bytes at addr; returns the bytes copied (0 outside). */
 size_t ptc_image_read(const struct ptc_image *img, uint64_t addr, uint8_t *buf, size_t n);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "images/image.h"
+#include "images/symtab.h"
 
 /* One executable segment (PT_LOAD with PF_X) or the whole raw dump: the code
  * bytes the process sees at [vaddr, vaddr + size), and where in the
@@ -59,6 +60,8 @@ struct ptc_image {
 
 	struct ptc_tbranch *br;	/* sorted by ip */
 	size_t nbr;
+
+	struct ptc_symtab syms;	/* function symbols (ELF images) */
 
 	/* Build statistics. */
 	uint64_t ninsns;	/* instructions found by the sweep */

@@ -130,6 +130,6 @@ struct ptc_fmt_ops {
 };
 
 extern const struct ptc_fmt_ops ptc_fmt_ptconv, ptc_fmt_bt9, ptc_fmt_champsim,
-	ptc_fmt_cbp2025, ptc_fmt_xtrace, ptc_fmt_bbv;
+	ptc_fmt_cbp2025, ptc_fmt_xtrace, ptc_fmt_bbv, ptc_fmt_xray;
 
 #endif

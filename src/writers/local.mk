@@ -3,7 +3,8 @@ libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/f
 	src/writers/insn.c src/writers/insn.h src/writers/wutil.c src/writers/wutil.h \
 	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
 	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
-	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c src/writers/outfile.c
+	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c src/writers/outfile.c \
+	src/writers/xray.c
 AM_CPPFLAGS += -I$(top_srcdir)/include
 
 # libptconv-trace: the installed reader library of ptconv's trace format.
@@ -28,6 +29,9 @@ tests_writers_stepper_SOURCES = tests/writers/stepper.c
 tests_writers_truth2fmt_SOURCES = tests/writers/truth2fmt.c
 tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh tests/writers/consumers.sh
+# -f xray against the ground truth, read back by llvm-xray (skipped without it)
+TESTS += tests/writers/xray.sh
+EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py
 # libptconv-trace installed, built against with pkg-config, its exports
 TESTS += tests/trace_library.sh
 EXTRA_DIST += tests/trace_library.sh tests/writers/lib_consumer.c

@@ -112,6 +112,14 @@ static int is_output(const char *name)
 		p += 4;
 		return digits(&p) && *p++ == '.' && one_of(p, parted);
 	}
+	if (!strncmp(p, "xray.", 5)) {	/* xray.PID.fdr, xray.PID.TID.fdr, xray.PID.map.{yaml,elf} */
+		p += 5;
+		if (!digits(&p))
+			return 0;
+		if (!strcmp(p, ".fdr") || !strcmp(p, ".map.yaml") || !strcmp(p, ".map.elf"))
+			return 1;
+		return *p++ == '.' && digits(&p) && !strcmp(p, ".fdr");
+	}
 	if (!strncmp(p, "xtrace.", 7)) {	/* xtrace.TIME.ID.hintN.{xinsndata,xsnapshot}.bin */
 		p += 7;
 		if (!digits(&p) || *p++ != '.' || !digits(&p) || strncmp(p, ".hint", 5))

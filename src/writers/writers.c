@@ -12,13 +12,13 @@
 
 static const struct ptc_fmt_ops *const all_ops[] = {
 	&ptc_fmt_ptconv, &ptc_fmt_bt9, &ptc_fmt_champsim, &ptc_fmt_cbp2025,
-	&ptc_fmt_xtrace, &ptc_fmt_bbv,
+	&ptc_fmt_xtrace, &ptc_fmt_bbv, &ptc_fmt_xray,
 };
 #define NOPS (sizeof(all_ops) / sizeof(all_ops[0]))
 
 static const struct ptc_writer_format *const all_formats[] = {
 	&ptc_fmt_ptconv.fmt, &ptc_fmt_bt9.fmt, &ptc_fmt_champsim.fmt,
-	&ptc_fmt_cbp2025.fmt, &ptc_fmt_xtrace.fmt, &ptc_fmt_bbv.fmt, NULL,
+	&ptc_fmt_cbp2025.fmt, &ptc_fmt_xtrace.fmt, &ptc_fmt_bbv.fmt, &ptc_fmt_xray.fmt, NULL,
 };
 
 const struct ptc_writer_format *const *ptc_writer_formats(void)
@@ -41,7 +41,7 @@ static const struct ptc_fmt_ops *find_ops(const char *name, size_t len)
  * cfg (ptconv-formats(5)).  Options: a number, the compression level
  * (ptconv: zstd 1-22 of the chunks; bt9, cbp2025 and champsim with gz:
  * gzip 1-9; champsim: xz preset 0-9), for champsim gz or xz, for cbp2025
- * slots.  NULL
+ * slots, for xray threads.  NULL
  * when the name or an option is not valid. */
 static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct ptc_writer_config *cfg)
 {
@@ -69,6 +69,8 @@ static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct p
 			cfg->champsim_gz = 0;
 		} else if (o == &ptc_fmt_cbp2025 && ol == 5 && !strncmp(p, "slots", 5)) {
 			cfg->cbp2025_slots = 1;
+		} else if (o == &ptc_fmt_xray && ol == 7 && !strncmp(p, "threads", 7)) {
+			cfg->xray_threads = 1;
 		} else if (ol >= 1 && ol <= 2 && p[0] >= '0' && p[0] <= '9' &&
 			   (ol == 1 || (p[1] >= '0' && p[1] <= '9'))) {
 			level = ol == 1 ? p[0] - '0' : (p[0] - '0') * 10 + p[1] - '0';

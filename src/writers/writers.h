@@ -28,6 +28,25 @@
 
 struct ptc_insn;
 struct ptc_writer_pool;
+struct ptc_writer_procs;
+
+/* Function symbols, for the formats that name functions (xray): what
+ * lookup() says of a run-time address of the thread's address space at
+ * the time of the branches being written. */
+struct ptc_symbol {
+	uint64_t start;		/* run-time address of the function symbol addr belongs
+				   to (images/symtab.h), 0 when none */
+	uint64_t lo, hi;	/* around addr, the addresses with the same answer
+				   (the same start, or none): lo <= addr < hi */
+	const char *name;	/* the symbol's name, NULL when none */
+	const char *image;	/* the file addr lies in, NULL when in no known image */
+	uint64_t vaddr;		/* addr as an address of that file */
+};
+
+struct ptc_symbol_reader {
+	void (*lookup)(void *ctx, uint64_t addr, struct ptc_symbol *out);
+	void *ctx;
+};
 
 struct ptc_writer_config {
 	const char *outdir;		/* existing directory for the files */
@@ -40,6 +59,9 @@ struct ptc_writer_config {
 					   -1 for level 0 (xz preset 0) */
 	int champsim_gz;		/* champsim: write .gz instead of .xz */
 	int cbp2025_slots;		/* cbp2025:slots: every pc as 4 * pc (ptconv-formats(5)) */
+	int xray_threads;		/* xray:threads: a log per thread, not per process */
+	int untimed;			/* the recording has no timing packets: xray counts
+					   time in instructions */
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
@@ -49,6 +71,12 @@ struct ptc_writer_config {
 					   depend on it */
 	struct ptc_writer_pool *pool;	/* bounds the writers with open outputs
 					   (ptc_writer_pool_new), or NULL: no bound */
+	/* Function names (xray), or NULL: every function is known by its
+	 * address alone.  Its strings need to live only during the call. */
+	const struct ptc_symbol_reader *symbols;
+	/* The files a process's threads share (xray: one log per process),
+	 * written by ptc_writer_procs_finish(); required by xray. */
+	struct ptc_writer_procs *procs;
 };
 
 /* One registered format. */
@@ -130,6 +158,20 @@ void ptc_writer_pool_free(struct ptc_writer_pool *pool);
 unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
+
+/* Outputs that the threads of a process share (-f xray: one log per
+ * process, src/writers/xray.c).  One per conversion, given to every writer
+ * in cfg.procs; each thread's writer keeps its part under a temporary name
+ * until ptc_writer_procs_finish(), called once every writer has ended,
+ * writes each process's files from them (in an order that depends only
+ * on the threads' own events).  Thread-safe: writers of several threads
+ * may end at once. */
+int ptc_writer_procs_new(struct ptc_writer_procs **procs);
+/* Write the per-process files: 0, or a negative ptc error with a message
+ * naming the file and the reason in err. */
+int ptc_writer_procs_finish(struct ptc_writer_procs *procs, char *err, size_t errlen);
+/* Free procs; the temporaries of what was not finished go. */
+void ptc_writer_procs_free(struct ptc_writer_procs *procs);
 
 /* ---- output files (src/writers/outfile.c) ----
  * Each output file is written under a temporary name beside its final one

@@ -15,6 +15,12 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/tes
 skip() { echo "SKIP: $*" >&2; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 need_shared() { [ -d "$PTC_SHARED/data" ] || skip "shared data not found at $PTC_SHARED"; }
+# The ground-truth tracer and encoder as $TRACE and $ENC, or skip.
+need_ptgen() {
+	TRACE="$top_builddir/tests/ptgen/ptgen-trace"
+	ENC="$top_builddir/tests/ptgen/ptgen-encode"
+	[ -x "$TRACE" ] && [ -x "$ENC" ] || skip "ptgen-trace/ptgen-encode not built"
+}
 need_perf() { [ -n "${PERF:-}" ] && [ -x "$PERF" ] || PERF=$(command -v perf) || skip "Linux perf not installed"; }
 # A scratch directory removed when the test ends.
 # A real ELF binary with plenty of code for ptgen-walk to walk: the python

@@ -9,15 +9,11 @@
 
 #include "common/error.h"
 #include "images/locate.h"
+#include "images/symtab.h"
 #include "decoders/arm_spe/spe_symbols.h"
 
 struct seg {
 	uint64_t off, filesz, vaddr;
-};
-
-struct sym {
-	uint64_t addr, size;
-	const char *name;
 };
 
 struct image {
@@ -28,9 +24,7 @@ struct image {
 	int found;		/* file read */
 	struct seg *segs;
 	size_t nr_segs;
-	struct sym *syms;
-	size_t nr_syms;
-	char *strings;		/* names of syms */
+	struct ptc_symtab syms;
 };
 
 struct mapping {
@@ -83,8 +77,7 @@ void ptc_spe_symbols_free(struct ptc_spe_symbols *s)
 	for (i = 0; i < s->nr_images; i++) {
 		free(s->images[i].name);
 		free(s->images[i].segs);
-		free(s->images[i].syms);
-		free(s->images[i].strings);
+		ptc_symtab_free(&s->images[i].syms);
 	}
 	for (i = 0; i < s->nr_procs; i++)
 		free(s->procs[i].maps);
@@ -196,25 +189,14 @@ int ptc_spe_symbols_add_mmap(struct ptc_spe_symbols *s, int32_t pid, uint64_t st
 	return 0;
 }
 
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* bigger first, so that a sized symbol wins over an alias of size 0 */
-	return x->size > y->size ? -1 : x->size < y->size;
-}
-
-/* Read PT_LOAD segments and function symbols (.symtab, else .dynsym). */
+/* Read PT_LOAD segments and function symbols (images/symtab.h). */
 static void load_image(struct ptc_spe_symbols *s, struct image *im)
 {
 	char path[4096];
 	Elf *e = NULL;
-	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
-	size_t i, nph, strsize = 0, strcap = 0;
-	int fd = -1, pass;
+	size_t i, nph, segcap = 0;
+	int fd = -1;
 
 	im->loaded = 1;
 	if (im->name[0] == '[' || !im->name[0])
@@ -246,7 +228,7 @@ static void load_image(struct ptc_spe_symbols *s, struct image *im)
 
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (grow((void **)&im->segs, &strcap, im->nr_segs + 1, sizeof(*im->segs)))
+		if (grow((void **)&im->segs, &segcap, im->nr_segs + 1, sizeof(*im->segs)))
 			goto out;
 		im->segs[im->nr_segs].off = ph.p_offset;
 		im->segs[im->nr_segs].filesz = ph.p_filesz;
@@ -254,83 +236,11 @@ static void load_image(struct ptc_spe_symbols *s, struct image *im)
 		im->nr_segs++;
 	}
 	im->found = 1;
-	/* Two passes: .symtab when present, .dynsym otherwise. */
-	for (pass = 0; pass < 2 && !im->nr_syms; pass++) {
-		Elf64_Word want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-		size_t cap = 0;
-
-		scn = NULL;
-		strcap = 0;
-		while ((scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			size_t n;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
-				continue;
-			d = elf_getdata(scn, NULL);
-			if (!d)
-				continue;
-			n = sh.sh_size / sh.sh_entsize;
-			for (i = 0; i < n; i++) {
-				GElf_Sym sy;
-				const char *nm;
-				size_t l;
-
-				if (!gelf_getsym(d, (int)i, &sy) || GELF_ST_TYPE(sy.st_info) != STT_FUNC ||
-				    sy.st_shndx == SHN_UNDEF || !sy.st_value)
-					continue;
-				nm = elf_strptr(e, sh.sh_link, sy.st_name);
-				if (!nm || !*nm)
-					continue;
-				l = strlen(nm) + 1;
-				if (grow((void **)&im->syms, &cap, im->nr_syms + 1, sizeof(*im->syms)) ||
-				    grow((void **)&im->strings, &strcap, strsize + l, 1))
-					goto out;
-				/* store the offset now, the pointer once strings stop moving */
-				im->syms[im->nr_syms].addr = sy.st_value;
-				im->syms[im->nr_syms].size = sy.st_size;
-				im->syms[im->nr_syms].name = (const char *)(uintptr_t)strsize;
-				memcpy(im->strings + strsize, nm, l);
-				strsize += l;
-				im->nr_syms++;
-			}
-		}
-	}
-	for (i = 0; i < im->nr_syms; i++)
-		im->syms[i].name = im->strings + (uintptr_t)im->syms[i].name;
-	if (im->nr_syms)
-		qsort(im->syms, im->nr_syms, sizeof(*im->syms), cmp_sym);
+	ptc_symtab_read(&im->syms, e);	/* (out of memory: no names) */
 out:
 	if (e)
 		elf_end(e);
 	close(fd);
-}
-
-static const struct sym *find_sym(const struct image *im, uint64_t vaddr)
-{
-	size_t lo = 0, hi = im->nr_syms, i;
-
-	/* last symbol with addr <= vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (im->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	/* among symbols at that address (largest first), one that covers vaddr */
-	for (i = lo - 1;; i--) {
-		const struct sym *c = &im->syms[i];
-
-		if (vaddr - c->addr < c->size || (c->size == 0 && c->addr == vaddr))
-			return c;
-		if (i == 0 || im->syms[i - 1].addr != c->addr)
-			break;
-	}
-	return NULL;
 }
 
 int ptc_spe_symbols_lookup(struct ptc_spe_symbols *s, int32_t pid, uint64_t addr,
@@ -366,11 +276,11 @@ int ptc_spe_symbols_lookup(struct ptc_spe_symbols *s, int32_t pid, uint64_t addr
 	for (i = 0; i < im->nr_segs; i++) {
 		const struct seg *g = &im->segs[i];
 		if (off >= g->off && off - g->off < g->filesz) {
-			const struct sym *sy;
+			const struct ptc_sym *sy;
 
 			loc->have_vaddr = 1;
 			loc->vaddr = off - g->off + g->vaddr;
-			sy = find_sym(im, loc->vaddr);
+			sy = ptc_symtab_find(&im->syms, loc->vaddr, NULL, NULL);
 			if (sy) {
 				loc->symbol = sy->name;
 				loc->sym_offset = loc->vaddr - sy->addr;

@@ -1,0 +1,144 @@
+#!/bin/sh
+# -f xray against the ground truth.  Real programs of the corpus (recursion,
+# function pointers and the PLT, setjmp/longjmp, signals, threads, fork and
+# exec, a static and a libc-less one) are traced by ptgen-trace, encoded
+# into perf.data by ptgen-encode and converted; an independent reader
+# (xray_truth.py: its own ELF symbol reader, FDR reader and the man page's
+# rules applied to the truth's branches) requires every thread's enter,
+# exit and tail-exit sequence to be the truth's, and the Debian llvm
+# package's llvm-xray to read the logs: account's call counts per function
+# are the truth's, stack and graph work, convert --output-format=trace_event
+# gives JSON with one begin per enter and one end per exit.  Then: a
+# recording without timing packets (times in instructions, exact), a trace
+# that starts deep inside a recursion (returns without calls), an overflow
+# inside that recursion (every frame left at the loss), one log per thread
+# (xray:threads), and the same bytes for -j 1, -j 2 and a pool of open
+# outputs too small for the threads.
+. "${top_srcdir:-.}/tests/lib/common.sh"
+need_ptgen
+command -v python3 >/dev/null || skip "python3 not installed"
+CHECK="python3 $top_srcdir/tests/writers/xray_truth.py"
+CORPUS="$top_builddir/tests/corpus"
+LLVM_XRAY=${LLVM_XRAY:-$(command -v llvm-xray || ls /usr/lib/llvm-*/bin/llvm-xray 2>/dev/null | tail -1)}
+[ -n "$LLVM_XRAY" ] && [ -x "$LLVM_XRAY" ] || skip "llvm-xray not installed (Debian: the llvm package)"
+scratch
+"$TRACE" -o "$T/true.truth" -- /bin/true >/dev/null 2>"$T/trace.err" ||
+	skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
+
+conv() {	# conv NAME FORMAT [ptconv options]: NAME.data into $T/NAME.out
+	n=$1 f=$2
+	shift 2
+	rm -rf "$T/$n.out"
+	"$PTCONV" "$T/$n.data" -f "$f" -o "$T/$n.out" --buildid-dir "$T/bid" -q "$@" ||
+		fail "$n: ptconv -f $f $* exited $?"
+}
+
+check() {	# check NAME [xray_truth options]
+	n=$1
+	shift
+	$CHECK "$T/$n.truth" "$T/$n.out" --llvm-xray "$LLVM_XRAY" "$@" >"$T/cmp" 2>&1 || {
+		cat "$T/cmp" >&2
+		fail "$n: -f xray is not the truth's"
+	}
+	sed "s/^/ok - $n: /" "$T/cmp"
+}
+
+for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso c_forkexec \
+	 c_spawn c_mainexit; do
+	"$TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" >/dev/null 2>"$T/$p.err"
+	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(tail -3 "$T/$p.err")"
+	"$ENC" -o "$T/$p.data" --buildid-dir "$T/bid" "$T/$p.truth" || fail "$p: ptgen-encode"
+	conv $p xray
+	# llvm-xray 14's account takes the first record it reads as the
+	# earliest: a process whose threads it reads in another order than
+	# their start needs xray:threads (ptconv-formats(5))
+	if [ -n "$(awk '$1 == "T" { n[$3]++ } END { for (p in n) if (n[p] > 1) print p }' "$T/$p.truth")" ]; then
+		$CHECK "$T/$p.truth" "$T/$p.out" >"$T/cmp" 2>&1 || { cat "$T/cmp" >&2; fail "$p: -f xray"; }
+		sed "s/^/ok - $p: /" "$T/cmp"
+		conv $p xray:threads
+	fi
+	check $p
+done
+
+# The names: llvm-xray symbolizes the ELF map (the YAML map gives it
+# addresses only)
+"$LLVM_XRAY" account -m "$T/c_recurse.out"/xray.*.map.elf "$T/c_recurse.out"/xray.*.fdr >"$T/acc" ||
+	fail "account with the ELF map"
+for f in depth up down main; do
+	grep -q " $f\$" "$T/acc" || { cat "$T/acc" >&2; fail "account does not name $f"; }
+done
+[ "$(awk '$NF == "depth" { print $2 }' "$T/acc")" = 272 ] || fail "depth: not 272 calls"
+echo "ok - llvm-xray account -m xray.PID.map.elf names depth (272 calls), up, down, main"
+
+# Without timing packets: the clock counts instructions, exactly; per
+# thread (a per-CPU trace without time cannot be split between threads)
+for p in c_recurse c_signal c_threads; do
+	"$ENC" -o "$T/$p.data" --buildid-dir "$T/bid" --timing=none --per-thread "$T/$p.truth" ||
+		fail "$p: ptgen-encode --timing=none"
+	conv $p xray:threads
+	check $p --untimed
+done
+
+# A trace that starts inside the recursion: the truth cut at the 150th
+# call of c_recurse's most called function (depth), user mode entered
+# where the branch before it led
+python3 - "$T/c_recurse.truth" "$T/cut.truth" <<'EOF' || fail "cutting the truth"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+calls = {}
+for l in lines:
+    f = l.split()
+    if f and f[0] == "B" and f[5] == "2":
+        calls[f[4]] = calls.get(f[4], 0) + 1
+hot = max(calls, key=calls.get)
+n, cut = 0, None
+for i, l in enumerate(lines):
+    f = l.split()
+    if f and f[0] == "B" and f[5] == "2" and f[4] == hot:
+        n += 1
+        if n == 150:
+            cut = i
+            break
+prev = [l.split() for l in lines[:cut] if l.startswith("B ")][-1]
+dest = prev[4] if prev[6] == "1" else hex(int(prev[3], 16) + int(prev[7]))
+out = [l for l in lines[:cut] if l and l[0] not in "BRA"]
+out.append("R %s %s %s" % (prev[1], prev[2], dest))
+open(sys.argv[2], "w").write("\n".join(out + lines[cut:]))
+EOF
+"$ENC" -o "$T/cut.data" --buildid-dir "$T/bid" "$T/cut.truth" || fail "ptgen-encode of the cut truth"
+conv cut xray
+check cut
+grep -q ' [1-9][0-9][0-9] returns without a frame' "$T/cmp" || fail "cut: no returns without calls"
+
+# An overflow deep in the recursion: the frames open then are left at
+# the loss; the returns after it that would have left them leave nothing
+n=$(grep '^B ' "$T/c_recurse.truth" | awk -v hot="$(grep '^B ' "$T/cut.truth" | head -1 | cut -d' ' -f5)" '
+	$6 == 2 && $5 == hot && ++k == 150 { print NR; exit }')
+[ -n "$n" ] || fail "no place for the overflow"
+"$ENC" -o "$T/c_recurse.data" --buildid-dir "$T/bid" --gaps "$T/gaps" --ovf-at "$n:40" "$T/c_recurse.truth" ||
+	fail "ptgen-encode --ovf-at"
+conv c_recurse xray
+check c_recurse --gaps "$T/gaps"
+grep -q ' [1-9][0-9][0-9] returns without a frame' "$T/cmp" || fail "overflow: no returns left without frames"
+
+# The same bytes for -j 1, -j 2 and one open output for three threads
+# (their spools closed and reopened: on one CPU they take turns), per
+# thread and per CPU
+for v in --per-thread ""; do
+	# shellcheck disable=SC2086
+	"$ENC" -o "$T/c_threads.data" --buildid-dir "$T/bid" $v "$T/c_threads.truth" || fail "ptgen-encode $v"
+	conv c_threads xray -j 1
+	mv "$T/c_threads.out" "$T/ref"
+	for o in "-j 2" "-j 2 --max-open-outputs 1"; do
+		# shellcheck disable=SC2086
+		conv c_threads xray $o
+		for f in "$T"/ref/xray.*; do
+			cmp "$f" "$T/c_threads.out/${f##*/}" || fail "c_threads $v $o: ${f##*/} differs from -j 1"
+		done
+	done
+	s=$(sed -n 's/.*"output_suspensions": *\([0-9]*\).*/\1/p' "$T/c_threads.out/summary.json")
+	[ -n "$v" ] || [ "$s" -gt 0 ] || fail "c_threads on one CPU: no output suspended"
+	rm -rf "$T/ref"
+	echo "ok - c_threads $v: the same files with -j 1, -j 2, one open output ($s suspensions)"
+done
+exit 0
