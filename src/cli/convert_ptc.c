@@ -131,6 +131,24 @@ int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval
 			      names);
 		return PTC_EXIT_USAGE;
 	}
+	{
+		/* a trace holds one thread and no symbols */
+		const char *p = formats;
+		while (*p) {
+			size_t len = strcspn(p, ",");
+			char name[64];
+			snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
+			if (ptc_writer_per_process(name)) {
+				ptc_cli_error("-f %s: written from a recording (perf.data), which has the "
+					      "process's threads and the images' symbols, not from a ptconv trace",
+					      name);
+				return PTC_EXIT_USAGE;
+			}
+			p += len;
+			if (*p)
+				p++;
+		}
+	}
 	t = ptc_trace_open_msg(opt->input, &err, msg, sizeof(msg));
 	if (!t) {
 		ptc_cli_error("%s", msg[0] ? msg : ptc_errstr(err));

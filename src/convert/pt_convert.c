@@ -2632,6 +2632,10 @@ static int parse_formats(struct conv *c)
 			c->formats |= FMT_CBPEXP;
 		} else if (!strcmp(tok, "text")) {
 			c->formats |= FMT_TEXT;
+		} else if (ptc_writer_find(tok) && c->per_cpu_out && ptc_writer_per_process(tok)) {
+			ptc_cli_error("-f %s: a log per process, from the threads' streams: not with --per-cpu",
+				      tok);
+			return -1;
 		} else if (ptc_writer_find(tok)) {
 			len += (size_t)snprintf(c->wformats + len, sizeof(c->wformats) - len, "%s%s",
 						len ? "," : "", tok);

@@ -104,6 +104,13 @@ const struct ptc_writer_format *ptc_writer_find(const char *name)
 	return o ? &o->fmt : NULL;
 }
 
+int ptc_writer_per_process(const char *name)
+{
+	struct ptc_writer_config cfg = { 0 };
+
+	return parse_entry(name, strlen(name), &cfg) == &ptc_fmt_xray;
+}
+
 int ptc_writer_check_list(const char *formats, char *bad, size_t size)
 {
 	const char *p = formats;

@@ -92,6 +92,11 @@ const struct ptc_writer_format *const *ptc_writer_formats(void);
 /* The format called name, or NULL. */
 const struct ptc_writer_format *ptc_writer_find(const char *name);
 
+/* Whether the -f entry name (with its options) writes the threads of a
+ * process together (xray): it needs cfg.procs and the recording's
+ * symbols. */
+int ptc_writer_per_process(const char *name);
+
 /* Check a comma-separated -f list; on error writes the unknown name into
  * bad (NUL-terminated, truncated to size) and returns -ptc_err_not_found. */
 int ptc_writer_check_list(const char *formats, char *bad, size_t size);

@@ -961,16 +961,19 @@ int ptc_writer_procs_finish(struct ptc_writer_procs *p, char *err, size_t errlen
 	for (i = 0; i < p->n && !rc; i = j) {
 		struct xfunc **v = NULL;
 		size_t m = 0, k;
+		uint64_t bytes;
 
 		for (j = i; j < p->n && p->th[j]->pid == p->th[i]->pid; j++)
 			;
-		for (k = i; k < j; k++)
+		for (k = i, bytes = 0; k < j; k++) {
 			if (!p->th[k]->done)
 				break;
-		if (k < j) {
-			/* a thread's writer did not finish (its error was told) */
-			continue;
+			bytes += p->th[k]->bytes;
 		}
+		/* a thread's writer did not finish (its error was told), or no
+		 * thread of the process has a record: no files */
+		if (k < j || !bytes)
+			continue;
 		if ((rc = number_functions(p->th + i, j - i, &v, &m)) < 0) {
 			snprintf(o.c.err, sizeof(o.c.err), "xray.%u: %s", p->th[i]->pid,
 				 rc == -ptc_err_overflow ? "more functions than 28-bit ids hold" :

@@ -121,6 +121,22 @@ conv c_recurse xray
 check c_recurse --gaps "$T/gaps"
 grep -q ' [1-9][0-9][0-9] returns without a frame' "$T/cmp" || fail "overflow: no returns left without frames"
 
+# Refused: --per-cpu streams (threads mixed), a .ptc trace (one thread, no
+# symbols); a run into a directory of an earlier one removes its xray files
+"$ENC" -o "$T/c_threads.data" --buildid-dir "$T/bid" "$T/c_threads.truth" || fail "ptgen-encode"
+"$PTCONV" "$T/c_threads.data" -f xray --per-cpu -o "$T/pc" --buildid-dir "$T/bid" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "per-cpu" "$T/err" || fail "-f xray --per-cpu: not refused as a usage error"
+conv c_threads ptconv,xray:threads
+"$PTCONV" "$(ls "$T"/c_threads.out/trace.*.ptc | head -1)" -f xray -o "$T/pc" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "recording" "$T/err" || fail "-f xray from a .ptc: not refused as a usage error"
+"$PTCONV" "$T/c_threads.data" -f xray -o "$T/c_threads.out" --buildid-dir "$T/bid" -q 2>/dev/null ||
+	fail "a run into a used directory"
+left=$(cd "$T/c_threads.out" && ls -A | grep -v -E '^(summary\.json|xray\.[0-9]+\.(fdr|map\.yaml|map\.elf))$')
+[ -z "$left" ] || fail "a used directory: left there: $left"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not all(sorted(t["files"]) == sorted(sys.argv[2:]) for t in d["threads"]))' \
+	"$T/c_threads.out/summary.json" $(cd "$T/c_threads.out" && ls xray.*) || fail "summary.json does not list the xray files of every thread"
+echo "ok - --per-cpu and a .ptc refused (exit 2); a used directory keeps this run's files only, summary.json lists them"
+
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened: on one CPU they take turns), per
 # thread and per CPU
