@@ -31,7 +31,9 @@ tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh tests/writers/consumers.sh
 # -f xray against the ground truth, read back by llvm-xray (skipped without it)
 TESTS += tests/writers/xray.sh
-EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py
+check_PROGRAMS += tests/writers/xray_feed
+tests_writers_xray_feed_SOURCES = tests/writers/xray_feed.c
+EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_feed.c
 # libptconv-trace installed, built against with pkg-config, its exports
 TESTS += tests/trace_library.sh
 EXTRA_DIST += tests/trace_library.sh tests/writers/lib_consumer.c

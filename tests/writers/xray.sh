@@ -11,8 +11,9 @@
 # gives JSON with one begin per enter and one end per exit.  Then: a
 # recording without timing packets (times in instructions, exact), a trace
 # that starts deep inside a recursion (returns without calls), an overflow
-# inside that recursion (every frame left at the loss), one log per thread
-# (xray:threads), and the same bytes for -j 1, -j 2 and a pool of open
+# inside that recursion (every frame left at the loss), times seconds apart
+# and a loss fed to the writer directly, one log per thread (xray:threads),
+# what is refused, and the same bytes for -j 1, -j 2 and a pool of open
 # outputs too small for the threads.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 need_ptgen
@@ -120,6 +121,18 @@ n=$(grep '^B ' "$T/c_recurse.truth" | awk -v hot="$(grep '^B ' "$T/cut.truth" | 
 conv c_recurse xray
 check c_recurse --gaps "$T/gaps"
 grep -q ' [1-9][0-9][0-9] returns without a frame' "$T/cmp" || fail "overflow: no returns left without frames"
+
+# Times far apart and a loss, fed to the writer directly
+# (tests/writers/xray_feed.c): f lasts 10 s (a TSCWrap record), g 200 ns,
+# h 1 s up to the loss; the return after the loss writes nothing
+mkdir "$T/feed" && "$top_builddir/tests/writers/xray_feed" "$T/feed" || fail "xray_feed"
+"$LLVM_XRAY" fdr-dump --verify "$T/feed/xray.7.fdr" >"$T/dump" || fail "xray_feed: fdr-dump --verify"
+grep -q 'TSC Wrap: base = 11000000300' "$T/dump" || { cat "$T/dump"; fail "xray_feed: no TSCWrap at 11 s + 300 ns"; }
+[ "$(grep -c 'Function' "$T/dump")" = 6 ] || { cat "$T/dump"; fail "xray_feed: not 6 records"; }
+"$LLVM_XRAY" account -m "$T/feed/xray.7.map.elf" -f csv "$T/feed/xray.7.fdr" | cut -d, -f2,8,10 >"$T/acc"
+printf '%s\n' 'count,sum,function' '1,1.000000e+01,"f"' '1,2.000000e-07,"g"' '1,1.000000e+00,"h"' | diff - "$T/acc" ||
+	fail "xray_feed: llvm-xray account"
+echo "ok - 10 s in one call (TSCWrap), 200 ns, a frame left at a loss after 1 s: llvm-xray accounts them so"
 
 # Refused: --per-cpu streams (threads mixed), a .ptc trace (one thread, no
 # symbols); a run into a directory of an earlier one removes its xray files
