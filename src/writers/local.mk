@@ -33,7 +33,8 @@ TESTS += tests/writers/formats.sh tests/writers/consumers.sh
 TESTS += tests/writers/xray.sh
 check_PROGRAMS += tests/writers/xray_feed
 tests_writers_xray_feed_SOURCES = tests/writers/xray_feed.c
-EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_feed.c
+EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_feed.c \
+	tests/writers/xray_exc.cc
 # libptconv-trace installed, built against with pkg-config, its exports
 TESTS += tests/trace_library.sh
 EXTRA_DIST += tests/trace_library.sh tests/writers/lib_consumer.c

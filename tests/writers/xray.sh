@@ -1,7 +1,7 @@
 #!/bin/sh
 # -f xray against the ground truth.  Real programs of the corpus (recursion,
 # function pointers and the PLT, setjmp/longjmp, signals, threads, fork and
-# exec, a static and a libc-less one) are traced by ptgen-trace, encoded
+# exec, a static and a libc-less one, and C++ exceptions) are traced by ptgen-trace, encoded
 # into perf.data by ptgen-encode and converted; an independent reader
 # (xray_truth.py: its own ELF symbol reader, FDR reader and the man page's
 # rules applied to the truth's branches) requires every thread's enter,
@@ -60,6 +60,25 @@ for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso
 	fi
 	check $p
 done
+
+# C++ exceptions: the unwinder's jump to a landing pad leaves the frames
+# of the recursion it unwinds; llvm-xray demangles the ELF map's names
+CXX=${CXX_FOR_TESTS:-c++}
+if command -v "$CXX" >/dev/null && "$CXX" -O1 -o "$T/exc" "$top_srcdir/tests/writers/xray_exc.cc" 2>"$T/cxx.err"; then
+	p=exc
+	"$TRACE" -o "$T/$p.truth" -- "$T/exc" >/dev/null 2>"$T/$p.err"
+	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(tail -3 "$T/$p.err")"
+	"$ENC" -o "$T/$p.data" --buildid-dir "$T/bid" "$T/$p.truth" || fail "$p: ptgen-encode"
+	conv $p xray
+	check $p
+	"$LLVM_XRAY" account -m "$T/$p.out"/xray.*.map.elf "$T/$p.out"/xray.*.fdr >"$T/acc" || fail "$p: account"
+	for f in "21 thrower(int)" "3 catcher(int)" "1 main"; do
+		awk '{ print $2, $NF }' "$T/acc" | grep -qx "$f" || { cat "$T/acc" >&2; fail "$p: account: not $f"; }
+	done
+	echo "ok - C++ exceptions: llvm-xray account counts thrower(int) 21, catcher(int) 3, main 1"
+else
+	echo "# no C++ compiler: the exceptions' part left out ($(head -1 "$T/cxx.err" 2>/dev/null))"
+fi
 
 # The names: llvm-xray symbolizes the ELF map (the YAML map gives it
 # addresses only)
