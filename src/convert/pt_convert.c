@@ -204,6 +204,10 @@ struct conv {
 	size_t nspent;
 	pthread_t *ahead_th;
 	int nahead_th;
+	/* the driver's own decoder of windows ahead, for while it waits
+	 * (take_work()); NULL until then */
+	struct ptc_pt_decoder *drv_scratch;
+	int drv_scratch_failed;
 	uint32_t *shared;		/* tids traced on more than one CPU, sorted */
 	size_t nshared;
 	uint64_t windows, windows_replayed, windows_shared;
@@ -1419,6 +1423,50 @@ static int window_replayable(const struct conv *c, struct window *w)
 	return 1;
 }
 
+/* Decode the oldest queued window ahead with scratch, its log for the
+ * driver (called and returning with c->wlock held). */
+static void take_work(struct conv *c, struct ptc_pt_decoder *scratch)
+{
+	struct window *w = c->work_first;
+	struct ptc_pt_ahead *reuse;
+
+	c->work_first = w->next_work;
+	if (!c->work_first)
+		c->work_last = NULL;
+	w->state = W_BUSY;
+	reuse = c->nspent ? c->spent[--c->nspent] : NULL;
+	pthread_mutex_unlock(&c->wlock);
+	if (ptc_pt_decode_ahead(scratch, w->q->cpu, w->q->tid, w->buf, (size_t)(w->end - w->start),
+				w->start, w->continued, reuse, &w->ahead) < 0) {
+		ptc_pt_ahead_free(reuse);
+		w->ahead = NULL;
+	}
+	pthread_mutex_lock(&c->wlock);
+	w->state = W_DONE;
+	pthread_cond_broadcast(&c->done_cv);
+}
+
+/* A decoder of windows ahead (ptc_pt_decode_ahead()). */
+static int scratch_new(struct conv *c, struct ptc_pt_decoder **out)
+{
+	const struct ptc_pt_env env = { .region_at = env_region_at, .who_runs = env_who_runs, .ctx = c };
+	struct ptc_pt_params params = c->params;
+
+	params.memo = NULL;	/* a memo of its own: its paths' sinks are the log's */
+	return ptc_pt_decoder_new(out, &params, &env, -1, UINT32_MAX);
+}
+
+/* The driver's decoder of windows ahead, made on first use; NULL when it
+ * cannot be. */
+static struct ptc_pt_decoder *driver_scratch(struct conv *c)
+{
+	if (!c->drv_scratch && !c->drv_scratch_failed && scratch_new(c, &c->drv_scratch) < 0) {
+		c->drv_scratch = NULL;
+		c->drv_scratch_failed = 1;
+	}
+	return c->drv_scratch;
+}
+
 /* Plan the next windows of the current run: with -j, while fewer than
  * ahead_depth windows of all queues are with the workers, and those that
  * continue the stream go to them; else the next one. */
@@ -1491,8 +1539,17 @@ static int queue_next_window(struct conv *c, struct queue *q)
 				c->work_last = prev;
 			w->state = W_PLANNED;
 		}
-		while (w->state == W_BUSY || w->state == W_QUEUED)
+		while (w->state == W_BUSY || w->state == W_QUEUED) {
+			/* A worker has the window that comes next: rather than
+			 * wait, decode a later one ahead as the workers do (the
+			 * driver's share of the decoding when replaying and
+			 * writing take it less time than decoding). */
+			if (w->state == W_BUSY && c->work_first && driver_scratch(c)) {
+				take_work(c, c->drv_scratch);
+				continue;
+			}
 			pthread_cond_wait(&c->done_cv, &c->wlock);
+		}
 		pthread_mutex_unlock(&c->wlock);
 	}
 	free_window(q, q->win);
@@ -1546,44 +1603,20 @@ static int queue_run(struct conv *c, struct queue *q, uint64_t until)
 }
 
 /* The workers: decode queued windows ahead, oldest first. */
-static int env_region_at(void *ctx, struct ptc_pt_thread *pt, uint64_t time, uint64_t ip,
-			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
-static int env_who_runs(void *ctx, int cpu, uint32_t qtid, uint64_t time, uint32_t *pid, uint32_t *tid);
-
 static void *ahead_worker(void *arg)
 {
 	struct conv *c = arg;
-	const struct ptc_pt_env env = { .region_at = env_region_at, .who_runs = env_who_runs, .ctx = c };
 	struct ptc_pt_decoder *scratch = NULL;
-	struct ptc_pt_params params = c->params;
 
-	params.memo = NULL;	/* a memo of its own: its paths' sinks are the log's */
-	if (ptc_pt_decoder_new(&scratch, &params, &env, -1, UINT32_MAX) < 0)
+	if (scratch_new(c, &scratch) < 0)
 		return NULL;	/* the windows are decoded by the driver itself */
 	pthread_mutex_lock(&c->wlock);
 	for (;;) {
-		struct window *w;
-		struct ptc_pt_ahead *reuse;
-
 		while (!c->work_first && !c->work_stop)
 			pthread_cond_wait(&c->work_cv, &c->wlock);
 		if (c->work_stop)
 			break;
-		w = c->work_first;
-		c->work_first = w->next_work;
-		if (!c->work_first)
-			c->work_last = NULL;
-		w->state = W_BUSY;
-		reuse = c->nspent ? c->spent[--c->nspent] : NULL;
-		pthread_mutex_unlock(&c->wlock);
-		if (ptc_pt_decode_ahead(scratch, w->q->cpu, w->q->tid, w->buf, (size_t)(w->end - w->start),
-					w->start, w->continued, reuse, &w->ahead) < 0) {
-			ptc_pt_ahead_free(reuse);
-			w->ahead = NULL;
-		}
-		pthread_mutex_lock(&c->wlock);
-		w->state = W_DONE;
-		pthread_cond_broadcast(&c->done_cv);
+		take_work(c, scratch);
 	}
 	pthread_mutex_unlock(&c->wlock);
 	ptc_pt_decoder_free(scratch);
@@ -1603,6 +1636,8 @@ static void stop_ahead(struct conv *c)
 	for (i = 0; i < c->nahead_th; i++)
 		pthread_join(c->ahead_th[i], NULL);
 	c->nahead_th = 0;
+	ptc_pt_decoder_free(c->drv_scratch);
+	c->drv_scratch = NULL;
 }
 
 static int queue_next_run(struct conv *c, struct queue *q)

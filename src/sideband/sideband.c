@@ -170,6 +170,7 @@ static struct ptc_sb_thread *thread_get(struct ptc_sideband *sb, uint32_t pid, u
 	t = &sb->threads[sb->nr_threads++];
 	t->pid = pid;
 	t->tid = tid;
+	t->ptid = 0;	/* unknown until a FORK says */
 	t->comm = NULL;
 	t->t_start = time;
 	t->t_exit = PTC_SB_TIME_MAX;

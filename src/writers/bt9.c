@@ -6,8 +6,8 @@
  * gunzip concatenates members, which is what the framework's reader sees.
  *
  * The pool of open writers (--max-open-outputs) suspends a bt9 output by
- * finishing the side file's member and closing it; the next branch appends
- * a new member.  The node and edge tables stay: they are the part's header,
+ * closing the side file, its member suspended (ptc_zout_suspend); the next
+ * branch goes on with it.  The node and edge tables stay: they are the part's header,
  * written when the part ends.
  */
 #include <errno.h>
@@ -46,7 +46,7 @@ struct bt9 {
 	struct ptc_wparts parts;	/* one file per gap-free run */
 	char seqpath[4200];
 	struct ptc_zout *seq;		/* NULL while suspended */
-	int seq_fresh;			/* suspended before its first byte */
+	struct ptc_zsusp *seq_sus;	/* its stream while suspended */
 	struct ptc_walker walk;
 	struct bnode *nodes;		/* [0] is the dummy source */
 	size_t n_nodes, cap_nodes;
@@ -171,6 +171,14 @@ static int bt9_branch(struct bt9 *w, const struct ptc_branch *b)
 	return 0;
 }
 
+/* Go on with the suspended sequence member. */
+static int seq_resume(struct bt9 *w)
+{
+	if (ptc_zout_resume(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level, 0, &w->seq_sus) < 0)
+		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
+	return 0;
+}
+
 static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 {
 	struct bt9 *w = st;
@@ -179,11 +187,8 @@ static int bt9_branches(void *st, const struct ptc_branch *b, size_t n)
 
 	if (n && (err = ptc_wparts_want(&w->parts)) < 0)
 		return err;
-	if (n && !w->seq) {
-		if (ptc_zout_append(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level) < 0)
-			return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
-		w->seq_fresh = 0;
-	}
+	if (n && !w->seq && (err = seq_resume(w)) < 0)
+		return err;
 	for (i = 0; i < n; i++)
 		if ((err = bt9_branch(st, &b[i])) < 0)
 			return err;
@@ -226,13 +231,11 @@ static int seg_finish(void *st)
 	char buf[65536];
 	size_t k;
 
-	/* Suspended: its members are complete, unless it had no byte, where
-	 * the (empty) member of a part never suspended is due. */
-	if (!w->seq && w->seq_fresh &&
-	    ptc_zout_append(&w->seq, w->seqpath, PTC_Z_GZIP, w->cfg->level) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: %s", w->seqpath, strerror(errno));
-	w->seq_fresh = 0;
-	if (w->seq && (err = ptc_zout_close(w->seq)) < 0) {
+	/* Suspended: its member ends (its trailer, or an empty member if it
+	 * never had a byte). */
+	if (!w->seq && (err = seq_resume(w)) < 0)
+		return err;
+	if ((err = ptc_zout_close(w->seq)) < 0) {
 		w->seq = NULL;
 		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->seqpath, strerror(errno));
 	}
@@ -319,6 +322,8 @@ static void seg_free(struct bt9 *w)
 		ptc_zout_abort(w->seq);
 		w->seq = NULL;
 	}
+	ptc_zsusp_free(w->seq_sus);
+	w->seq_sus = NULL;
 	/* a part that did not finish, open or suspended */
 	if (w->seqpath[0]) {
 		unlink(w->seqpath);
@@ -343,7 +348,6 @@ static int seg_start(void *st)
 	seg_free(w);
 	w->prev_edge = 0;
 	w->branches = w->insns = w->conflicts = w->node_conflicts = 0;
-	w->seq_fresh = 0;
 	if (ptc_map_init(&w->node_of) < 0 || ptc_map_init(&w->edge_of) < 0 ||
 	    grow((void **)&w->nodes, &w->cap_nodes, 0, sizeof(*w->nodes)) < 0 ||
 	    grow((void **)&w->edges, &w->cap_edges, 0, sizeof(*w->edges)) < 0)
@@ -367,15 +371,15 @@ static int seg_start(void *st)
 	return 0;
 }
 
-/* Suspended by the pool: finish the sequence's member and close its file.
- * A member without data is dropped instead (nothing of it reached the
- * file; seg_finish writes it if no data follows), so that the file's bytes
- * are those it would have had without this suspension. */
+/* Suspended by the pool: close the sequence's file, its member going on
+ * when the next branch comes (ptc_zout_suspend), so that the file's
+ * decompressed bytes are those it would have had without this
+ * suspension. */
 static int bt9_suspend(void *st)
 {
 	struct bt9 *w = st;
 
-	if (ptc_zout_suspend(&w->seq, &w->seq_fresh) < 0)
+	if (ptc_zout_suspend(&w->seq, &w->seq_sus) < 0)
 		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->seqpath, strerror(errno));
 	return 0;
 }

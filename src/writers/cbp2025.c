@@ -409,8 +409,9 @@ static int cbp_finish(void *st)
 	return ptc_wparts_close(&w->parts);
 }
 
-/* Idle (ptc_writer_pool): the stream is finished and its file closed,
- * the block templates go; both come back with the next records. */
+/* Idle (ptc_writer_pool): the file is closed and its compressor freed
+ * (its gzip member ends), the block templates go; both come back with the
+ * next records. */
 static int cbp_suspend(void *st)
 {
 	struct cbp *w = st;

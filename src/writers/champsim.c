@@ -201,8 +201,10 @@ static int cs_finish(void *st)
 	return ptc_wparts_close(&w->parts);
 }
 
-/* Idle (ptc_writer_pool): the stream is finished and its file closed,
- * the block templates go; both come back with the next records. */
+/* Idle (ptc_writer_pool): the file is closed and its compressor freed,
+ * the stream suspended (one xz stream or gzip member goes on: ChampSim
+ * reads only one), the block templates go; both come back with the next
+ * records. */
 static int cs_suspend(void *st)
 {
 	struct champsim *w = st;

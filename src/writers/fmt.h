@@ -51,8 +51,7 @@ struct ptc_wparts {
 	int threads;			/* > 0: ptc_zout_open_mt with up to that many */
 	int granted;			/* compression threads z holds from the pool */
 	struct ptc_zout *z;		/* NULL while suspended (ptc_wparts_suspend) */
-	int fresh;			/* suspended before its first byte: the file
-					   is empty, its stream not started */
+	struct ptc_zsusp *sus;		/* the suspended stream, until it goes on */
 	char path[4096];		/* the part being written, or the last one */
 	char tmp[4096];			/* its temporary name (ptc_out_tmpname), which
 					   open and close use: ptc_wparts_close
@@ -101,8 +100,9 @@ int ptc_wfile_open(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
 int ptc_wfile_finish(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
 /* Report a failed rename of path's temporary (ptc_out_commit). */
 int ptc_wfail_commit(struct ptc_wctx *c, const char *path);
-/* Finish the part's stream and close its file (ptc_writer_pool); the
- * next ptc_wparts_write appends a new stream to it. */
+/* Suspend the part's stream and close its file (ptc_writer_pool,
+ * ptc_zout_suspend); the next ptc_wparts_write goes on with the same
+ * stream. */
 int ptc_wparts_suspend(struct ptc_wparts *p);
 
 /* Compression threads for one file from cfg->pool: up to want, at least

@@ -204,25 +204,23 @@ void ptc_wparts_init(struct ptc_wparts *p, const struct ptc_writer_config *cfg,
 	p->ext = ext;
 }
 
-/* Open (or, resuming a suspended part, append to) the part's stream. */
-static int wparts_zopen(struct ptc_wparts *p, int append)
+/* Open (or, resuming a suspended part, go on with) the part's stream. */
+static int wparts_zopen(struct ptc_wparts *p, int resume)
 {
-	int err;
+	int err, threads = 0;
 
-	if (p->threads) {
-		p->granted = ptc_writer_pool_get_threads(p->cfg->pool, p->threads);
-		err = append ? ptc_zout_append_mt(&p->z, p->tmp, p->zkind, p->level, p->granted) :
-			       ptc_zout_open_mt(&p->z, p->tmp, p->zkind, p->level, p->granted);
-		if (err < 0) {
-			ptc_writer_pool_put_threads(p->cfg->pool, p->granted);
-			p->granted = 0;
-		}
-	} else {
-		err = append ? ptc_zout_append(&p->z, p->tmp, p->zkind, p->level) :
-			       ptc_zout_open(&p->z, p->tmp, p->zkind, p->level);
-	}
-	if (err < 0)
+	if (p->threads)
+		threads = p->granted = ptc_writer_pool_get_threads(p->cfg->pool, p->threads);
+	if (resume)
+		err = ptc_zout_resume(&p->z, p->tmp, p->zkind, p->level, threads, &p->sus);
+	else
+		err = threads ? ptc_zout_open_mt(&p->z, p->tmp, p->zkind, p->level, threads) :
+				ptc_zout_open(&p->z, p->tmp, p->zkind, p->level);
+	if (err < 0) {
+		ptc_writer_pool_put_threads(p->cfg->pool, p->granted);
+		p->granted = 0;
 		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->tmp, strerror(errno));
+	}
 	return 0;
 }
 
@@ -254,7 +252,6 @@ int ptc_wparts_open(struct ptc_wparts *p)
 	}
 	p->is_open = 1;
 	p->has_records = 0;
-	p->fresh = 0;
 	return 0;
 }
 
@@ -262,11 +259,9 @@ int ptc_wparts_write(struct ptc_wparts *p, const void *buf, size_t n)
 {
 	int err;
 
-	/* Suspended: a new stream after the finished ones (or, when none
-	 * was started, the first, in the file that is still empty). */
+	/* Suspended: the stream goes on in its file. */
 	if (!p->z && (err = wparts_zopen(p, 1)) < 0)
 		return err;
-	p->fresh = 0;
 	if (ptc_zout_write(p->z, buf, n) < 0)
 		return ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(ptc_zout_errno(p->z)));
 	return 0;
@@ -278,9 +273,7 @@ int ptc_wparts_suspend(struct ptc_wparts *p)
 
 	if (!p->is_open || p->open || !p->z)
 		return 0;
-	/* Nothing written: the file stays empty, and the part's bytes are
-	 * then those of a part that was never suspended. */
-	if (ptc_zout_suspend(&p->z, &p->fresh) < 0)
+	if (ptc_zout_suspend(&p->z, &p->sus) < 0)
 		err = ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(errno));
 	wparts_zdone(p);
 	return err;
@@ -299,15 +292,16 @@ int ptc_wparts_close(struct ptc_wparts *p)
 			return err;
 		return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
 	}
-	if (!p->z) {
-		/* Suspended: its streams are complete, unless it never had a
-		 * byte, where an empty stream is due (as for any empty part). */
-		if (!p->fresh)
-			return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
-		p->fresh = 0;
-		if ((err = wparts_zopen(p, 1)) < 0)
-			return err;
+	/* Suspended: its stream ends in its file (an xz stream's index, a
+	 * gzip member's trailer; an empty stream if it never had a byte),
+	 * unless the file holds complete members already. */
+	if (!p->z && ptc_zsusp_ended(p->sus)) {
+		ptc_zsusp_free(p->sus);
+		p->sus = NULL;
+		return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
 	}
+	if (!p->z && (err = wparts_zopen(p, 1)) < 0)
+		return err;
 	err = ptc_zout_close(p->z);
 	wparts_zdone(p);
 	if (err < 0)
@@ -332,6 +326,8 @@ int ptc_wparts_gap(struct ptc_wparts *p, const struct ptc_gap *g)
 void ptc_wparts_free(struct ptc_wparts *p)
 {
 	ptc_zout_abort(p->z);
+	ptc_zsusp_free(p->sus);
+	p->sus = NULL;
 	if (p->cfg)
 		wparts_zdone(p);
 	p->z = NULL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/types.h>
 #include <zlib.h>
 
 #include "common/error.h"
@@ -107,10 +108,31 @@ struct zjob {
 	int err;
 };
 
+/* A suspended stream (ptc_zout_suspend): what it takes to go on with the
+ * same gzip member or xz stream in a new ptc_zout. */
+struct ptc_zsusp {
+	enum ptc_zkind kind;
+	int level;
+	int started;			/* the file holds the stream's start */
+	int ended;			/* and the whole of it: blocked gzip members,
+					   plain bytes */
+	uint32_t crc;			/* gzip: CRC-32 of the member's data so far */
+	uint64_t total;			/* gzip: its size so far */
+	uint64_t *blocks;		/* xz: unpadded and uncompressed size of each
+					   block written so far, in pairs */
+	size_t nblocks, cap;
+};
+
 struct ptc_zout {
 	FILE *f;
 	enum ptc_zkind kind;
 	int level;
+	struct ptc_zsusp *sus;		/* a resumed stream (ptc_zout_resume), else NULL */
+	int raw;			/* gzip: deflate data only, continuing a member */
+	uint32_t crc;			/* raw: CRC-32 of the member's data so far */
+	size_t skip;			/* xz: bytes of hdr still to drop (a resumed
+					   stream's encoder starts a new stream) */
+	uint8_t hdr[LZMA_STREAM_HEADER_SIZE];
 	int blocked;			/* gzip members of GZ_BLOCK (threads > 0) */
 	int threads;			/* compressing threads of this file (0: classic) */
 	z_stream gz;
@@ -273,28 +295,40 @@ nomem:
 	return -ptc_err_nomem;
 }
 
+/* Whether a suspension keeps z's stream going (ptc_zout_suspend): one
+ * gzip member written on one thread, or an xz stream.  Blocked gzip is
+ * a sequence of members anyway: a suspension ends one. */
+static int continues(enum ptc_zkind kind, int blocked)
+{
+	return kind == PTC_Z_XZ || (kind == PTC_Z_GZIP && !blocked);
+}
+
+/* Open path for writing (append: at its end; the file must exist), the
+ * stream going on from sus when sus has started one. */
 static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, int level,
-		 int threads, const char *mode)
+		 int threads, int append, struct ptc_zsusp *sus)
 {
 	struct ptc_zout *z = calloc(1, sizeof(*z));
+	int more;
 
 	*zp = NULL;
 	if (!z)
 		return -ptc_err_nomem;
 	z->kind = kind;
-	if (!strcmp(mode, "ab")) {
+	if (append) {
 		/* Appending continues a file this process wrote (a suspended
 		 * output): if it is gone, that is an error, not a new file
-		 * holding only the rest. */
-		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		z->f = fd < 0 ? NULL : fdopen(fd, "ab");
+		 * holding only the rest.  Read too: a resumed xz stream reads
+		 * back the index of what it wrote. */
+		int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+		z->f = fd < 0 ? NULL : fdopen(fd, "ab+");
 		if (!z->f && fd >= 0) {
 			int e = errno;
 			close(fd);
 			errno = e;
 		}
 	} else {
-		z->f = fopen(path, mode);
+		z->f = fopen(path, "wb+");
 	}
 	if (!z->f) {
 		free(z);
@@ -302,12 +336,19 @@ static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, in
 	}
 	if (threads > 0 && kind != PTC_Z_NONE)
 		z->threads = threads < MAX_THREADS ? threads : MAX_THREADS;
+	more = sus && sus->started && continues(kind, threads > 0);
 	if (kind == PTC_Z_GZIP) {
 		z->level = level ? level : 6;
-		/* windowBits 15 + 16: a gzip wrapper. */
-		if (deflateInit2(&z->gz, z->level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		/* windowBits 15 + 16: a gzip wrapper; -15: deflate data alone,
+		 * after the member's data so far (one block ended at a byte
+		 * boundary: a new deflate stream goes on from there, with an
+		 * empty window). */
+		if (deflateInit2(&z->gz, z->level, Z_DEFLATED, more ? -15 : 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			goto bad;
 		z->gz_ready = 1;
+		z->raw = more;
+		if (more)
+			z->crc = sus->crc;
 		if (threads > 0) {
 			z->blocked = 1;
 			if (gz_start(z) < 0)
@@ -315,6 +356,7 @@ static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, in
 		}
 	} else if (kind == PTC_Z_XZ) {
 		lzma_stream init = LZMA_STREAM_INIT;
+		lzma_stream_flags fl = { .version = 0, .check = LZMA_CHECK_CRC64 };
 		uint32_t preset = level < 0 ? 0 : level ? (uint32_t)level : 6;
 		z->xz = init;
 		if (threads > 0) {
@@ -323,13 +365,23 @@ static int zopen(struct ptc_zout **zp, const char *path, enum ptc_zkind kind, in
 			mt.threads = (uint32_t)z->threads;
 			mt.block_size = xz_block_size(preset);
 			mt.preset = preset;
-			mt.check = LZMA_CHECK_CRC64;
+			mt.check = fl.check;
 			if (lzma_stream_encoder_mt(&z->xz, &mt) != LZMA_OK)
 				goto bad;
-		} else if (lzma_easy_encoder(&z->xz, preset, LZMA_CHECK_CRC64) != LZMA_OK) {
+		} else if (lzma_easy_encoder(&z->xz, preset, fl.check) != LZMA_OK) {
 			goto bad;
 		}
+		/* The encoder writes a whole stream: a resumed one drops its
+		 * header (the file has it) and, at its end, its index. */
+		if (more) {
+			if (lzma_stream_header_encode(&fl, z->hdr) != LZMA_OK) {
+				lzma_end(&z->xz);
+				goto bad;
+			}
+			z->skip = sizeof(z->hdr);
+		}
 	}
+	z->sus = sus;
 	*zp = z;
 	return 0;
 bad:
@@ -342,24 +394,18 @@ bad:
 
 int ptc_zout_open(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level)
 {
-	return zopen(z, path, kind, level, 0, "wb");
+	return zopen(z, path, kind, level, 0, 0, NULL);
 }
 
 int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
 		     int threads)
 {
-	return zopen(z, path, kind, level, threads < 1 ? 1 : threads, "wb");
+	return zopen(z, path, kind, level, threads < 1 ? 1 : threads, 0, NULL);
 }
 
 int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level)
 {
-	return zopen(z, path, kind, level, 0, "ab");
-}
-
-int ptc_zout_append_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
-		       int threads)
-{
-	return zopen(z, path, kind, level, threads < 1 ? 1 : threads, "ab");
+	return zopen(z, path, kind, level, 0, 1, NULL);
 }
 
 uint64_t ptc_zout_size_in(const struct ptc_zout *z)
@@ -369,6 +415,15 @@ uint64_t ptc_zout_size_in(const struct ptc_zout *z)
 
 static int write_out(struct ptc_zout *z, const void *p, size_t n)
 {
+	if (z->skip && n) {
+		/* a resumed xz stream's header, the one the file starts with */
+		size_t k = n < z->skip ? n : z->skip;
+		if (memcmp(p, z->hdr + sizeof(z->hdr) - z->skip, k))
+			return -ptc_err_internal;
+		z->skip -= k;
+		p = (const uint8_t *)p + k;
+		n -= k;
+	}
 	if (n && fwrite(p, 1, n, z->f) != n) {
 		z->err_no = errno;
 		return -ptc_err_io;
@@ -420,10 +475,16 @@ static int gz_submit(struct ptc_zout *z)
 	return 0;
 }
 
-static int drain(struct ptc_zout *z, int finish)
+/* How drain ends: not at all, the stream (finish), or, for a gzip
+ * member a suspension keeps going, the deflate data so far at a byte
+ * boundary (a new deflater goes on from there). */
+enum { D_RUN, D_FINISH, D_SYNC };
+
+static int drain(struct ptc_zout *z, int how)
 {
+	int finish = how == D_FINISH, err;
+
 	if (z->blocked) {
-		int err;
 		/* ptc_zout_write fills the blocks directly: z->in stays empty. */
 		if (finish) {
 			/* The last, partial block (an empty file: one empty member). */
@@ -436,47 +497,42 @@ static int drain(struct ptc_zout *z, int finish)
 		return 0;
 	}
 	if (z->kind == PTC_Z_NONE) {
-		if (z->in_len && fwrite(z->in, 1, z->in_len, z->f) != z->in_len)
-			goto io;
+		if ((err = write_out(z, z->in, z->in_len)) < 0)
+			return err;
 		z->in_len = 0;
 		return 0;
 	}
 	if (z->kind == PTC_Z_GZIP) {
-		int r;
+		int r, flush = finish ? Z_FINISH : how == D_SYNC ? Z_SYNC_FLUSH : Z_NO_FLUSH;
+		if (z->raw)
+			z->crc = (uint32_t)crc32(z->crc, z->in, (uInt)z->in_len);
 		z->gz.next_in = z->in;
 		z->gz.avail_in = (uInt)z->in_len;
 		do {
-			size_t have;
 			z->gz.next_out = z->out;
 			z->gz.avail_out = sizeof(z->out);
-			r = deflate(&z->gz, finish ? Z_FINISH : Z_NO_FLUSH);
+			r = deflate(&z->gz, flush);
 			if (r == Z_STREAM_ERROR)
 				return -ptc_err_internal;
-			have = sizeof(z->out) - z->gz.avail_out;
-			if (have && fwrite(z->out, 1, have, z->f) != have)
-				goto io;
+			if ((err = write_out(z, z->out, sizeof(z->out) - z->gz.avail_out)) < 0)
+				return err;
 		} while (z->gz.avail_out == 0 || (finish && r != Z_STREAM_END));
 	} else {
 		lzma_ret r;
 		z->xz.next_in = z->in;
 		z->xz.avail_in = z->in_len;
 		do {
-			size_t have;
 			z->xz.next_out = z->out;
 			z->xz.avail_out = sizeof(z->out);
 			r = lzma_code(&z->xz, finish ? LZMA_FINISH : LZMA_RUN);
 			if (r != LZMA_OK && r != LZMA_STREAM_END)
 				return -ptc_err_internal;
-			have = sizeof(z->out) - z->xz.avail_out;
-			if (have && fwrite(z->out, 1, have, z->f) != have)
-				goto io;
+			if ((err = write_out(z, z->out, sizeof(z->out) - z->xz.avail_out)) < 0)
+				return err;
 		} while (z->xz.avail_out == 0 || z->xz.avail_in || (finish && r != LZMA_STREAM_END));
 	}
 	z->in_len = 0;
 	return 0;
-io:
-	z->err_no = errno;
-	return -ptc_err_io;
 }
 
 int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n)
@@ -496,7 +552,7 @@ int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n)
 		*len += k;
 		s += k;
 		n -= k;
-		if (*len == cap && (err = z->blocked ? gz_submit(z) : drain(z, 0)) < 0)
+		if (*len == cap && (err = z->blocked ? gz_submit(z) : drain(z, D_RUN)) < 0)
 			return err;
 	}
 	return 0;
@@ -530,15 +586,135 @@ static void zfree(struct ptc_zout *z)
 		lzma_end(&z->xz);
 }
 
-int ptc_zout_close(struct ptc_zout *z)
+int ptc_zsusp_ended(const struct ptc_zsusp *s)
 {
-	int err = drain(z, 1), err_no;
+	return s && s->ended;
+}
+
+void ptc_zsusp_free(struct ptc_zsusp *s)
+{
+	if (s)
+		free(s->blocks);
+	free(s);
+}
+
+/* Whether z goes on with a stream that earlier ptc_zouts started. */
+static int resumed(const struct ptc_zout *z)
+{
+	return z->sus && z->sus->started && continues(z->kind, z->blocked);
+}
+
+static int io_fail(struct ptc_zout *z)
+{
+	z->err_no = errno;
+	return -ptc_err_io;
+}
+
+/* z's encoder has just ended an xz stream at the end of its file (all of
+ * it but, resumed, its header): add the sizes of its blocks, from its
+ * index, to z->sus, and cut the index and the stream footer off the file,
+ * which then ends with the last block. */
+static int xz_take_index(struct ptc_zout *z)
+{
+	uint8_t foot[LZMA_STREAM_HEADER_SIZE], *buf;
+	struct ptc_zsusp *s = z->sus;
+	lzma_stream_flags fl;
+	lzma_index *idx = NULL;
+	lzma_index_iter it;
+	uint64_t lim = UINT64_MAX;
+	size_t pos = 0;
+	off_t end, at;
+	int fd = fileno(z->f), err = 0;
+
+	if (fflush(z->f) || (end = lseek(fd, 0, SEEK_END)) < 0)
+		return io_fail(z);
+	if (end < (off_t)sizeof(foot) || pread(fd, foot, sizeof(foot), end - (off_t)sizeof(foot)) != (ssize_t)sizeof(foot) ||
+	    lzma_stream_footer_decode(&fl, foot) != LZMA_OK || fl.backward_size > (uint64_t)end - sizeof(foot))
+		return -ptc_err_internal;
+	at = end - (off_t)sizeof(foot) - (off_t)fl.backward_size;
+	if (!(buf = malloc(fl.backward_size)))
+		return -ptc_err_nomem;
+	if (pread(fd, buf, fl.backward_size, at) != (ssize_t)fl.backward_size ||
+	    lzma_index_buffer_decode(&idx, &lim, NULL, buf, &pos, fl.backward_size) != LZMA_OK) {
+		free(buf);
+		return -ptc_err_internal;
+	}
+	free(buf);
+	lzma_index_iter_init(&it, idx);
+	while (!err && !lzma_index_iter_next(&it, LZMA_INDEX_ITER_BLOCK)) {
+		if (s->nblocks == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 16;
+			uint64_t *b = realloc(s->blocks, cap * 2 * sizeof(*b));
+			if (!b) {
+				err = -ptc_err_nomem;
+				break;
+			}
+			s->blocks = b;
+			s->cap = cap;
+		}
+		s->blocks[2 * s->nblocks] = it.block.unpadded_size;
+		s->blocks[2 * s->nblocks + 1] = it.block.uncompressed_size;
+		s->nblocks++;
+	}
+	lzma_index_end(idx, NULL);
+	if (!err && (ftruncate(fd, at) || fseeko(z->f, 0, SEEK_END)))
+		err = io_fail(z);
+	return err;
+}
+
+/* The end of a resumed stream, after its data: an xz stream's index of
+ * every block it has and its footer, a gzip member's trailer. */
+static int resumed_end(struct ptc_zout *z)
+{
+	struct ptc_zsusp *s = z->sus;
+	lzma_stream_flags fl = { .version = 0, .check = LZMA_CHECK_CRC64 };
+	lzma_index *idx;
+	uint8_t *buf;
+	size_t i, n, pos = 0;
+	int err;
+
+	if (z->kind == PTC_Z_GZIP) {
+		uint8_t t[8];
+		uint32_t len = (uint32_t)(s->total + z->total_in);	/* ISIZE: modulo 2^32 */
+		for (i = 0; i < 4; i++) {
+			t[i] = (uint8_t)(z->crc >> (8 * i));
+			t[4 + i] = (uint8_t)(len >> (8 * i));
+		}
+		return write_out(z, t, sizeof(t));
+	}
+	if ((err = xz_take_index(z)) < 0)
+		return err;
+	if (!(idx = lzma_index_init(NULL)))
+		return -ptc_err_nomem;
+	for (i = 0; i < s->nblocks; i++)
+		if (lzma_index_append(idx, NULL, s->blocks[2 * i], s->blocks[2 * i + 1]) != LZMA_OK) {
+			lzma_index_end(idx, NULL);
+			return -ptc_err_internal;
+		}
+	n = (size_t)lzma_index_size(idx);
+	fl.backward_size = n;
+	buf = malloc(n + LZMA_STREAM_HEADER_SIZE);
+	if (!buf)
+		err = -ptc_err_nomem;
+	else if (lzma_index_buffer_encode(idx, buf, &pos, n) != LZMA_OK ||
+		 lzma_stream_footer_encode(&fl, buf + n) != LZMA_OK)
+		err = -ptc_err_internal;
+	else
+		err = write_out(z, buf, n + LZMA_STREAM_HEADER_SIZE);
+	free(buf);
+	lzma_index_end(idx, NULL);
+	return err;
+}
+
+/* Free z after its stream ended or was given up; err is the result so far. */
+static int zdone(struct ptc_zout *z, int err)
+{
+	int err_no;
 
 	zfree(z);
-	if (fclose(z->f) != 0 && !err) {
-		z->err_no = errno;
-		err = -ptc_err_io;
-	}
+	if (fclose(z->f) != 0 && !err)
+		err = io_fail(z);
+	ptc_zsusp_free(z->sus);
 	err_no = z->err_no;
 	free(z);
 	if (err == -ptc_err_io && err_no)
@@ -546,28 +722,71 @@ int ptc_zout_close(struct ptc_zout *z)
 	return err;
 }
 
-void ptc_zout_abort(struct ptc_zout *z)
+int ptc_zout_close(struct ptc_zout *z)
 {
-	if (!z)
-		return;
-	zfree(z);
-	fclose(z->f);
-	free(z);
+	int err = drain(z, D_FINISH);
+
+	if (!err && resumed(z))
+		err = resumed_end(z);
+	return zdone(z, err);
 }
 
-int ptc_zout_suspend(struct ptc_zout **z, int *fresh)
+void ptc_zout_abort(struct ptc_zout *z)
 {
+	if (z)
+		zdone(z, -ptc_err_io);
+}
+
+int ptc_zout_suspend(struct ptc_zout **zp, struct ptc_zsusp **sp)
+{
+	struct ptc_zout *z = *zp;
+	struct ptc_zsusp *s;
 	int err = 0;
 
-	if (!*z)
+	if (!z)
 		return 0;
-	if (!ptc_zout_size_in(*z)) {
-		/* gzip and xz write their headers with the first data */
-		ptc_zout_abort(*z);
-		*fresh = 1;
-	} else {
-		err = ptc_zout_close(*z);
+	*zp = NULL;
+	s = z->sus;
+	z->sus = NULL;
+	if (!s && !(s = calloc(1, sizeof(*s)))) {
+		ptc_zout_abort(z);
+		return -ptc_err_nomem;
 	}
-	*z = NULL;
+	*sp = s;
+	if (!z->total_in) {
+		/* Nothing of this ptc_zout reached the file (gzip and xz write
+		 * their headers with the first data): the file is as before. */
+		ptc_zout_abort(z);
+		return 0;
+	}
+	if (!continues(z->kind, z->blocked)) {
+		/* complete members, or plain bytes: the next ones follow */
+		s->started = s->ended = 1;
+		return ptc_zout_close(z);
+	}
+	if (z->kind == PTC_Z_GZIP) {
+		/* The deflate data so far, ending at a byte boundary (an empty
+		 * stored block); the member's CRC and size go on in s. */
+		err = drain(z, D_SYNC);
+		s->crc = z->raw ? z->crc : (uint32_t)z->gz.adler;
+		s->total += z->total_in;
+	} else {
+		/* The stream with its blocks, less its index and footer. */
+		z->sus = s;
+		if (!(err = drain(z, D_FINISH)))
+			err = xz_take_index(z);
+		z->sus = NULL;
+	}
+	s->started = 1;
+	return zdone(z, err);
+}
+
+int ptc_zout_resume(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level, int threads,
+		    struct ptc_zsusp **s)
+{
+	int err = zopen(z, path, kind, level, threads, 1, *s);
+
+	if (!err)
+		*s = NULL;	/* *z has it */
 	return err;
 }

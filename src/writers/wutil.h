@@ -41,10 +41,6 @@ int ptc_zout_open_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind,
 /* Append to an existing file as a new gzip member / xz stream; fails
  * (errno ENOENT) when the file does not exist. */
 int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level);
-/* The same for the bytes of ptc_zout_open_mt: appending to a file the
- * stream(s) that ptc_zout_open_mt would have written to an empty one. */
-int ptc_zout_append_mt(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level,
-		       int threads);
 /* Bytes written into z so far (uncompressed); 0 for NULL. */
 uint64_t ptc_zout_size_in(const struct ptc_zout *z);
 int ptc_zout_write(struct ptc_zout *z, const void *p, size_t n);
@@ -54,12 +50,33 @@ int ptc_zout_printf(struct ptc_zout *z, const char *fmt, ...) __attribute__((for
 int ptc_zout_close(struct ptc_zout *z);
 /* Close without finishing (error paths). */
 void ptc_zout_abort(struct ptc_zout *z);
-/* Suspend *z (a writer gives up its open files): finish it, so that the
- * file ends in a complete gzip member / xz stream, or, when nothing was
- * written to it, drop it (nothing of it reached the file) and set *fresh:
- * if no data follows, the empty stream is still due.  *z becomes NULL;
- * returns a negative error when finishing failed. */
-int ptc_zout_suspend(struct ptc_zout **z, int *fresh);
+/* A suspended output's stream (ptc_zout_suspend). */
+struct ptc_zsusp;
+/* Suspend *z (a writer gives up its open files): close its file and free
+ * its compressor, keeping in *s (made by the first suspension) what it
+ * takes to go on with the same stream, so that a file suspended any
+ * number of times is one gzip member / one xz stream, as readers that read
+ * only one (ChampSim's) need: gzip ends the deflate data at a byte
+ * boundary (an empty stored block) and keeps the member's CRC and size;
+ * xz ends its blocks and keeps their sizes for the stream's index (16
+ * bytes a block: one per suspension, and one per block size of data),
+ * the file ending with the last block until the stream ends.  Blocked
+ * gzip (ptc_zout_open_mt) ends a member, plain files are flushed.  When
+ * nothing was written to *z the file is left as it was.  *z becomes
+ * NULL; returns a negative error when writing failed. */
+int ptc_zout_suspend(struct ptc_zout **z, struct ptc_zsusp **s);
+/* Go on with the stream suspended in *s at the end of path (its file),
+ * on up to threads threads (0: as ptc_zout_open, else as
+ * ptc_zout_open_mt; the same kind and level as before); *z takes *s over
+ * (NULL after).  A stream that never had a byte starts in the (empty)
+ * file.  ptc_zout_close ends the stream; ptc_zout_suspend suspends it
+ * again.  Fails (errno ENOENT) when the file does not exist. */
+int ptc_zout_resume(struct ptc_zout **z, const char *path, enum ptc_zkind kind, int level, int threads,
+		    struct ptc_zsusp **s);
+/* Whether the file of s holds complete streams (blocked gzip, plain
+ * files): then, if no data follows, nothing more is due. */
+int ptc_zsusp_ended(const struct ptc_zsusp *s);
+void ptc_zsusp_free(struct ptc_zsusp *s);
 /* The OS error of the last failure (errno value) or 0. */
 int ptc_zout_errno(const struct ptc_zout *z);
 

@@ -6,7 +6,11 @@
  * pool and with a pool of one open writer, so that every switch suspends
  * the previous writer, once even before its first byte (its file must
  * then be byte for byte the unsuspended one).  Every file must decompress
- * (zlib, liblzma: independent of ptconv's writers) to the same bytes.
+ * (zlib, liblzma: independent of ptconv's writers) to the same bytes.  A
+ * champsim file stays one xz stream (ChampSim's reader reads one), of
+ * more blocks than without the pool (liblzma's reading of its index); a
+ * bt9 file stays three gzip members; a cbp2025 file gets a member per
+ * suspension.
  *
  * ptconv's own format (.ptc) is suspended by ending its chunk: two
  * threads' .ptc writers take turns under a pool of one, one of them
@@ -121,6 +125,29 @@ bad:
 	free(in);
 	free(out);
 	return NULL;
+}
+
+/* The blocks of the xz file at path, as its stream's index lists them
+ * (liblzma), or -1. */
+static long xz_blocks(const char *path)
+{
+	size_t len, pos = 0;
+	uint8_t *in = slurp(path, &len);
+	lzma_stream_flags fl;
+	lzma_index *idx = NULL;
+	uint64_t lim = UINT64_MAX;
+	long n = -1;
+
+	if (in && len >= 2 * LZMA_STREAM_HEADER_SIZE &&
+	    lzma_stream_footer_decode(&fl, in + len - LZMA_STREAM_HEADER_SIZE) == LZMA_OK &&
+	    fl.backward_size <= len - 2 * LZMA_STREAM_HEADER_SIZE &&
+	    lzma_index_buffer_decode(&idx, &lim, NULL, in + len - LZMA_STREAM_HEADER_SIZE - fl.backward_size,
+				     &pos, fl.backward_size) == LZMA_OK) {
+		n = (long)lzma_index_block_count(idx);
+		lzma_index_end(idx, NULL);
+	}
+	free(in);
+	return n;
 }
 
 /* Run the event sequence into dir, with pool or without (NULL). */
@@ -447,8 +474,17 @@ int main(void)
 			/* a bt9 file: its header, its edge sequence and its
 			 * end, each a gzip member */
 			CHECK(sa == (strstr(n1[i], ".bt9.") ? 3 : 1), "%s: %d streams without a pool", n1[i], sa);
-			if (sb > 1)
+			if (strstr(n1[i], ".champsim.")) {
+				long ba = xz_blocks(p1), bb = xz_blocks(p2);
+				CHECK(sb == 1, "%s: %d xz streams with a pool", n1[i], sb);
+				/* (thread c's: suspended before its first byte) */
+				CHECK(strstr(n1[i], ".13.") ? ba == bb : ba == 1 && bb > 1,
+				      "%s: %ld xz blocks, %ld with a pool", n1[i], ba, bb);
+			} else if (strstr(n1[i], ".bt9.")) {
+				CHECK(sb == 3, "%s: %d gzip members with a pool", n1[i], sb);
+			} else if (sb > 1) {
 				suspended_streams += (size_t)sb;
+			}
 			/* thread c's files were suspended before their first
 			 * byte: the very same bytes */
 			if (strstr(n1[i], ".13.")) {

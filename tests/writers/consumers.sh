@@ -9,7 +9,8 @@
 # cbp2025:slots and bt9.  read_cbp2025.py enforces every assert of the
 # CBP2025 framework's reader and simulator and compares instructions,
 # branches and the directions the simulator derives with the truth;
-# read_bt9.py the CBP2016 reader's rules.  Each mapping must occur.
+# read_bt9.py the CBP2016 reader's rules (and refuses files that break
+# them).  Each mapping must occur.
 # ChampSim (read_champsim.py: its reader takes one xz stream or one gzip
 # member, its classification from the registers) and SimPoint 3.2
 # (read_bbv.py: its line buffer, the final newline) on the same recording;
@@ -51,6 +52,22 @@ done
 rm -rf "$T/out"
 "$PTCONV" convert "$T/x.data" -f bt9 -o "$T/out" --buildid-dir "$T/bid" -q || fail "ptconv -f bt9"
 python3 "$W/read_bt9.py" "$T"/out/trace.*.bt9.gz "$T/x86ops.truth" || fail "bt9"
+# read_bt9.py refuses what the CBP2016 reader refuses or misreads (its
+# rules, listed in read_bt9.py; the unmodified reader, run on these: a '#'
+# hides a node's class, main exits with OPTYPE_ERROR; a header key that
+# is not "total_instruction_count:" aborts main in stoull; a duplicate
+# edge id loses an edge, the sequence's reference to it exits; a line
+# after EOF is never read): bt9_refused SED-SCRIPT REASON
+f=$(ls "$T"/out/trace.*.bt9.gz)
+bt9_refused() {
+	gzip -dc "$f" | sed "$1" | gzip > "$T/bad.bt9.gz"
+	python3 "$W/read_bt9.py" "$T/bad.bt9.gz" "$T/x86ops.truth" 2> "$T/bad.err" && fail "bt9 accepted: $2"
+	grep -q "$2" "$T/bad.err" || { cat "$T/bad.err" >&2; fail "bt9 refused, but not for: $2"; }
+}
+bt9_refused '/^NODE 1 /s/ class:/ #class:/' "a '#'"
+bt9_refused 's/^total_instruction_count:/total_instruction_count :/' "not one token ending in ':'"
+bt9_refused 's/^EDGE 2 /EDGE 1 /' "duplicate edge id"
+bt9_refused '$a 1' "lines after EOF"
 echo "ok - cbp2025 (real addresses and slots) and bt9 follow their readers' rules on x86ops, equal to the truth"
 
 rm -rf "$T/out"

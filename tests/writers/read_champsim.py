@@ -3,7 +3,6 @@
 ChampSim's front end does, from its registers alone (IP 26, SP 6, FLAGS 25),
 and compares instructions and branches with the ground truth.
 usage: read_champsim.py FILE.champsim.{xz,gz} X.truth X.ips [--parts N] [--lost-end]
-                        [--suspended]
 With --parts N the recording lost data N times: FILE and its part files
 NAME.partK.champsim.xz of FILE NAME.champsim.xz (ptconv-formats(5)) must
 each be a run of the executed instructions, the first from the start, the
@@ -17,10 +16,8 @@ anything else is read raw); .xz is decoded as one xz stream (liblzma's
 stream decoder without LZMA_CONCATENATED: the file must hold exactly one
 stream, as many blocks as it likes) and .gz as one gzip member (zlib's
 inflate, never reset at a member's end: the file must be exactly one
-member); with a second stream or member the reader loops for ever.
---suspended: the outputs were suspended (--max-open-outputs), so that each
-file is several complete streams or members, which ChampSim cannot read
-(ptconv-formats(5)); only their content is checked."""
+member); with a second stream or member the reader loops for ever.  That
+holds for outputs suspended by --max-open-outputs too."""
 import lzma
 import struct
 import sys
@@ -58,10 +55,9 @@ def classify(dst, src):
     return NOT_BRANCH
 
 
-def decompress(path, several=False):
+def decompress(path):
     """The file's records as ChampSim's reader gets them: one xz stream or
-    one gzip member, nothing after it (several: any number of complete
-    ones, as gzip and xz read them)."""
+    one gzip member, nothing after it."""
     raw = open(path, "rb").read()
     if path.endswith("xz"):
         new, what = lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ), "xz stream"
@@ -69,25 +65,21 @@ def decompress(path, several=False):
         new, what = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), "gzip member"
     else:
         truth.fail("%s: ChampSim reads a name not ending in xz or gz as raw records" % path)
-    out = []
-    while True:
-        d = new()
-        try:
-            out.append(d.decompress(raw))
-        except (lzma.LZMAError, zlib.error) as e:
-            truth.fail("%s: %s" % (path, e))
-        if not d.eof:
-            truth.fail("%s: the %s does not end" % (path, what))
-        raw = d.unused_data
-        if not raw:
-            return b"".join(out)
-        if not several:
-            truth.fail("%s: %d bytes after the first %s (ChampSim's reader reads one and then loops)"
-                       % (path, len(raw), what))
+    d = new()
+    try:
+        out = d.decompress(raw)
+    except (lzma.LZMAError, zlib.error) as e:
+        truth.fail("%s: %s" % (path, e))
+    if not d.eof:
+        truth.fail("%s: the %s does not end" % (path, what))
+    if d.unused_data:
+        truth.fail("%s: %d bytes after the first %s (ChampSim's reader reads one and then loops)"
+                   % (path, len(d.unused_data), what))
+    return out
 
 
-def read(path, several=False):
-    data = decompress(path, several)
+def read(path):
+    data = decompress(path)
     if len(data) % 64:
         truth.fail("%s: size %d is not a multiple of 64" % (path, len(data)))
     return [struct.unpack_from("<QBB2B4B2Q4Q", data, i) for i in range(0, len(data), 64)]
@@ -120,8 +112,7 @@ def main():
     files = truth.part_files(path, path[path.rindex(".champsim"):], parts)
     # far transfers (syscall) are non-branches here; the last record's
     # successor is not in its file
-    several = "--suspended" in sys.argv[4:]
-    truth.instruction_parts("champsim", [read(f, several) for f in files], truth.load_ips(sys.argv[3]), want, branches,
+    truth.instruction_parts("champsim", [read(f) for f in files], truth.load_ips(sys.argv[3]), want, branches,
                             lambda q, b, end: (q, b.ip, KIND[b.kind], b.taken, b.dest() if q + 1 < end else None),
                             lost_end)
 
