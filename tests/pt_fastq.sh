@@ -26,7 +26,12 @@ prog_truth
 "$ENC" -o "$T/prog2.data" --long-tnt --interrupt-every 3000 --aux-dump "$T/prog2" "$T/prog.truth" >/dev/null 2>"$T/err" ||
 	{ cat "$T/err"; fail "ptgen-encode --long-tnt"; }
 streams="$streams $T/prog.0.pt $T/prog2.0.pt"
-"$TEST" $streams || fail "fastq and libipt's query decoder differ"
+"$TEST" $streams
+case $? in
+0) ;;
+77) echo "lockstep skipped: the libipt loaded is not 2.0 (test_fastq)" ;;
+*) fail "fastq and libipt's query decoder differ" ;;
+esac
 # Whole conversions: the walker with ptconv's query decoder and with
 # libipt's alone (--engine=query) write the same files, byte for byte; the
 # summary says fastq read every byte of a clean recording, none of one with
