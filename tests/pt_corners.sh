@@ -41,11 +41,20 @@ while read -r name base; do
 		# with --strict: exit status 1 exactly when there are gaps
 		if grep -q '^gap' "$want"; then [ $rc -eq 1 ]; else [ $rc -eq 0 ]; fi ||
 			bad="$bad $name/$e(exit $rc)"
+		# summary.json counts the decode gaps
+		ndec=$(grep -c '^gap decode' "$want")
+		grep -q "\"decode\": $ndec\b" "$T/$e/summary.json" || bad="$bad $name/$e(summary: not $ndec decode gaps)"
+		# a gap for what libipt does not know names it (NAME.detail)
+		if [ -f "$T/c/$name.detail" ] && grep -q '^gap' "$want"; then
+			grep ' gap ' "$T/$e/raw.txt" | grep -qF "$(cat "$T/c/$name.detail")" ||
+				bad="$bad $name/$e(the gap does not name $(cat "$T/c/$name.detail"))"
+		fi
 	done
 	n=$((n + 1))
 	case "$bad" in *" $name/"*) continue ;; esac
 	lim=
 	[ -f "$T/c/$name.libipt" ] && lim=" (libipt: $(sed -n 's/^# //p' "$T/c/$name.libipt" | tr '\n' ' '))"
+	[ -f "$T/c/$name.detail" ] && ! [ -f "$T/c/$name.libipt" ] && lim=" (a gap naming the $(cat "$T/c/$name.detail"))"
 	echo "ok - $name: $(grep -vc '^gap' "$T/c/$name.expect") branches, $(grep -c '^gap' "$T/c/$name.expect") gaps, every engine$lim"
 done < "$T/c/cases"
 [ $n -gt 0 ] || fail "no cases"

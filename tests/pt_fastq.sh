@@ -26,7 +26,14 @@ prog_truth
 "$ENC" -o "$T/prog2.data" --long-tnt --interrupt-every 3000 --aux-dump "$T/prog2" "$T/prog.truth" >/dev/null 2>"$T/err" ||
 	{ cat "$T/err"; fail "ptgen-encode --long-tnt"; }
 streams="$streams $T/prog.0.pt $T/prog2.0.pt"
-"$TEST" $streams || fail "fastq and libipt's query decoder differ"
+rc=0
+"$TEST" $streams || rc=$?
+lib20=1
+case $rc in
+0) ;;
+77) lib20=0; echo "lockstep skipped: the libipt loaded is not 2.0 (test_fastq)" ;;
+*) fail "fastq and libipt's query decoder differ" ;;
+esac
 # Whole conversions: the walker with ptconv's query decoder and with
 # libipt's alone (--engine=query) write the same files, byte for byte; the
 # summary says fastq read every byte of a clean recording, none of one with
@@ -48,6 +55,18 @@ for d in w1 w3 w4 w6 prog prog2 cyc ovf; do
 		grep -v '"engine"\|"fast_path_bytes"' "$T/$d.$e/summary.json" > "$T/$d.$e.summary"
 		rm "$T/$d.$e/summary.json"
 	done
+	if [ $lib20 = 0 ]; then
+		# libipt 2.1 and later report offsets further ahead (their
+		# event decoder reads on): the AUX offset of a stream start
+		# (not a loss, gap cause 7) may differ; all else is the same
+		for e in walker query; do
+			for f in "$T/$d.$e"/trace.*.ptc; do
+				"$PTCONV" dump "$f" 2>&1 | sed 's/\( gap cause 7 .*\) aux 0x[0-9a-f]* /\1 aux - /'
+				rm "$f"
+			done > "$T/$d.$e.dump"
+		done
+		cmp -s "$T/$d.walker.dump" "$T/$d.query.dump" || fail "$d: the walker's branches differ between fastq and libipt"
+	fi
 	diff -r "$T/$d.walker" "$T/$d.query" >/dev/null || fail "$d: the walker's files differ between fastq and libipt"
 	cmp -s "$T/$d.walker.summary" "$T/$d.query.summary" || fail "$d: the summaries differ"
 	case $d in

@@ -8,20 +8,22 @@
 
 #include <intel-pt.h>
 
+#include "config.h"
 #include "cli/cli.h"
 #include "common/error.h"
+#include "decoders/intel_pt/unknown.h"
 #include "input/perf_reader.h"
 
 enum kind {
 	K_PAD, K_PSB, K_PSBEND, K_FUP, K_TIP, K_TIP_PGE, K_TIP_PGD, K_TNT, K_MODE_EXEC, K_MODE_TSX,
 	K_PIP, K_VMCS, K_CBR, K_TSC, K_TMA, K_MTC, K_CYC, K_STOP, K_OVF, K_MNT, K_EXSTOP, K_MWAIT,
-	K_PWRE, K_PWRX, K_PTW, K_UNKNOWN, K_BAD, K_NR
+	K_PWRE, K_PWRX, K_PTW, K_CFE, K_EVD, K_TRIG, K_UNKNOWN, K_BAD, K_NR
 };
 
 static const char *const kind_names[K_NR] = {
 	"PAD", "PSB", "PSBEND", "FUP", "TIP", "TIP.PGE", "TIP.PGD", "TNT", "MODE.Exec", "MODE.TSX",
 	"PIP", "VMCS", "CBR", "TSC", "TMA", "MTC", "CYC", "TRACESTOP", "OVF", "MNT", "EXSTOP", "MWAIT",
-	"PWRE", "PWRX", "PTWRITE", "unknown", "bad",
+	"PWRE", "PWRX", "PTWRITE", "CFE", "EVD", "TRIG", "unknown", "bad",
 };
 
 struct piece { uint64_t offset, size, file_off; uint8_t *data; };
@@ -61,6 +63,13 @@ static int kind_of(const struct pt_packet *p)
 	case ppt_pwre: return K_PWRE;
 	case ppt_pwrx: return K_PWRX;
 	case ppt_ptw: return K_PTW;
+#if HAVE_DECL_PPT_CFE && HAVE_DECL_PPT_EVD
+	case ppt_cfe: return K_CFE;
+	case ppt_evd: return K_EVD;
+#endif
+#if HAVE_DECL_PPT_TRIG
+	case ppt_trig: return K_TRIG;
+#endif
 	default: return K_UNKNOWN;
 	}
 }
@@ -91,6 +100,15 @@ static void list_packet(const struct queue *q, uint64_t off, const struct pt_pac
 		if (p->payload.mode.leaf == pt_mol_exec)
 			printf(" csl %d csd %d", p->payload.mode.bits.exec.csl, p->payload.mode.bits.exec.csd);
 		break;
+#if HAVE_DECL_PPT_CFE && HAVE_DECL_PPT_EVD
+	case ppt_cfe:
+		printf(" type %d vector %u ip %u", (int)p->payload.cfe.type, p->payload.cfe.vector, p->payload.cfe.ip);
+		break;
+	case ppt_evd: printf(" type %d 0x%" PRIx64, (int)p->payload.evd.type, p->payload.evd.payload); break;
+#endif
+#if HAVE_DECL_PPT_TRIG
+	case ppt_trig: printf(" trbv 0x%x", p->payload.trig.trbv); break;
+#endif
 	default: break;
 	}
 	putchar('\n');
@@ -131,8 +149,13 @@ static void count_buffer(struct queue *q, const uint8_t *buf, size_t size, uint6
 		if (st == -pte_eos && off >= size)
 			break;
 		q->counts[K_BAD]++;
-		if (list)
-			printf("%u %#10" PRIx64 "  bad packet: %s\n", q->idx, base + off, pt_errstr(pt_errcode(st)));
+		if (list) {
+			/* a packet newer than the libipt loaded is named */
+			const char *newer = st == -pte_bad_opc ? ptc_pt_newer_packet(buf + off, size - off) : NULL;
+
+			printf("%u %#10" PRIx64 "  bad packet: %s%s%s\n", q->idx, base + off, pt_errstr(pt_errcode(st)),
+			       newer ? ": a " : "", newer ? newer : "");
+		}
 		off++;
 	}
 	pt_pkt_free_decoder(d);

@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "common/trace_event.h"
 #include "images/image_int.h"
+#include "images/x86_newer.h"
 
 static void init_decoder(ZydisDecoder *dec)
 {
@@ -112,8 +113,15 @@ static void decode_at(const ZydisDecoder *dec, const struct ptc_span *s, uint64_
 		      struct dinsn *d)
 {
 	ZydisDecodedInstruction in;
+	struct ptc_x86_newer nw;
 	uint64_t left = end - p;
 
+	if (ptc_x86_newer_branch(s->bytes + (p - s->vaddr), left, &nw)) {
+		d->length = nw.length;
+		d->kind = nw.kind;
+		d->target = 0;
+		return;
+	}
 	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(dec, NULL, s->bytes + (p - s->vaddr),
 			left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
 			&in))) {
@@ -266,6 +274,7 @@ static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s
 	init_decoder(&dec);
 	while (addr < r->end && n < PTC_ON_THE_FLY_MAX) {
 		ZydisDecodedInstruction in;
+		struct ptc_x86_newer nw;
 		uint64_t left = r->end - addr;
 		int err;
 
@@ -276,7 +285,8 @@ static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s
 			*insns += n;
 			return 0;
 		}
-		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
+		if (ptc_x86_newer_branch(s->bytes + (addr - s->vaddr), left, &nw) ||
+		    ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
 				s->bytes + (addr - s->vaddr),
 				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
 				&in)))

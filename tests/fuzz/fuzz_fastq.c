@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cfg.cpuid_0x15_ebx = 80;
 		}
 		cfg.errata.bdm70 = mode == 2;
-		if (ptc_fq_supported(&cfg) != 1)
+		if (ptc_fq_supported(&cfg) != 1 || !fastq_lockstep_reference())
 			continue;
 		if (fastq_lockstep(&cfg, size ? data[size - 1] + 1u : 1u, 1u << 20, &cnt, why, sizeof(why)) < 0) {
 			fprintf(stderr, "fastq and libipt differ (mode %d): %s\n", mode, why);

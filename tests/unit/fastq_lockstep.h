@@ -63,6 +63,19 @@ static int fastq_same_state(struct pt_query_decoder *q, struct ptc_fq *f, char *
 	return 0;
 }
 
+/* Is libipt's query decoder the reference here?  fastq answers as libipt
+ * 2.0's does.  libipt 2.1 rebuilt its query decoder on an event decoder
+ * and words some answers differently (a status update event at every PSB,
+ * -pte_bad_query where the trace ends before a branch), which the walker
+ * takes either way; with it loaded, there is nothing to compare fastq
+ * with. */
+static int fastq_lockstep_reference(void)
+{
+	struct pt_version v = pt_library_version();
+
+	return v.major == 2 && v.minor == 0;
+}
+
 /* cfg: the buffer and configuration (both decoders get a copy). */
 static int64_t fastq_lockstep(const struct pt_config *cfg, uint64_t seed, uint64_t max_steps,
 			      struct fastq_lockstep_counts *cnt, char *why, size_t n)

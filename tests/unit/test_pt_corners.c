@@ -36,6 +36,7 @@
  *		taken, not taken)
  *	pwr	power events only libipt's query decoder reads: PWRE (C6)
  *		then PWRX (woken by an interrupt)
+ *	raw:HEX	bytes as they are, for packets libipt's encoder cannot write
  *
  * A: +HEX (from BASE), 0xHEX, or k (the kernel's KERNEL). */
 struct seq {
@@ -96,6 +97,17 @@ static void script(struct seq *s, const char *name, const char *text)
 			for (b = w + 4; *b; b++)
 				p.payload.tnt.payload = p.payload.tnt.payload << 1 | (uint64_t)(*b == '1');
 			p.payload.tnt.bit_size = (uint8_t)(b - (w + 4));
+		} else if (!strncmp(w, "raw:", 4)) {
+			uint64_t off = 0;
+			const char *h;
+
+			CHECK(pt_enc_get_offset(s->enc, &off) == 0, "%s: encoder offset", name);
+			for (h = w + 4; h[0] && h[1] && off < sizeof(s->buf); h += 2) {
+				char x[3] = { h[0], h[1], 0 };
+				s->buf[off++] = (uint8_t)strtoul(x, NULL, 16);
+			}
+			CHECK(pt_enc_sync_set(s->enc, off) == 0, "%s: encoder offset", name);
+			continue;
 		} else if (!strcmp(w, "pwr")) {
 			p.type = ppt_pwre;
 			p.payload.pwre.state = 2;
@@ -290,6 +302,79 @@ static const char libipt_tail[] =
 	"0x400002 0x400005 cond 0 2\n"
 	"gap no-image\n";
 
+/* ---- item 7: packets and instructions newer than libipt 2.0 ----
+ *
+ * Byte for byte from the packet formats of the Intel SDM (vol. 3, Intel
+ * Processor Trace), which libipt 2.0's encoder cannot write:
+ *   CFE  02 13, [IP:7 | type:4..0], vector: a control-flow event of Event
+ *        Trace; type 1 (INTR) with IP clear binds to the FUP and TIP (or
+ *        TIP.PGD) of the interrupt's asynchronous branch that follow
+ *   EVD  02 53, [type:5..0], 8 bytes of payload: type 0 is CR2, the page
+ *        fault's address, for the CFE that follows
+ *   TRIG D9, [IP:7 | ICNTV:6 | MULT:5], trigger bits: trigger tracing; no
+ *        IP, no count: it says nothing about control flow
+ * A libipt that knows them (CFE, EVD: 2.1; TRIG: 2.2) decodes them and the
+ * branches are those the instructions and the other packets say; one that
+ * does not stops at them: everything up to the next PSB is lost, a decode
+ * gap that names the packet.
+ *
+ * On code_syscall: nop, syscall (tracing stops in the kernel); an
+ * interrupt at +01 (FUP, TIP.PGD without IP) stops tracing after the nop,
+ * which resumes at +01 (TIP.PGE): syscall, 2 instructions with the nop;
+ * a PSB+ with tracing off; tracing resumes at +03, the second syscall's
+ * nop: nop, syscall (2).  Both resume at their next instruction: target 0.
+ * The TRIG case has no interrupt: nop, syscall, the same branches. */
+static const char expect_newer_pkt[] =
+	"0x400001 0x0 far 1 2\n"
+	"0x400004 0x0 far 1 2\n";
+static const char expect_newer_pkt_lost[] =
+	"gap decode\n"
+	"0x400004 0x0 far 1 2 after-gap\n";
+
+/* FRED's far returns and APX's JMPABS, which ptconv's walker knows (from
+ * their encodings) whatever Zydis says, and libipt from 2.2 on:
+ *
+ *   +00 90           nop
+ *   +01 f3 0f 01 ca  eretu (f2 0f 01 ca: erets)
+ *   +05 90           nop
+ *   +06 0f 05        syscall
+ *   +08 90           nop
+ *   +09 0f 05        syscall
+ */
+static const char code_eretu[] = "\x90\xf3\x0f\x01\xca\x90\x0f\x05\x90\x0f\x05";
+static const char code_erets[] = "\x90\xf2\x0f\x01\xca\x90\x0f\x05\x90\x0f\x05";
+/* nop, eretu: a far return, its TIP at +05 (2 insns); nop, syscall (2),
+ * tracing stops; a PSB+, tracing resumes at +08: nop, syscall (2). */
+static const char expect_eret[] =
+	"0x400001 0x400005 far 1 2\n"
+	"0x400006 0x0 far 1 2\n"
+	"0x400009 0x0 far 1 2\n";
+/*   +00 90                             nop
+ *   +01 d5 00 a1 0c 00 40 00 00 00 00 00  jmpabs 0x40000c (REX2, A1, imm64)
+ *   +0c 90                             nop
+ *   +0d 0f 05                          syscall
+ *   +0f 90                             nop
+ *   +10 0f 05                          syscall
+ */
+static const char code_jmpabs[] =
+	"\x90\xd5\x00\xa1\x0c\x00\x40\x00\x00\x00\x00\x00\x90\x0f\x05\x90\x0f\x05";
+/* nop, jmpabs: traced with a TIP (+0c), as an indirect jump (2 insns);
+ * nop, syscall (2); a PSB+; nop, syscall (2). */
+static const char expect_jmpabs[] =
+	"0x400001 0x40000c jmp-ind 1 2\n"
+	"0x40000d 0x0 far 1 2\n"
+	"0x400010 0x0 far 1 2\n";
+/* libipt before 2.2 takes eretu/erets for clac (and binds the TIP to the
+ * syscall after it) and fails on jmpabs: a decode gap that names the
+ * instruction.  By the time its block comes out, libipt has read the
+ * packets after it up to and into the next PSB+ (it looks ahead for
+ * events that bind there), so decoding resumes at the PSB after that:
+ * none in this short trace. */
+static const char expect_insn_lost[] = "gap decode\n";
+
+/* Which of them the libipt loaded knows (pt_library_version()). */
+enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
+
 static const struct corner {
 	const char *name;
 	const char *code;
@@ -297,6 +382,10 @@ static const struct corner {
 	const char *packets;	/* script() */
 	const char *expect;
 	const char *libipt;	/* the libipt engine differs: why, then what it gives */
+	int newer;		/* NEWER_*: what libipt must know for expect */
+	const char *lost;	/* otherwise: what every engine (packets) or the
+				 * libipt engine (instructions) gives */
+	const char *detail;	/* what the gap's text must say, then */
 } corners[] = {
 #define CODE(c) c, sizeof(c) - 1
 	/* the four bits in one TNT packet: the walker takes the first one
@@ -323,8 +412,38 @@ static const struct corner {
 	  NULL },
 	{ "tail_end", CODE(code_tail), "psb pge@+0 tnt:0", expect_tail_end, libipt_tail },
 	{ "tail_bad", CODE(code_tail), "psb pge@+0 tnt:01", expect_tail_bad, libipt_tail },
+	{ "cfe_intr", CODE(code_syscall), "psb pge@+0 raw:02130120 fup@+1 pgd pge@+1 pgd@k psb pge@+3 pgd@k",
+	  expect_newer_pkt, NULL, NEWER_PKT21, expect_newer_pkt_lost, "CFE packet" },
+	{ "evd_cfe_pf", CODE(code_syscall),
+	  "psb pge@+0 raw:02530000100000000000000213010e fup@+1 pgd pge@+1 pgd@k psb pge@+3 pgd@k",
+	  expect_newer_pkt, NULL, NEWER_PKT21, expect_newer_pkt_lost, "EVD packet" },
+	{ "trig", CODE(code_syscall), "psb pge@+0 raw:d90001 pgd@k psb pge@+3 pgd@k", expect_newer_pkt, NULL,
+	  NEWER_PKT22, expect_newer_pkt_lost, "TRIG packet" },
+	{ "eretu", CODE(code_eretu), "psb pge@+0 tip@+5 pgd@k psb pge@+8 pgd@k", expect_eret, NULL, NEWER_INSN22,
+	  expect_insn_lost, "ERETU" },
+	{ "erets", CODE(code_erets), "psb pge@+0 tip@+5 pgd@k psb pge@+8 pgd@k", expect_eret, NULL, NEWER_INSN22,
+	  expect_insn_lost, "ERETS" },
+	{ "jmpabs", CODE(code_jmpabs), "psb pge@+0 tip@+c pgd@k psb pge@+f pgd@k", expect_jmpabs, NULL,
+	  NEWER_INSN22, expect_insn_lost, "JMPABS" },
 #undef CODE
 };
+
+/* Does the libipt loaded know what the case needs? */
+static int libipt_knows(int newer)
+{
+	struct pt_version v = pt_library_version();
+	unsigned ver = (unsigned)v.major << 8 | v.minor;
+
+	switch (newer) {
+	case NEWER_PKT21:
+		return ver >= 0x201;
+	case NEWER_PKT22:
+	case NEWER_INSN22:
+		return ver >= 0x202;
+	default:
+		return 1;
+	}
+}
 
 static void write_file(const char *dir, const char *name, const char *ext, const void *p, size_t n)
 {
@@ -366,9 +485,24 @@ int main(int argc, char **argv)
 		pt_free_encoder(s.enc);
 		write_file(argv[1], c->name, ".pt", s.buf, (size_t)size);
 		write_file(argv[1], c->name, ".code", c->code, c->code_size);
-		write_file(argv[1], c->name, ".expect", c->expect, strlen(c->expect));
-		if (c->libipt)
-			write_file(argv[1], c->name, ".libipt", c->libipt, strlen(c->libipt));
+		if (c->newer == NEWER_NONE || libipt_knows(c->newer)) {
+			write_file(argv[1], c->name, ".expect", c->expect, strlen(c->expect));
+			if (c->libipt)
+				write_file(argv[1], c->name, ".libipt", c->libipt, strlen(c->libipt));
+		} else if (c->newer == NEWER_INSN22) {
+			/* ptconv's walker knows the instruction, libipt not */
+			char why[160];
+			struct pt_version v = pt_library_version();
+			int n = snprintf(why, sizeof(why), "# libipt %u.%u does not decode %s\n%s", v.major, v.minor,
+					 c->detail, c->lost);
+
+			write_file(argv[1], c->name, ".expect", c->expect, strlen(c->expect));
+			write_file(argv[1], c->name, ".libipt", why, (size_t)n);
+			write_file(argv[1], c->name, ".detail", c->detail, strlen(c->detail));
+		} else {
+			write_file(argv[1], c->name, ".expect", c->lost, strlen(c->lost));
+			write_file(argv[1], c->name, ".detail", c->detail, strlen(c->detail));
+		}
 		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 "\n", c->name, (uint64_t)BASE);
 		CHECK(nl < sizeof(list), "too many cases");
 	}

@@ -17,6 +17,8 @@
 #include "common/error.h"
 #include "decoders/intel_pt/blkdec.h"
 #include "decoders/intel_pt/bystanders.h"
+#include "decoders/intel_pt/unknown.h"
+#include "images/x86_newer.h"
 
 struct held_branch {
 	int active;
@@ -62,6 +64,8 @@ struct ptc_blk_decoder {
 	int have_pend, have_tail;
 	int continuing;		/* the current window continues the previous one */
 	uint64_t next_ip;	/* after the last instruction taken (0 unknown) */
+	uint64_t unknown_ip;	/* where libipt failed on an instruction (0 unknown) */
+	uint64_t sync_off;	/* the last PSB synchronised at, in the window */
 };
 
 static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
@@ -272,6 +276,7 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct ptc_x86_newer nw;
 	uint8_t buf[16];
 	size_t n;
 	int direct;
@@ -281,6 +286,10 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 	if (region(d, ip) < 0)
 		return -2;
 	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
+	if (ptc_x86_newer_branch(buf, n, &nw)) {
+		*len = nw.length;
+		return nw.kind;
+	}
 	if (!n || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->zy, buf, n, &in, ops)))
 		return -2;
 	*len = in.length;
@@ -351,6 +360,12 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, ui
 			}
 			break;
 		}
+		if (kind >= 0 && kind != PTC_BR_JMP && kind != PTC_BR_CALL) {
+			/* a branch that needs trace, inside a block: one that
+			 * libipt's decoder does not know (x86_newer.h) */
+			d->unknown_ip = ip;
+			return -pte_bad_insn;
+		}
 		if (kind == PTC_BR_JMP || kind == PTC_BR_CALL) {
 			err = emit(d, d->thr, ip, target, (uint32_t)d->thr->pending_insns, kind, 1, len);
 			d->thr->pending_insns = 0;
@@ -372,6 +387,18 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 
 	update_time(d, ev);
 	d->st.events++;
+	switch (ptc_pt_status_update(ev, d->enabled)) {
+	case PTC_PT_STATUS_NONE:
+		break;
+	case PTC_PT_STATUS_ON:
+		/* libipt refuses a status update that contradicts its own
+		 * state (-pte_bad_status_update): this one is the PSB+ it
+		 * starts at, before its first block */
+		return enable(d, ev->variant.enabled.ip);
+	default:
+		/* nothing changed: the held branch waits for the next block */
+		return 0;
+	}
 	switch (ev->type) {
 	case ptev_enabled:
 		err = resolve(d, 0, 1);
@@ -499,13 +526,34 @@ static int continue_walk(struct ptc_blk_decoder *d, uint64_t sync_off)
 	return 0;
 }
 
+/* What taking a block fails with when the code cannot be decoded (not a
+ * fatal error): no code there, or an instruction libipt does not know. */
+static int undecodable(int err)
+{
+	return err == -pte_nomap || err == -pte_bad_insn;
+}
+
 /* A decode error at the current position: a gap, then the next PSB. */
 static void decode_error(struct ptc_blk_decoder *d, int st)
 {
-	uint64_t off = 0;
+	uint64_t off = 0, ip = d->unknown_ip ? d->unknown_ip : d->next_ip;
+	char buf[160];
+	const char *what = NULL;
 
-	open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s",
-		 pt_errstr(pt_errcode(st)));
+	if (st == -pte_bad_insn && ip && region(d, ip) == 0) {
+		/* an instruction libipt's decoder does not know: named when
+		 * it is one of those ptconv knows (x86_newer.h) */
+		uint8_t code[16];
+		size_t n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), code, sizeof(code));
+
+		what = ptc_pt_why_insn(code, n, ip, buf, sizeof(buf));
+	}
+	if (!what)
+		what = ptc_pt_why(&d->cfg, d->sync_off, d->base, st, buf, sizeof(buf));
+	open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
+	/* (an instruction libipt does not know is found in a block taken
+	 * after libipt had read on: the next PSB after that) */
+	d->unknown_ip = 0;
 	if (pt_blk_get_offset(d->blk, &off) == 0 && off > d->min_sync)
 		d->min_sync = off;
 	d->synced = 0;
@@ -532,9 +580,16 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			if (pt_blk_get_sync_offset(d->blk, &off) == 0 && off < d->min_sync && st >= 0)
 				continue;
 			if (st < 0) {
+				/* a broken PSB+: the next one; a packet libipt does
+				 * not know there (it reads ahead) is a loss */
+				if (st == -pte_bad_opc) {
+					d->sync_off = off;
+					decode_error(d, st);
+				}
 				d->min_sync = off + 1;
 				continue;
 			}
+			d->sync_off = off;
 			d->min_sync = off + 1;
 			d->synced = 1;
 			d->status = st;
@@ -542,9 +597,9 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			update_time(d, NULL);
 			if (d->continuing) {
 				err = continue_walk(d, off);
-				if (err < 0 && err != -pte_nomap)
+				if (err < 0 && !undecodable(err))
 					return err;
-				if (err == -pte_nomap) {
+				if (undecodable(err)) {
 					decode_error(d, err);
 					continue;
 				}
@@ -564,7 +619,7 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			d->status = st;
 			/* the block before the event comes first */
 			err = take_pending(d);
-			if (err == -pte_nomap) {
+			if (undecodable(err)) {
 				decode_error(d, err);
 				break;
 			}
@@ -583,6 +638,11 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 		} else {
 			memset(&b, 0, sizeof(b));
 			st = pt_blk_next(d->blk, &b, sizeof(b));
+			if (st == -pte_bad_query && (d->status & pts_eos))
+				/* libipt 2.1 and later, where the trace ends
+				 * before a branch that needs a packet (2.0:
+				 * -pte_eos) */
+				st = -pte_eos;
 			err = take_pending(d);
 			if (err >= 0 && b.ninsn) {
 				if (st >= 0 || st == -pte_eos) {
@@ -594,9 +654,9 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 					err = take_block(d, &b, 0, &reached);
 				}
 			}
-			if (err < 0 && err != -pte_nomap)
+			if (err < 0 && !undecodable(err))
 				return err;
-			if (err == -pte_nomap)
+			if (undecodable(err))
 				st = err;
 			if (st >= 0) {
 				d->status = st;
@@ -615,7 +675,7 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			return 0;
 		}
 		err = take_pending(d);
-		if (err < 0 && err != -pte_nomap)
+		if (err < 0 && !undecodable(err))
 			return err;
 		decode_error(d, st);
 	}
@@ -699,7 +759,7 @@ int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, si
 	}
 	d->continuing = 0;
 	err = take_tail(d);
-	if (err < 0 && err != -pte_nomap)
+	if (err < 0 && !undecodable(err))
 		return err;
 	if (lost && !d->gap_open) {
 		/* as in the walker: the gap starts where the lost bytes do,
@@ -727,7 +787,7 @@ int ptc_blk_decoder_finish(struct ptc_blk_decoder *d)
 {
 	int err = take_tail(d);
 
-	if (err >= 0 || err == -pte_nomap)
+	if (err >= 0 || undecodable(err))
 		err = resolve(d, 0, 1);
 
 	if (d->gap_open && d->end > d->gap.aux_offset)

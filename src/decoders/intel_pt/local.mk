@@ -6,7 +6,8 @@ libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec
 	src/decoders/intel_pt/tnt_path.c src/decoders/intel_pt/tnt_path.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
-	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h
+	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h \
+	src/decoders/intel_pt/unknown.c src/decoders/intel_pt/unknown.h
 TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
 # Every output format of a PT conversion, read back by tests/writers/*.py
 TESTS += tests/pt_formats.sh
@@ -82,5 +83,9 @@ EXTRA_DIST += tests/pt_after_exit.sh
 # branches
 check_PROGRAMS += tests/unit/test_pt_corners
 tests_unit_test_pt_corners_SOURCES = tests/unit/test_pt_corners.c
+# libipt 2.1's status update events at a PSB, synthetic (libipt 2.0 here)
+check_PROGRAMS += tests/unit/test_pt_status
+tests_unit_test_pt_status_SOURCES = tests/unit/test_pt_status.c
+TESTS += tests/unit/test_pt_status
 TESTS += tests/pt_corners.sh
 EXTRA_DIST += tests/pt_corners.sh

@@ -34,6 +34,8 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 #include "decoders/intel_pt/fastq.h"
 #include "decoders/intel_pt/ptdec.h"
 #include "decoders/intel_pt/tnt_path.h"
+#include "decoders/intel_pt/unknown.h"
+#include "images/x86_newer.h"
 
 #define RCACHE 8
 #define CHAIN 64		/* direct branches remembered since the last query */
@@ -150,6 +152,7 @@ static void ahead_early_event(struct ptc_pt_decoder *d);
 static void ahead_unusable(struct ptc_pt_ahead *a, const char *why);
 static void ahead_timed(struct ptc_pt_decoder *d);
 static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t ip);
+static const char *why(struct ptc_pt_decoder *d, int st, char *buf, size_t n);
 
 /* ---- the query decoder ---- */
 
@@ -697,8 +700,13 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 		/* Not decoding anyone yet (e.g. the loss is at the start):
 		 * the gap belongs to whoever the sideband says ran. */
 		struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
-		if (t)
+		if (t) {
+			/* which loses its history, as below */
 			pg->thr = t;
+			t->pending_insns = 0;
+			t->depth = 0;
+			t->after_gap = 1;
+		}
 	}
 	pg->gap.cause = (uint8_t)cause;
 	pg->gap.aux_offset = offset;
@@ -881,6 +889,7 @@ static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, ui
 	ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (k = 0; k < TAIL_MAX; k++) {
 		ZydisDecodedInstruction in;
+		struct ptc_x86_newer nw;
 		size_t got;
 
 		if (ip == to) {
@@ -892,7 +901,8 @@ static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, ui
 			*n = k;
 			return to == UINT64_MAX && k ? 0 : -1;
 		}
-		if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) || zy_branch(&in))
+		if (ptc_x86_newer_branch(buf, got, &nw) || ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) ||
+		    zy_branch(&in))
 			return -1;
 		ip += in.length;
 		if (ip > to)
@@ -969,13 +979,54 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	return err;
 }
 
+/* A PSB+'s word on whether tracing is on (and at which IP): libipt 2.1
+ * and later report it at every PSB as a status update, ptev_enabled or
+ * ptev_disabled with status_update set, once the bits before the PSB are
+ * used up; libipt 2.0 and ptconv's query decoder only as the status of a
+ * synchronisation.  It is a state, not a change: where it agrees with the
+ * walker nothing happens and nothing is lost.  Where it does not, the
+ * trace contradicts what was decoded before (as libipt's own decoders
+ * say, -pte_bad_status_update): a decode gap, and the walk goes on in the
+ * state the PSB+ gives. */
+int ptc_pt_status_update(const struct pt_event *ev, int enabled)
+{
+	if (!ev->status_update || (ev->type != ptev_enabled && ev->type != ptev_disabled))
+		return PTC_PT_STATUS_NONE;
+	if ((ev->type == ptev_enabled) == (enabled != 0))
+		return PTC_PT_STATUS_AGREES;
+	return ev->type == ptev_enabled ? PTC_PT_STATUS_ON : PTC_PT_STATUS_OFF;
+}
+
+static int apply_status(struct ptc_pt_decoder *d, int verdict)
+{
+	const struct pt_event *ev = &d->ev;
+
+	d->have_ev = 0;
+	switch (verdict) {
+	case PTC_PT_STATUS_ON:
+		if (!d->pg.active)
+			open_gap(d, PTC_GAP_DECODE, cur_offset(d),
+				 "the PSB+ says tracing is on at 0x%" PRIx64 ", where the trace had stopped it",
+				 ev->variant.enabled.ip);
+		return enable_at(d, ev->variant.enabled.ip);
+	case PTC_PT_STATUS_OFF:
+		open_gap(d, PTC_GAP_DECODE, cur_offset(d), "the PSB+ says tracing is off, where the trace had it on");
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 /* Events that do not wait for an IP; returns 1 to stop (time limit). */
 static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 {
 	const struct pt_event *ev = &d->ev;
-	int err;
+	int err, verdict;
 
 	update_time(d, ev);
+	verdict = ptc_pt_status_update(ev, d->enabled);
+	if (verdict != PTC_PT_STATUS_NONE)
+		return apply_status(d, verdict);
 	switch (ev->type) {
 	case ptev_enabled:
 		if (d->enabled && !d->pg.active && d->thr) {
@@ -1130,7 +1181,16 @@ static int resync(struct ptc_pt_decoder *d)
 		if (off < d->min_sync)
 			continue;
 		if (st < 0) {
-			/* A broken PSB+: try the next one. */
+			/* A broken PSB+: try the next one.  A packet libipt
+			 * does not know there (right after PSBEND, libipt reads
+			 * ahead) is a loss up to the next PSB. */
+			if (st == -pte_bad_opc) {
+				char wbuf[160];
+
+				d->last_sync_off = off;
+				open_gap(d, PTC_GAP_DECODE, d->base + off, "at the PSB at 0x%" PRIx64 ": %s",
+					 d->base + off, why(d, st, wbuf, sizeof(wbuf)));
+			}
 			d->min_sync = off + 1;
 			cont = 0;
 			continue;
@@ -1219,10 +1279,19 @@ static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, 
 	d->have_ev = 0;
 }
 
+/* Why a query failed with st, in words (unknown.h: a packet the libipt
+ * loaded does not know is named). */
+static const char *why(struct ptc_pt_decoder *d, int st, char *buf, size_t n)
+{
+	return ptc_pt_why(&d->cfg, d->last_sync_off, d->base, st, buf, n);
+}
+
 enum { STEP_OK = 0, STEP_STOP = 1, STEP_DONE = 2 };
 
 static int query_failed(struct ptc_pt_decoder *d, int st, uint64_t bip, int kind)
 {
+	char wbuf[160];
+
 	if (st == -pte_eos) {
 		d->piece_done = 1;
 		return STEP_DONE;
@@ -1233,7 +1302,7 @@ static int query_failed(struct ptc_pt_decoder *d, int st, uint64_t bip, int kind
 			return STEP_OK;
 	}
 	decode_failed(d, PTC_GAP_DECODE, "%s at the %s at 0x%" PRIx64,
-		      pt_errstr(pt_errcode(st)), ptc_branch_kind_name(kind), bip);
+		      why(d, st, wbuf, sizeof(wbuf)), ptc_branch_kind_name(kind), bip);
 	return STEP_OK;
 }
 
@@ -1315,6 +1384,7 @@ static int bind_event(struct ptc_pt_decoder *d, uint64_t evip, uint32_t before, 
 static int tail_step(struct ptc_pt_decoder *d, uint64_t until)
 {
 	const char *img = ptc_image_name(d->reg.img);
+	char wbuf[160];
 	uint64_t evip, tgt;
 	uint32_t n;
 	int st, taken;
@@ -1346,7 +1416,7 @@ static int tail_step(struct ptc_pt_decoder *d, uint64_t until)
 	if (st == -pte_bad_query && !d->have_ev && fetch_event(d) == 0)
 		return STEP_OK;
 	decode_failed(d, PTC_GAP_DECODE, "%s after 0x%" PRIx64 " in %s, where no branch follows",
-		      pt_errstr(pt_errcode(st)), d->ip, img);
+		      why(d, st, wbuf, sizeof(wbuf)), d->ip, img);
 	return STEP_OK;
 }
 
@@ -1573,6 +1643,12 @@ static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
 	int st, taken;
 
 	for (;;) {
+		if (d->have_ev && ptc_pt_status_update(&d->ev, 1) == PTC_PT_STATUS_AGREES) {
+			/* a PSB+ on the way: tracing is still on */
+			d->have_ev = 0;
+			update_time(d, &d->ev);
+			continue;
+		}
 		if (d->have_ev) {
 			switch (d->ev.type) {
 			case ptev_enabled:
@@ -1953,6 +2029,7 @@ slow:
 
 int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 {
+	char wbuf[160];
 	int err;
 
 	for (;;) {
@@ -1996,7 +2073,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 		} else if (d->status & pts_event_pending) {
 			err = fetch_event(d);
 			if (err < 0)
-				decode_failed(d, PTC_GAP_DECODE, "event: %s", pt_errstr(pt_errcode(err)));
+				decode_failed(d, PTC_GAP_DECODE, "event: %s", why(d, err, wbuf, sizeof(wbuf)));
 			continue;
 		} else if (!d->enabled) {
 			if (d->status & pts_eos) {
@@ -2010,7 +2087,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 			}
 			if (err < 0)
 				decode_failed(d, PTC_GAP_DECODE, "trace packets while tracing is off: %s",
-					      pt_errstr(pt_errcode(err)));
+					      why(d, err, wbuf, sizeof(wbuf)));
 			continue;
 		}
 		if (d->continued && (d->status & pts_eos) && !d->skipping) {

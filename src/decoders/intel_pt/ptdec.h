@@ -118,6 +118,19 @@ static inline uint64_t ptc_pt_far_stop_target(uint64_t ip)
 	return (int64_t)ip < 0 ? 0 : ip;
 }
 
+/* libipt 2.1 and later report at every PSB whether tracing is on there
+ * (ptev_enabled with the PSB+'s IP, or ptev_disabled, with status_update
+ * set): a state, not a change.  What such an event ev means to an engine
+ * whose tracing state is enabled: */
+enum {
+	PTC_PT_STATUS_NONE,	/* not such an event */
+	PTC_PT_STATUS_AGREES,	/* the same state: nothing happened, nothing lost */
+	PTC_PT_STATUS_ON,	/* on at its IP, where the engine had it off */
+	PTC_PT_STATUS_OFF,	/* off, where the engine had it on */
+};
+struct pt_event;
+int ptc_pt_status_update(const struct pt_event *ev, int enabled);
+
 /* What the decoder asks the recording. */
 struct ptc_pt_env {
 	/* The thread running on cpu (or the thread queue_tid of a per-thread
