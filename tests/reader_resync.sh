@@ -13,7 +13,8 @@
 # is repaired: 0 bytes lost); more branches than the recording cut at the
 # damaged record gives; every run of branches between gaps is a run of the
 # ground truth (pt_truth_compare.py), a lost queue tail is an aux-lost gap;
-# `ptconv info` names the file and offset and exits 3, also reading a pipe.
+# `ptconv info` names the file and offset and exits 3, also reading a pipe;
+# so does `ptconv packets`.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 not installed"
 need_walk
@@ -223,10 +224,14 @@ for name in ('c', 't', 'p', 'z'):
     r = random.Random(7)
     b[mid[0]:end] = bytes(r.getrandbits(8) for _ in range(end - mid[0]))
     check(name, mid, 'garbage to the end', bytes(b), [(mid[0], end - mid[0], True)], False)
-    # without --strict a damaged recording converts with status 0
+    # without --strict a damaged recording converts with status 0;
+    # packets counts what is left and exits 3, naming the damage
     p, s = convert(os.path.join(tmp, 'mutant.data'), os.path.join(tmp, 'o'), False)
     if p.returncode != 0 or not s['input_damage']:
         fails.append('%s: without --strict: exit %d' % (name, p.returncode))
+    q = subprocess.run([ptconv, 'packets', os.path.join(tmp, 'mutant.data')], capture_output=True)
+    if q.returncode != 3 or ('mutant.data: offset 0x%x:' % mid[0]).encode() not in q.stderr:
+        fails.append('%s: packets: exit %d: %s' % (name, q.returncode, q.stderr[-300:]))
 print('%d damaged recordings converted, %d cuts' % (runs, len(cuts)))
 for f in fails:
     print('FAIL ' + f)
