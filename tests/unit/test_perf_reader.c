@@ -984,6 +984,50 @@ static void test_broken(void)
 	free(data.p); free(file.p); free(b.p);
 }
 
+/* Damage at 300 places: all counted, the first 256 kept in detail, the
+ * last kept one standing for the rest; memory does not grow with them. */
+static void test_many_skips(void)
+{
+	struct buf data = { 0 }, file;
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	const struct ptc_perf_stats *st;
+	char path[256], err[512];
+	uint64_t kept = 0;
+	size_t i, k;
+	int fd, ret;
+
+	for (i = 0; i < 300; i++) {
+		putz(&data, 8);		/* a header of size 0 */
+		for (k = 0; k < 3; k++) {
+			size_t at = rec_begin(&data, PTC_REC_FINISHED_ROUND, 0);
+			rec_end(&data, at);
+		}
+	}
+	build_file(&file, &data);
+	fd = open_as_file(&file, path, sizeof(path));
+	CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, "many.data", err, sizeof(err)), 0);
+	if (r) {
+		while ((ret = ptc_perf_next(r, &rec)) > 0)
+			;
+		st = ptc_perf_stats(r);
+		CHECK_EQ_U64(ret, 0);
+		CHECK_EQ_U64(st->skips, 300);
+		CHECK_EQ_U64(st->skipped_bytes, 300 * 8);
+		CHECK_EQ_U64(st->records[PTC_REC_FINISHED_ROUND], 900);
+		CHECK_EQ_U64(ptc_perf_nr_skips(r), 256);
+		for (i = 0; i < ptc_perf_nr_skips(r); i++)
+			kept += ptc_perf_skip(r, i)->bytes;
+		CHECK_EQ_U64(kept, 300 * 8);
+		CHECK_EQ_U64(ptc_perf_skip(r, 255)->merged, 44);
+		CHECK_EQ_U64(ptc_perf_skip(r, 1)->offset, ptc_le64(file.p + 40) + 32);
+		ptc_perf_close(r);
+	}
+	close(fd);
+	free(data.p);
+	free(file.p);
+}
+
 static void test_parsers_short(void)
 {
 	struct ptc_perf_record rec;
@@ -1121,6 +1165,7 @@ static int main_tests(int argc, char **argv)
 	test_compressed();
 	test_compressed_large();
 	test_broken();
+	test_many_skips();
 	test_parsers_short();
 	test_json();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
