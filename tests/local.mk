@@ -11,6 +11,9 @@ EXTRA_DIST += tests/output_complete.sh
 # Recordings cut anywhere: no crash, no undefined behaviour.
 TESTS += tests/pt_cut.sh
 EXTRA_DIST += tests/pt_cut.sh
+# Damaged record headers: reading goes on at the next intact record.
+TESTS += tests/reader_resync.sh
+EXTRA_DIST += tests/reader_resync.sh
 # Many live threads with few outputs open (--max-open-outputs).
 TESTS += tests/pt_live_threads.sh
 EXTRA_DIST += tests/pt_live_threads.sh

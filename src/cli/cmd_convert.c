@@ -296,7 +296,11 @@ static int convert(int argc, char **argv)
 			return PTC_EXIT_INPUT;
 		}
 		if (type != PTC_AUXTRACE_INTEL_PT && type != PTC_AUXTRACE_ARM_SPE) {
-			if (type == 0)
+			if (type == 0 && ptc_perf_nr_skips(r))
+				ptc_cli_error("%s: no AUXTRACE_INFO record, which says what trace the recording "
+					      "holds; the input is damaged, the record may have been in it: %s",
+					      o.input, ptc_perf_skip(r, 0)->message);
+			else if (type == 0)
 				ptc_cli_error("%s: no hardware trace in this recording (no AUXTRACE_INFO record)",
 					      o.input);
 			else

@@ -15,6 +15,7 @@
 #include "decoders/arm_spe/spe_info.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "convert/pt_convert.h"
 #include "images/locate.h"
 #include "input/perf_reader.h"
 #include "sideband/sideband.h"
@@ -940,6 +941,15 @@ static void print_text(struct info *in)
 	if (st->trailing_bytes)
 		printf("  %-20s %" PRIu64 " bytes at offset 0x%" PRIx64 "\n", "trailing garbage",
 		       st->trailing_bytes, st->trailing_offset);
+	if (st->skips) {
+		printf("  %-20s %" PRIu64 " bytes skipped at %" PRIu64 " places (%" PRIu64 " records "
+		       "repaired)\n", "damaged input", st->skipped_bytes, st->skips, st->repairs);
+		for (i = 0; i < ptc_perf_nr_skips(in->r); i++) {
+			const struct ptc_perf_skip *k = ptc_perf_skip(in->r, i);
+			printf("    offset 0x%" PRIx64 ": %" PRIu64 " bytes%s%s\n", k->offset, k->bytes,
+			       k->to_end ? " (to the end)" : "", k->bytes ? "" : " (repaired)");
+		}
+	}
 }
 
 /* ---- JSON output ---------------------------------------------------- */
@@ -1154,6 +1164,8 @@ static void print_json(struct info *in)
 	ptc_json_u64(&j, "trailing_garbage_bytes", st->trailing_bytes);
 	if (st->trailing_bytes)
 		ptc_json_u64(&j, "trailing_garbage_offset", st->trailing_offset);
+	/* damaged input the reader skipped, place by place */
+	ptc_convert_json_damage(&j, r);
 	ptc_json_begin_array(&j, "warnings");
 	for (i = 0; i < ptc_perf_nr_warnings(r); i++)
 		ptc_json_string(&j, NULL, ptc_perf_warning(r, i));
@@ -1198,7 +1210,7 @@ int cmd_info(int argc, char **argv)
 	struct info in;
 	struct ptc_perf_record rec;
 	char err[1024];
-	int json = 0, i, ret;
+	int json = 0, i, ret, damaged;
 	size_t w;
 
 	memset(&in, 0, sizeof(in));
@@ -1273,7 +1285,9 @@ int cmd_info(int argc, char **argv)
 			      in.path, in.bad_records, in.first_bad_offset);
 	if (ret < 0)
 		ptc_cli_error("%s", ptc_perf_errmsg(in.r));
+	/* damaged input (its places are among the warnings above) */
+	damaged = ptc_perf_stats(in.r)->skips != 0;
 	ptc_perf_close(in.r);
 	info_free(&in);
-	return ret < 0 ? PTC_EXIT_INPUT : PTC_EXIT_OK;
+	return ret < 0 || damaged ? PTC_EXIT_INPUT : PTC_EXIT_OK;
 }

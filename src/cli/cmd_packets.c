@@ -11,6 +11,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "common/error.h"
+#include "convert/pt_convert.h"
 #include "decoders/intel_pt/unknown.h"
 #include "input/perf_reader.h"
 
@@ -251,6 +252,10 @@ int cmd_packets(int argc, char **argv)
 		ptc_cli_error("%s", ptc_perf_errmsg(r));
 		ret = PTC_EXIT_INPUT;
 	}
+	/* damaged input skipped: the packets of what is left, and status 3 */
+	ptc_convert_say_damage(r);
+	if (ptc_perf_stats(r)->skips)
+		ret = PTC_EXIT_INPUT;
 	if (type && type != PTC_AUXTRACE_INTEL_PT) {
 		ptc_cli_error("%s: not an Intel PT recording (AUXTRACE_INFO type %u)", argv[optind], type);
 		ptc_perf_close(r);

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "common/error.h"
+#include "convert/pt_convert.h"
 #include "decoders/arm_spe/spe_info.h"
 #include "decoders/arm_spe/spe_session.h"
 #include "decoders/arm_spe/spe_symbols.h"
@@ -401,6 +402,8 @@ read_error:
 		ptc_cli_error("%s", ptc_perf_errmsg(r));
 		status = PTC_EXIT_INPUT;
 	}
+	/* damaged input skipped: a loss like the others below */
+	ptc_convert_say_damage(r);
 	if (!have_info) {
 		ptc_cli_error("%s: no ARM SPE AUXTRACE_INFO record", ptc_perf_name(r));
 		status = PTC_EXIT_INPUT;
@@ -446,14 +449,15 @@ read_error:
 			have_tc ? "" : " (no TIME_CONV: raw timer values)");
 	}
 	if (st->decode.bad_bytes || st->decode.dropped_records || aux_lost || lost_records ||
-	    aux_errors || st->decode.discontinuities) {
+	    aux_errors || st->decode.discontinuities || ptc_perf_stats(r)->skips) {
 		ptc_cli_error("lost: %" PRIu64 " records dropped (%" PRIu64 " bytes), %" PRIu64
 			      " corrupt bytes skipped in %" PRIu64 " resynchronisations, %" PRIu64
 			      " stream breaks, %" PRIu64 " AUX records flagged truncated/partial/collision, %"
-			      PRIu64 " LOST records, %" PRIu64 " AUXTRACE_ERROR records",
+			      PRIu64 " LOST records, %" PRIu64 " AUXTRACE_ERROR records, %" PRIu64
+			      " bytes of damaged input skipped",
 			      st->decode.dropped_records, st->decode.dropped_bytes, st->decode.bad_bytes,
 			      st->decode.resyncs, st->decode.discontinuities, aux_lost, lost_records,
-			      aux_errors);
+			      aux_errors, ptc_perf_stats(r)->skipped_bytes);
 		if (st->bad_offset != UINT64_MAX) {
 			if (st->bad_cpu >= 0)
 				ptc_cli_error("%s: AUX data of cpu %d: offset 0x%" PRIx64 ": a byte that is no "

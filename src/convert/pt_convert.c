@@ -42,7 +42,11 @@ struct piece {
 	uint64_t claimed;	/* > size: the record's size, of which the file ends
 				 * before size bytes (the rest is a counted loss) */
 	uint8_t *data;		/* pipe input: the bytes */
+	int lost;		/* the record's data was in damaged input: none here */
 };
+
+#define DAMAGED_WHY "trace data lost in damaged input (skipped by the reader)"
+
 
 struct run {
 	uint64_t start, end;	/* stream offsets */
@@ -150,6 +154,7 @@ struct conv {
 	 * after the damage (not read, so not decoded). */
 	char input_error[512];
 	uint64_t unread_bytes;
+	uint64_t damage;	/* places where the reader skipped damaged input */
 
 	struct queue *q;
 	size_t nq;
@@ -637,7 +642,12 @@ static void lost_gap(struct conv *c, struct cthread *t, const struct ptc_sb_lost
 		snprintf(where, sizeof(where), "thread %lld's buffer", (long long)r->tid);
 	else
 		snprintf(where, sizeof(where), "an unknown buffer");
-	if (r->t_end == PTC_SB_TIME_MAX)
+	if (r->damaged)
+		snprintf(detail, sizeof(detail), "sideband records may be lost in %" PRIu64 " bytes of damaged "
+			 "input at offset 0x%" PRIx64 " (perf times %" PRIu64 " to %s): thread attribution and "
+			 "mappings may be wrong", r->damaged, r->offset, r->t_start,
+			 r->t_end == PTC_SB_TIME_MAX ? "the end" : "later");
+	else if (r->t_end == PTC_SB_TIME_MAX)
 		snprintf(detail, sizeof(detail), "%" PRIu64 " sideband records lost on %s at an unknown time "
 			 "(LOST record at offset 0x%" PRIx64 "): thread attribution and mappings may be wrong",
 			 r->count, where, r->offset);
@@ -693,7 +703,7 @@ static void check_lost_sideband(struct conv *c, struct cthread *t, int cpu, uint
 		if (c->per_thread ? (r[i].tid >= 0 && r[i].tid != (int64_t)t->pt.tid)
 				  : (r[i].cpu >= 0 && r[i].cpu != cpu))
 			continue;
-		if (r[i].t_end == PTC_SB_TIME_MAX) {
+		if (r[i].t_end == PTC_SB_TIME_MAX && !r[i].t_start) {
 			if (t->lost_all)
 				continue;
 			t->lost_all = 1;
@@ -1008,6 +1018,7 @@ static int cmp_cut(const void *a, const void *b)
 
 static int plan_runs(struct conv *c, struct queue *q)
 {
+	const struct piece *damaged = NULL;	/* its data lost, nothing after it yet */
 	struct cut *cuts = NULL;
 	size_t nc = 0, i, j, naux = 0, cap;
 	const struct ptc_sb_aux *aux = c->sb ? ptc_sb_aux_records(c->sb, &naux) : NULL;
@@ -1069,17 +1080,24 @@ static int plan_runs(struct conv *c, struct queue *q)
 
 		if (last && s < last->end)
 			s = last->end;	/* overlap (snapshot mode): keep the first copy */
-		if (s >= e)
-			continue;
-		if (last && s == last->end) {
-			last->end = e;
-		} else {
-			struct run *r = &q->runs[q->nruns++];
-			r->start = s;
-			r->end = e;
-			r->lost = last ? s - last->end : s;
-			r->why = "AUX bytes missing from the recording";
+		if (s < e) {
+			if (last && s == last->end) {
+				last->end = e;
+			} else {
+				struct run *r = &q->runs[q->nruns++];
+				r->start = s;
+				r->end = e;
+				r->lost = last ? s - last->end : s;
+				r->why = damaged ? DAMAGED_WHY : "AUX bytes missing from the recording";
+			}
+			damaged = NULL;
+			last = &q->runs[q->nruns - 1];
 		}
+		/* what follows a record whose data went on in damaged input is
+		 * missing for that reason (up to 7 bytes below the end so far:
+		 * perf's padding) */
+		if (p->lost && p->offset + p->size + 8 > (last ? last->end : 0))
+			damaged = p;
 	}
 	for (j = 0; j < nc; j++) {
 		for (i = 0; i < q->nruns; i++) {
@@ -1156,7 +1174,13 @@ static int plan_runs(struct conv *c, struct queue *q)
 			prev_end = r.end;
 			q->runs[j++] = r;
 		}
-		if (data_end > prev_end) {
+		if (damaged) {
+			/* the queue's last data was in damaged input: an
+			 * unknown amount lost at its end */
+			q->tail.start = q->tail.end = data_end > prev_end ? data_end : prev_end;
+			q->tail.lost = UINT64_MAX;
+			q->tail.why = DAMAGED_WHY;
+		} else if (data_end > prev_end) {
 			q->tail.start = q->tail.end = data_end;
 			q->tail.lost = data_end - prev_end;
 			if (!q->tail.why)
@@ -2212,6 +2236,37 @@ static void clamp_to_file(struct conv *c)
 		}
 }
 
+void ptc_convert_say_damage(const struct ptc_perf_reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < ptc_perf_nr_skips(r); i++) {
+		const struct ptc_perf_skip *s = ptc_perf_skip(r, i);
+		ptc_cli_error("warning: %s", s->message);
+		if (s->merged)
+			ptc_cli_error("warning: %s: damage at %" PRIu64 " more places after offset 0x%" PRIx64,
+				      ptc_perf_name(r), s->merged, s->offset);
+	}
+}
+
+/* Where the reader skipped damaged input: said on standard error, and the
+ * sideband told that its records there are lost (records-lost gaps for the
+ * threads that ran then). */
+static int report_damage(struct conv *c)
+{
+	size_t i;
+
+	ptc_convert_say_damage(c->r);
+	for (i = 0; i < ptc_perf_nr_skips(c->r); i++) {
+		const struct ptc_perf_skip *s = ptc_perf_skip(c->r, i);
+		int err = s->bytes ? ptc_sb_add_damage(c->sb, s->offset, s->bytes, s->t_start, s->t_end) : 0;
+		if (err < 0)
+			return err;
+	}
+	c->damage = ptc_perf_stats(c->r)->skips;
+	return 0;
+}
+
 static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
@@ -2262,6 +2317,7 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 			p->offset = at.offset;
 			p->size = rec.aux_size;
 			p->file_off = rec.aux_offset;
+			p->lost = rec.aux_lost;
 			if (!ptc_perf_seekable(c->r) && rec.aux_size) {
 				ssize_t got;
 				uint64_t have = 0;
@@ -2304,6 +2360,9 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 		snprintf(c->input_error, sizeof(c->input_error), "%s", ptc_perf_errmsg(c->r));
 		c->unread_bytes = fsize > got ? fsize - got : 0;
 	}
+	err = report_damage(c);
+	if (err < 0)
+		return err;
 	clamp_to_file(c);
 	ptc_sb_finish(c->sb);
 	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
@@ -2441,6 +2500,26 @@ static void list_writer_files(struct ptc_json *j, char **names, size_t n, const 
 }
 
 /* "attribution": how the trace was given to threads (see ptconv-convert(1)). */
+void ptc_convert_json_damage(struct ptc_json *j, const struct ptc_perf_reader *r)
+{
+	size_t i, n = r ? ptc_perf_nr_skips(r) : 0;
+
+	ptc_json_u64(j, "skipped_input_bytes", r ? ptc_perf_stats(r)->skipped_bytes : 0);
+	ptc_json_u64(j, "repaired_records", r ? ptc_perf_stats(r)->repairs : 0);
+	ptc_json_begin_array(j, "input_damage");
+	for (i = 0; i < n; i++) {
+		const struct ptc_perf_skip *s = ptc_perf_skip(r, i);
+		ptc_json_begin_object(j, NULL);
+		ptc_json_u64(j, "offset", s->offset);
+		ptc_json_u64(j, "bytes", s->bytes);
+		ptc_json_bool(j, "to_end", s->to_end);
+		ptc_json_u64(j, "more_places", s->merged);
+		ptc_json_string(j, "reason", s->message);
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
+}
+
 static void summary_attribution(struct conv *c, struct ptc_json *j)
 {
 	size_t i;
@@ -2534,6 +2613,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		else
 			ptc_json_null(&j, "input_error");
 		ptc_json_u64(&j, "unread_input_bytes", c->unread_bytes);
+		ptc_convert_json_damage(&j, c->r);
 		if (c->sb) {
 			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
 			ptc_json_u64(&j, "lost_records", lost);
@@ -2630,6 +2710,9 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 				fprintf(stderr, "%s%s %" PRIu64, k ? ", " : "", ptc_gap_cause_name((int)k),
 					agg.gaps_by_cause[k]);
 		fprintf(stderr, "), %" PRIu64 " trace bytes skipped", agg.lost_bytes);
+		if (c->damage)
+			fprintf(stderr, ", damaged input: %" PRIu64 " bytes skipped at %" PRIu64 " places",
+				ptc_perf_stats(c->r)->skipped_bytes, c->damage);
 		if (orphan)
 			fprintf(stderr, ", %" PRIu64 " branches of unknown threads", orphan);
 		if (c->nmissing)
@@ -2889,7 +2972,7 @@ static int exit_status(struct conv *c)
 		return c->fatal;
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
-	if (gaps || c->nmissing || c->input_error[0] || c->late_branches)
+	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage)
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
 }

@@ -30,5 +30,12 @@ struct ptc_pt_options {
 int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pt,
 			 struct ptc_perf_reader *r);
 int ptc_convert_raw_pt(const struct ptc_convert_options *opt, const struct ptc_pt_options *pt);
+/* Say on standard error where the reader skipped damaged input (the file,
+ * the offsets, why). */
+void ptc_convert_say_damage(const struct ptc_perf_reader *r);
+/* The same in JSON: skipped_input_bytes, repaired_records and input_damage
+ * (offset, bytes, to_end, more_places, reason per place); r may be NULL. */
+struct ptc_json;
+void ptc_convert_json_damage(struct ptc_json *j, const struct ptc_perf_reader *r);
 
 #endif

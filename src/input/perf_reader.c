@@ -39,6 +39,11 @@
 #define MAX_WARNINGS	16
 #define MAX_BUILD_IDS	(1u << 20)
 #define NAME_ALIGN	64
+#define MAX_SKIPS	256		/* damaged places kept in detail */
+#define LOOK		(256u * 1024)	/* window kept ahead of a resync candidate */
+#define CHAIN		3		/* records that must follow each other there */
+#define AHEAD_RECORDS	4096		/* records searched for a queue's next AUXTRACE */
+#define MAX_QUEUES	65536		/* AUXTRACE queue indexes remembered */
 
 struct id_entry {
 	uint64_t id;
@@ -82,6 +87,7 @@ struct ptc_perf_reader {
 	size_t zpos, zlen;
 	int zactive;		/* zin holds unconsumed compressed bytes */
 	uint64_t zrec_off;	/* offset of the COMPRESSED record being expanded */
+	uint16_t zrec_size;
 
 	/* attrs */
 	struct attr_priv *attrs;
@@ -110,50 +116,66 @@ struct ptc_perf_reader {
 	 * feature before the HEADER_ATTR records) */
 	struct pending_name { uint64_t id; int has_id; size_t idx; char *name; } *pending;
 	size_t nr_pending;
+
+	/* damage: where the reading resynchronised */
+	struct ptc_perf_skip *skips;
+	size_t nr_skips;
+	uint8_t *vbuf;		/* a record looked at ahead of the window (REC_MAX + 8) */
+	struct aux_queue { uint32_t cpu, tid; int seen; uint64_t end; } *aq;	/* by AUXTRACE idx */
+	size_t nr_aq;
+	uint64_t tmin[3];	/* least perf time of this round and the two before */
+	unsigned rounds_after_skip;	/* FINISHED_ROUNDs since the last skip */
+	int skip_t_open;	/* the last skip has seen no time after it yet */
+	uint64_t last_aux_off, last_aux_end;	/* the last AUXTRACE record, its data's end */
 };
 
 /* ---- messages ------------------------------------------------------- */
 
 static int fail_at(struct ptc_perf_reader *r, int code, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+static void warn_at(struct ptc_perf_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void vformat_at(const struct ptc_perf_reader *r, char *msg, size_t len, uint64_t off,
+		       const char *fmt, va_list ap)
+{
+	int n = snprintf(msg, len, "%s: offset 0x%llx: ", r->name, (unsigned long long)off);
+
+	if (n < 0 || (size_t)n >= len)
+		n = 0;
+	vsnprintf(msg + n, len - n, fmt, ap);
+}
 
 static int fail_at(struct ptc_perf_reader *r, int code, uint64_t off, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	n = snprintf(r->errmsg, sizeof(r->errmsg), "%s: offset 0x%llx: ", r->name,
-		     (unsigned long long)off);
-	if (n < 0 || (size_t)n >= sizeof(r->errmsg))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
+	vformat_at(r, r->errmsg, sizeof(r->errmsg), off, fmt, ap);
 	va_end(ap);
 	r->failed = -code;
 	return -code;
 }
 
-static void warn_at(struct ptc_perf_reader *r, uint64_t off, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void keep_warning(struct ptc_perf_reader *r, const char *msg)
+{
+	r->stats.warnings++;
+	if (r->nr_warnings >= MAX_WARNINGS)
+		return;
+	r->warnings[r->nr_warnings] = strdup(msg);
+	if (r->warnings[r->nr_warnings])
+		r->nr_warnings++;
+}
 
 static void warn_at(struct ptc_perf_reader *r, uint64_t off, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
-	int n;
 
-	r->stats.warnings++;
-	if (r->nr_warnings >= MAX_WARNINGS)
-		return;
-	n = snprintf(msg, sizeof(msg), "%s: offset 0x%llx: ", r->name, (unsigned long long)off);
-	if (n < 0 || (size_t)n >= sizeof(msg))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	vformat_at(r, msg, sizeof(msg), off, fmt, ap);
 	va_end(ap);
-	r->warnings[r->nr_warnings] = strdup(msg);
-	if (r->warnings[r->nr_warnings])
-		r->nr_warnings++;
+	keep_warning(r, msg);
 }
 
 /* ---- input window --------------------------------------------------- */
@@ -198,6 +220,17 @@ static ssize_t in_fill(struct ptc_perf_reader *r, size_t n)
 	return (ssize_t)in_avail(r);
 }
 
+/* An empty window at offset to of a regular file (msg_off for a message). */
+static int in_lseek(struct ptc_perf_reader *r, uint64_t to, uint64_t msg_off)
+{
+	if (lseek(r->fd, (off_t)to, SEEK_SET) == (off_t)-1)
+		return fail_at(r, ptc_err_io, msg_off, "seek failed: %s", strerror(errno));
+	r->base = to;
+	r->pos = r->len = 0;
+	r->eof = 0;
+	return 0;
+}
+
 /* Skip n bytes of input; 0, or <0 when the input ends first. */
 static int in_skip(struct ptc_perf_reader *r, uint64_t n)
 {
@@ -215,12 +248,7 @@ static int in_skip(struct ptc_perf_reader *r, uint64_t n)
 				       "input ends at 0x%llx, inside %llu bytes to skip",
 				       (unsigned long long)r->file_size,
 				       (unsigned long long)(n + take));
-		if (lseek(r->fd, (off_t)to, SEEK_SET) == (off_t)-1)
-			return fail_at(r, ptc_err_io, from, "seek failed: %s", strerror(errno));
-		r->base = to;
-		r->pos = r->len = 0;
-		r->eof = 0;
-		return 0;
+		return in_lseek(r, to, from);
 	}
 	while (n) {
 		ssize_t got;
@@ -974,12 +1002,7 @@ static int open_file_mode(struct ptc_perf_reader *r)
 	free(attrs);
 	features_read(r, hdr);
 
-	if (lseek(r->fd, (off_t)r->info.data_offset, SEEK_SET) == (off_t)-1)
-		return fail_at(r, ptc_err_io, r->info.data_offset, "seek failed: %s", strerror(errno));
-	r->base = r->info.data_offset;
-	r->pos = r->len = 0;
-	r->eof = 0;
-	return 0;
+	return in_lseek(r, r->info.data_offset, r->info.data_offset);
 }
 
 int ptc_perf_open_fd(struct ptc_perf_reader **out, int fd, const char *name,
@@ -1000,6 +1023,7 @@ int ptc_perf_open_fd(struct ptc_perf_reader **out, int fd, const char *name,
 	r->buf = malloc(IN_CAP);
 	r->scratch = malloc(REC_MAX + 8);
 	r->data_end = UINT64_MAX;
+	r->tmin[0] = r->tmin[1] = r->tmin[2] = UINT64_MAX;
 	if (!r->name || !r->buf || !r->scratch) {
 		err = -ptc_err_nomem;
 		snprintf(r->errmsg, sizeof(r->errmsg), "%s: out of memory", name);
@@ -1132,6 +1156,11 @@ void ptc_perf_close(struct ptc_perf_reader *r)
 	free(r->extra.hybrid_cpus);
 	for (i = 0; i < r->nr_warnings; i++)
 		free(r->warnings[i]);
+	for (i = 0; i < r->nr_skips; i++)
+		free((char *)r->skips[i].message);
+	free(r->skips);
+	free(r->vbuf);
+	free(r->aq);
 	if (r->zs)
 		ZSTD_freeDStream(r->zs);
 	free(r->zin);
@@ -1401,10 +1430,687 @@ static void rec_set_data(struct ptc_perf_reader *r, struct ptc_perf_record *rec,
 	rec->data = p;
 }
 
+/* ---- damage and resynchronisation ------------------------------------ */
+
+/* A record header is taken for damage when no writer of perf.data could
+ * have written it.  The kernel's records are multiples of 8 bytes
+ * (kernel/events/core.c warns when a sample is not; COMM and MMAP names are
+ * padded to 8) and so are perf's own, but for three: HEADER_FEATURE in pipe
+ * mode (84 bytes in the recordings of perf 4.14 and 6.16), TRACING_DATA
+ * (header.size 12 in older perfs) and COMPRESSED (its payload unpadded,
+ * which COMPRESSED2 replaced); after these the records that follow are no
+ * longer 8-aligned to the data section. */
+static int size_may_be_odd(uint32_t t)
+{
+	return t == PTC_REC_HEADER_FEATURE || t == PTC_REC_HEADER_TRACING_DATA ||
+	       t == PTC_REC_COMPRESSED;
+}
+
+/* The least size of a record of type t, header included and the sample_id
+ * trailer not: its fixed fields, names padded to at least 8 bytes. */
+static unsigned type_min_size(uint32_t t)
+{
+	static const uint8_t kernel[] = {
+		[PERF_RECORD_MMAP] = 48, [PERF_RECORD_LOST] = 24, [PERF_RECORD_COMM] = 24,
+		[PERF_RECORD_EXIT] = 32, [PERF_RECORD_THROTTLE] = 32, [PERF_RECORD_UNTHROTTLE] = 32,
+		[PERF_RECORD_FORK] = 32, [PERF_RECORD_READ] = 24, [PERF_RECORD_SAMPLE] = 8,
+		[PERF_RECORD_MMAP2] = 80, [PERF_RECORD_AUX] = 32, [PERF_RECORD_ITRACE_START] = 16,
+		[PERF_RECORD_LOST_SAMPLES] = 16, [PERF_RECORD_SWITCH] = 8,
+		[PERF_RECORD_SWITCH_CPU_WIDE] = 16, [PERF_RECORD_NAMESPACES] = 24,
+		/* KSYMBOL, BPF_EVENT, CGROUP, TEXT_POKE, AUX_OUTPUT_HW_ID */
+		[17] = 32, [18] = 24, [19] = 24, [20] = 24, [PERF_RECORD_AUX_OUTPUT_HW_ID] = 16,
+	};
+
+	if (t < sizeof(kernel) && kernel[t])
+		return kernel[t];
+	switch (t) {
+	case PTC_REC_HEADER_ATTR:
+		return 8 + PERF_ATTR_SIZE_VER0;
+	case PTC_REC_HEADER_TRACING_DATA:
+		return 12;
+	case PTC_REC_AUXTRACE:
+		return PTC_AUXTRACE_RECORD_SIZE;
+	case PTC_REC_TIME_CONV:
+		return 32;
+	case PTC_REC_HEADER_FEATURE:
+	case PTC_REC_COMPRESSED2:
+	case PTC_REC_AUXTRACE_INFO:
+		return 16;
+	}
+	return 8;
+}
+
+/* Why the header (type, misc, size) at off cannot be a record's, or NULL;
+ * the reason is written to buf when there is one (a scan passes none).
+ * strict: also what a resynchronisation point must satisfy (a known type,
+ * the kernel's misc bits).  Records inside a compressed record have no
+ * place in the data section (inner). */
+#define BAD(...) (buf ? (snprintf(buf, len, __VA_ARGS__), buf) : "")
+static const char *header_bad(const struct ptc_perf_reader *r, uint64_t off, uint32_t type,
+			      uint16_t misc, uint16_t size, int strict, int inner, char *buf, size_t len)
+{
+	if (size < 8)
+		return BAD("record of type %u has size %u (< 8)", type, size);
+	if (!is_known_type(type)) {
+		/* a type of a newer perf is skipped; a type no perf will use
+		 * for long (its own are below 100), or an odd size, is not a
+		 * record */
+		if (strict || type >= 65536 || size % 8)
+			return BAD("record of unknown type %u with size %u", type, size);
+		return NULL;
+	}
+	if (size % 8 && !size_may_be_odd(type))
+		return BAD("%s record of %u bytes, not a multiple of 8", ptc_perf_record_name(type), size);
+	if (size < type_min_size(type))
+		return BAD("%s record of %u bytes, shorter than its fields (%u)", ptc_perf_record_name(type),
+			   size, type_min_size(type));
+	if (type == PTC_REC_AUXTRACE && size != PTC_AUXTRACE_RECORD_SIZE)
+		return BAD("AUXTRACE record of %u bytes (perf's are %d)", size, PTC_AUXTRACE_RECORD_SIZE);
+	if (!inner && off < r->data_end && size > r->data_end - off)
+		return BAD("%s record of %u bytes runs past the end of the data section at 0x%llx",
+			   ptc_perf_record_name(type), size, (unsigned long long)r->data_end);
+	/* the kernel's misc: a CPU mode 0..5 and flags in bits 12..15 */
+	if (strict && is_kernel_type(type) && ((misc & 0x0ff8) || (misc & 7) > 5))
+		return BAD("%s record with misc 0x%x", ptc_perf_record_name(type), misc);
+	return NULL;
+}
+#undef BAD
+
+/* n bytes at input offset off: from the window, else (a regular file) read
+ * there.  0 when they cannot be had: a stream beyond the window, the end. */
+static int peek(struct ptc_perf_reader *r, uint64_t off, void *dst, size_t n)
+{
+	uint8_t *p = dst;
+
+	if (off >= r->base && off - r->base <= r->len && r->len - (off - r->base) >= n) {
+		memcpy(dst, r->buf + (off - r->base), n);
+		return 1;
+	}
+	if (!r->seekable || off > r->file_size || n > r->file_size - off)
+		return 0;
+	while (n) {
+		ssize_t got = pread(r->fd, p, n, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return 0;
+		p += got;
+		off += (uint64_t)got;
+		n -= (size_t)got;
+	}
+	return 1;
+}
+
+/* Move the window to input offset to: forward on any input, back only in
+ * a regular file. */
+static int in_seek(struct ptc_perf_reader *r, uint64_t to)
+{
+	if (to >= r->base && to - r->base <= r->len) {
+		r->pos = (size_t)(to - r->base);
+		return 0;
+	}
+	if (to > in_off(r))
+		return in_skip(r, to - in_off(r));
+	if (!r->seekable)
+		return fail_at(r, ptc_err_internal, to, "cannot go back in a stream");
+	return in_lseek(r, to, to);
+}
+
+/* The sample_id trailer's size when every record carries the same one
+ * (a single event, or events alike), else -1. */
+static int sid_size(const struct ptc_perf_reader *r)
+{
+	uint64_t st;
+
+	if (!r->nr_attrs || !(r->uniform || r->nr_attrs == 1))
+		return -1;
+	if (!r->attrs[0].pub.attr.sample_id_all)
+		return 0;
+	st = r->attrs[0].pub.attr.sample_type;
+	return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
+		    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+		    !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+/* An AUXTRACE record's fields (p, 48 bytes) as perf writes them: the
+ * payload padded to 8, the reserved field 0, a sane queue, and the cpu and
+ * tid its queue's earlier records had. */
+static int aux_fields_ok(const struct ptc_perf_reader *r, const uint8_t *p)
+{
+	uint64_t asz = ptc_le64(p + 8);
+	uint32_t idx = ptc_le32(p + 32), tid = ptc_le32(p + 36), cpu = ptc_le32(p + 40);
+
+	if (asz % 8 || ptc_le32(p + 44) || idx >= MAX_QUEUES || (cpu != UINT32_MAX && cpu >= 65536))
+		return 0;
+	return idx >= r->nr_aq || !r->aq[idx].seen || (r->aq[idx].cpu == cpu && r->aq[idx].tid == tid);
+}
+
+static void aux_queue_seen(struct ptc_perf_reader *r, const uint8_t *p)
+{
+	uint32_t idx = ptc_le32(p + 32);
+
+	if (idx >= MAX_QUEUES)
+		return;
+	if (idx >= r->nr_aq) {
+		size_t n = (size_t)idx + 1;
+		struct aux_queue *q = realloc(r->aq, n * sizeof(*q));
+		if (!q)
+			return;
+		memset(q + r->nr_aq, 0, (n - r->nr_aq) * sizeof(*q));
+		r->aq = q;
+		r->nr_aq = n;
+	}
+	if (!r->aq[idx].seen) {
+		r->aq[idx].seen = 1;
+		r->aq[idx].tid = ptc_le32(p + 36);
+		r->aq[idx].cpu = ptc_le32(p + 40);
+	}
+	r->aq[idx].end = ptc_le64(p + 16) + ptc_le64(p + 8);
+}
+
+/* perf pads an AUXTRACE record's data to 8 bytes and counts the padding in
+ * its size, not in the queue's offsets: the next record's offset is up to 7
+ * below this one's offset + size. */
+static uint64_t aux_padded(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
+
+/* p (48 bytes) holds the fields of the record that continues a queue seen
+ * before, at the offset where its last record ended: an AUXTRACE record
+ * whatever its first 8 bytes say. */
+static int aux_continues(const struct ptc_perf_reader *r, const uint8_t *p)
+{
+	uint32_t idx = ptc_le32(p + 32);
+	uint64_t off = ptc_le64(p + 16);
+
+	return aux_fields_ok(r, p) && idx < r->nr_aq && r->aq[idx].seen && off <= r->aq[idx].end &&
+	       r->aq[idx].end - off < 8;
+}
+
+/* The whole record p (size bytes, its header passed header_bad strictly)
+ * as the kernel or perf write it: fixed-size records of a recording whose
+ * records all carry the same sample_id trailer have exactly their size, and
+ * the trailer's (or a sample's) id is one of the recording's ids or 0
+ * (records perf synthesizes). */
+static int body_ok(const struct ptc_perf_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
+{
+	int sid = sid_size(r), pos;
+	unsigned fixed = 0;
+
+	switch (type) {
+	case PTC_REC_AUXTRACE:
+		return size == PTC_AUXTRACE_RECORD_SIZE && aux_fields_ok(r, p);
+	case PTC_REC_FINISHED_ROUND:
+	case PTC_REC_FINISHED_INIT:
+		return size == 8;
+	case PTC_REC_HEADER_FEATURE:
+		return ptc_le64(p + 8) < PTC_FEAT_BITS;
+	case PTC_REC_COMPRESSED2:
+		return size % 8 == 0 && ptc_le64(p + 8) <= size - 16u && ptc_le64(p + 8) + 8 > size - 16u;
+	case PERF_RECORD_LOST:
+		fixed = 24;
+		break;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_AUX:
+		fixed = 32;
+		break;
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		fixed = 16;
+		break;
+	case PERF_RECORD_SWITCH:
+		fixed = 8;
+		break;
+	case PERF_RECORD_COMM:
+		if (sid >= 0 && size != 24 + sid && size != 32 + sid)
+			return 0;
+		break;
+	}
+	if (!is_kernel_type(type) || sid < 0)
+		return 1;
+	if (fixed && size != fixed + (unsigned)sid)
+		return 0;
+	if (size < type_min_size(type) + (unsigned)sid || !r->cap_idmap)
+		return 1;
+	/* the id, where the events put it */
+	if (type == PERF_RECORD_SAMPLE) {
+		pos = r->all_identifier ? 0 : r->common_id_pos;
+		if (pos < 0 || 8 + 8 * (size_t)pos + 8 > size)
+			return 1;
+		pos = 8 + 8 * pos;
+	} else {
+		pos = r->all_identifier ? 1 : r->common_is_pos;
+		if (pos < 1 || !r->attrs[0].pub.attr.sample_id_all || 8 * (size_t)pos > (size_t)sid)
+			return 1;
+		pos = size - 8 * pos;
+	}
+	return ptc_le64(p + pos) == 0 ||
+	       attr_by_id((struct ptc_perf_reader *)r, ptc_le64(p + pos)) != NULL;
+}
+
+/* Whether CHAIN records that follow each other start at at: each plausible
+ * (strictly), ending at the end of the data section or before it.  A chain
+ * that runs out of what can be seen (a stream's window, a file cut short)
+ * after its first record counts. */
+static int chain_ok(struct ptc_perf_reader *r, uint64_t at)
+{
+	int k;
+
+	for (k = 0; k < CHAIN; k++) {
+		uint8_t h[8];
+		uint32_t type;
+		uint16_t size;
+
+		if (at == r->data_end)
+			return k > 0;
+		if (r->data_end - at < 8 || !peek(r, at, h, 8))
+			return k > 0 && r->data_end - at >= 8;
+		type = ptc_le32(h);
+		size = ptc_le16(h + 6);
+		if (header_bad(r, at, type, ptc_le16(h + 4), size, 1, 0, NULL, 0))
+			return 0;
+		if (!peek(r, at, r->vbuf, size))
+			return k > 0;
+		if (!body_ok(r, r->vbuf, type, size))
+			return 0;
+		at += size;
+		if (type == PTC_REC_AUXTRACE || type == PTC_REC_HEADER_TRACING_DATA) {
+			uint64_t more = type == PTC_REC_AUXTRACE ? ptc_le64(r->vbuf + 8) : ptc_le32(r->vbuf + 8);
+			if (more > r->data_end - at)
+				return 0;
+			at += more;
+		}
+	}
+	return 1;
+}
+
+static int is_text(uint8_t c)
+{
+	return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* Scan from input offset from for the first offset below limit where a
+ * chain of plausible records starts (at any byte: records after an
+ * odd-sized one are not 8-aligned).  1 with the window there, 0 with the
+ * window at the end of the data (of the input, at limit); *text stays 1
+ * while every byte scanned is text.  Memory: the window and one record. */
+static int scan(struct ptc_perf_reader *r, uint64_t from, uint64_t limit, uint64_t *found, int *text)
+{
+	int err = in_seek(r, from);
+
+	if (err < 0)
+		return err;
+	if (!r->vbuf && !(r->vbuf = malloc(REC_MAX + 8)))
+		return fail_at(r, ptc_err_nomem, from, "out of memory");
+	for (;;) {
+		uint64_t at = in_off(r), left = r->data_end > at ? r->data_end - at : 0;
+		ssize_t got = in_fill(r, LOOK);
+		size_t n, i;
+
+		if (got < 0)
+			return (int)got;
+		if (at >= limit)
+			return 0;
+		if ((uint64_t)got > left)
+			got = (ssize_t)left;
+		if (got >= 8 && (uint64_t)got - 7 > limit - at)
+			got = (ssize_t)(limit - at + 7);
+		if (got < 8) {
+			for (i = 0; i < (size_t)got; i++)
+				*text &= is_text(r->buf[r->pos + i]);
+			r->pos += (size_t)got;
+			return 0;
+		}
+		n = (size_t)got - 7;
+		for (i = 0; i < n; i++) {
+			const uint8_t *p = r->buf + r->pos + i;
+			*text &= is_text(p[0]);
+			if (!header_bad(r, at + i, ptc_le32(p), ptc_le16(p + 4), ptc_le16(p + 6), 1, 0, NULL, 0))
+				break;
+		}
+		r->pos += i;
+		if (i == n)
+			continue;
+		/* a candidate: with the window full ahead of it, its chain */
+		got = in_fill(r, LOOK);
+		if (got < 0)
+			return (int)got;
+		if (chain_ok(r, in_off(r))) {
+			*found = in_off(r);
+			return 1;
+		}
+		r->pos++;
+	}
+}
+
+/* Note damage: bytes lost from off on (0: repaired).  The message goes to
+ * the warnings too. */
+static void add_skip(struct ptc_perf_reader *r, uint64_t off, uint64_t msg_off, uint64_t bytes, int to_end,
+		     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* (the message names msg_off, the damaged record's offset) */
+static void add_skip(struct ptc_perf_reader *r, uint64_t off, uint64_t msg_off, uint64_t bytes, int to_end,
+		     const char *fmt, ...)
+{
+	struct ptc_perf_skip *s;
+	uint64_t t0 = r->tmin[0];
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vformat_at(r, msg, sizeof(msg), msg_off, fmt, ap);
+	va_end(ap);
+	keep_warning(r, msg);
+	r->stats.skips++;
+	r->stats.skipped_bytes += bytes;
+	if (!bytes)
+		r->stats.repairs++;
+	if (r->tmin[1] < t0)
+		t0 = r->tmin[1];
+	if (r->tmin[2] < t0)
+		t0 = r->tmin[2];
+	if (t0 == UINT64_MAX)
+		t0 = 0;
+	if (r->nr_skips == MAX_SKIPS) {
+		/* the last one kept stands for the rest */
+		s = &r->skips[MAX_SKIPS - 1];
+		s->bytes += bytes;
+		s->merged++;
+		s->to_end |= to_end;
+		if (t0 < s->t_start)
+			s->t_start = t0;
+	} else {
+		if (!r->skips && !(r->skips = calloc(MAX_SKIPS, sizeof(*r->skips))))
+			return;
+		s = &r->skips[r->nr_skips];
+		s->message = strdup(msg);
+		if (!s->message)
+			return;
+		r->nr_skips++;
+		s->offset = off;
+		s->bytes = bytes;
+		s->to_end = to_end;
+		s->t_start = t0;
+	}
+	/* the records lost are no later than those of the next two rounds */
+	s->t_end = UINT64_MAX;
+	r->skip_t_open = !to_end;
+	r->rounds_after_skip = 0;
+}
+
+#define LOST_WHAT "its records are lost: sideband (MMAP, COMM, EXIT, SWITCH ...) cannot be " \
+		  "recovered, trace data there is a gap of its queue"
+
+/* Whether the window can go back to input offset to. */
+static int can_rewind(const struct ptc_perf_reader *r, uint64_t to)
+{
+	return r->seekable || to >= r->base;
+}
+
+/* Hand out the AUXTRACE record whose 48 bytes are h, at off, with size
+ * bytes of trace data at aoff (aux_lost: none, they are lost). */
+static int give_auxtrace(struct ptc_perf_reader *r, struct ptc_perf_record *rec, uint64_t off,
+			 const uint8_t *h, uint64_t aoff, uint64_t size, int aux_lost)
+{
+	int err;
+
+	memset(rec, 0, sizeof(*rec));
+	memcpy(r->scratch, h, PTC_AUXTRACE_RECORD_SIZE);
+	/* (a repaired header: the type, misc and size perf writes) */
+	ptc_put32((uint8_t *)r->scratch, PTC_REC_AUXTRACE);
+	ptc_put16((uint8_t *)r->scratch + 4, 0);
+	ptc_put16((uint8_t *)r->scratch + 6, PTC_AUXTRACE_RECORD_SIZE);
+	rec->type = PTC_REC_AUXTRACE;
+	rec->size = PTC_AUXTRACE_RECORD_SIZE;
+	rec->offset = off;
+	rec->data = (const uint8_t *)r->scratch;
+	rec->aux_offset = aoff;
+	rec->aux_size = size;
+	rec->aux_lost = aux_lost;
+	if (size && (err = in_seek(r, aoff)) < 0)
+		return err;
+	r->aux_left = size;
+	r->stats.aux_bytes += size;
+	r->last_aux_off = off;
+	r->last_aux_end = aoff + size;
+	aux_queue_seen(r, h);
+	return 1;
+}
+
+/* The offset field of queue idx's next AUXTRACE record from at on (up to
+ * AHEAD_RECORDS records); 0 when none is seen. */
+static int next_aux_offset(struct ptc_perf_reader *r, uint64_t at, uint32_t idx, uint64_t *offset)
+{
+	int k;
+
+	for (k = 0; k < AHEAD_RECORDS && at < r->data_end && r->data_end - at >= 8; k++) {
+		uint8_t h[PTC_AUXTRACE_RECORD_SIZE];
+		uint32_t type;
+		uint16_t size;
+		uint64_t more = 0;
+
+		if (!peek(r, at, h, 8))
+			return 0;
+		type = ptc_le32(h);
+		size = ptc_le16(h + 6);
+		if (header_bad(r, at, type, ptc_le16(h + 4), size, 0, 0, NULL, 0))
+			return 0;
+		if (type == PTC_REC_AUXTRACE || type == PTC_REC_HEADER_TRACING_DATA) {
+			if (!peek(r, at, h, type == PTC_REC_AUXTRACE ? sizeof(h) : 12))
+				return 0;
+			if (type == PTC_REC_AUXTRACE && ptc_le32(h + 32) == idx) {
+				*offset = ptc_le64(h + 16);
+				return 1;
+			}
+			more = type == PTC_REC_AUXTRACE ? ptc_le64(h + 8) : ptc_le32(h + 8);
+		}
+		if (more > r->data_end - at - size)
+			return 0;
+		at += size + more;
+	}
+	return 0;
+}
+
+/* Whether the trace data of the AUXTRACE record at off (h, its 48 bytes)
+ * ends where a record starts: the reason (in buf) when it cannot, NULL when
+ * it does or when that cannot be told.  A regular file is read where the
+ * data ends; a stream is looked at as far as the window goes ahead
+ * (bounded: data that claims to go on past it is damaged when a chain of
+ * records starts in the window).  Data that runs past the end of the input
+ * is a file cut short unless a chain of records starts in it. */
+static const char *aux_check(struct ptc_perf_reader *r, uint64_t off, const uint8_t *h, char *buf,
+			     size_t len, int *err)
+{
+	uint64_t asz = ptc_le64(h + 8), aoff = off + PTC_AUXTRACE_RECORD_SIZE, x = aoff + asz, c = 0;
+	uint64_t have = r->seekable ? (r->file_size > aoff ? r->file_size - aoff : 0) : 0;
+	uint8_t n[8];
+	char next[160];
+	int text = 0, found;
+
+	*err = 0;
+	if (asz > r->data_end - aoff) {
+		snprintf(buf, len, "AUXTRACE data of %llu bytes runs past the end of the data section at 0x%llx",
+			 (unsigned long long)asz, (unsigned long long)r->data_end);
+		return buf;
+	}
+	if (!r->seekable) {
+		/* the window from the data on */
+		ssize_t got = in_fill(r, IN_CAP);
+		if (got < 0) {
+			*err = (int)got;
+			return NULL;
+		}
+		have = (uint64_t)got;
+	}
+	if (asz > have && (r->seekable || r->eof || asz > LOOK)) {
+		/* the end of the input (of the window) comes first */
+		found = scan(r, aoff, r->seekable || r->eof ? UINT64_MAX : aoff + LOOK, &c, &text);
+		if (found < 0 || (*err = in_seek(r, aoff)) < 0) {
+			*err = found < 0 ? found : *err;
+			return NULL;
+		}
+		if (!found)
+			return NULL;
+		snprintf(buf, len, "AUXTRACE data of %llu bytes runs past the end of the input%s, but an "
+			 "intact record follows at 0x%llx", (unsigned long long)asz,
+			 r->seekable || r->eof ? "" : " ahead", (unsigned long long)c);
+		return buf;
+	}
+	if (x >= r->data_end || !peek(r, x, n, 8))
+		return NULL;	/* the data section ends there, the input within 8 bytes */
+	if (r->data_end - x < 8 || header_bad(r, x, ptc_le32(n), ptc_le16(n + 4), ptc_le16(n + 6), 0, 0,
+					      next, sizeof(next))) {
+		snprintf(buf, len, "AUXTRACE data of %llu bytes is not followed by a record (at 0x%llx: %s)",
+			 (unsigned long long)asz, (unsigned long long)x,
+			 r->data_end - x < 8 ? "the data section ends" : next);
+		return buf;
+	}
+	return NULL;
+}
+
+/* An AUXTRACE record at off (its 48 bytes h) whose trace data, size bytes
+ * as it says, does not end where a record starts (why).  The scan from
+ * its data on finds the next intact record at c.  When no record starts
+ * inside the data it claims, that data is whole (the damage is after it).
+ * Else its data are the bytes up to c when the queue's next AUXTRACE record
+ * takes up at the offset that makes them so (repaired); otherwise they are
+ * lost, the record handed out with aux_lost so that its queue gets the gap. */
+static int aux_damaged(struct ptc_perf_reader *r, struct ptc_perf_record *rec, uint64_t off,
+		       const uint8_t *h, int header_too, const char *why)
+{
+	uint64_t aoff = off + PTC_AUXTRACE_RECORD_SIZE, size = ptc_le64(h + 8), c = 0, end, next;
+	int found, text = 0;
+
+	found = scan(r, aoff, UINT64_MAX, &c, &text);
+	if (found < 0)
+		return found;
+	end = found ? c : in_off(r);
+	if (!can_rewind(r, aoff)) {
+		/* a stream whose window has moved on: the data is gone */
+	} else if (found && next_aux_offset(r, c, ptc_le32(h + 32), &next) && next >= ptc_le64(h + 16) &&
+		   (next - ptc_le64(h + 16) == c - aoff || aux_padded(next - ptc_le64(h + 16)) == c - aoff)) {
+		add_skip(r, off, off, 0, 0, "%s: the record repaired: its trace data are the %llu bytes up to the "
+			 "next intact record at 0x%llx, where the next AUXTRACE record of queue %u takes up", why,
+			 (unsigned long long)(c - aoff), (unsigned long long)c, ptc_le32(h + 32));
+		return give_auxtrace(r, rec, off, h, aoff, c - aoff, 0);
+	} else if (header_too && size == end - aoff) {
+		add_skip(r, off, off, 0, 0, "%s: the record repaired: an AUXTRACE record whose trace data of "
+			 "%llu bytes ends where the next intact record starts", why, (unsigned long long)size);
+		return give_auxtrace(r, rec, off, h, aoff, size, 0);
+	} else if (!header_too && size <= end - aoff) {
+		/* no record starts inside the data it claims: that is whole,
+		 * what comes after it is damaged (and may have been more of
+		 * its data: aux_lost) */
+		return give_auxtrace(r, rec, off, h, aoff, size, 1);
+	}
+	if (found)
+		add_skip(r, aoff, off, end - aoff, 0, "%s: its trace data (queue %u) lost: the %llu bytes "
+			 "from 0x%llx skipped up to the next intact record at 0x%llx; " LOST_WHAT, why,
+			 ptc_le32(h + 32), (unsigned long long)(end - aoff), (unsigned long long)aoff,
+			 (unsigned long long)end);
+	else
+		add_skip(r, aoff, off, end - aoff, 1, "%s: its trace data (queue %u) lost, and no intact "
+			 "record follows: the %llu bytes from 0x%llx to the end of the data at 0x%llx lost; "
+			 LOST_WHAT, why, ptc_le32(h + 32), (unsigned long long)(end - aoff),
+			 (unsigned long long)aoff, (unsigned long long)end);
+	return give_auxtrace(r, rec, off, h, aoff, 0, 1);
+}
+
+/* The record header at off is damaged (why): go on at the next offset
+ * where a chain of plausible records starts; the bytes up to it are lost.
+ * An AUXTRACE record whose header alone is damaged keeps its trace data
+ * (aux_damaged).  1 when rec is to be handed out, 0 to read on, <0. */
+static int resync(struct ptc_perf_reader *r, struct ptc_perf_record *rec, uint64_t off, const char *why)
+{
+	uint8_t h[PTC_AUXTRACE_RECORD_SIZE];
+	uint64_t c = 0, end;
+	int found, text = r->info.pipe_mode;
+	char after[160] = "";
+	size_t i;
+
+	if (r->data_end - off >= sizeof(h) && peek(r, off, h, sizeof(h)) &&
+	    (ptc_le32(h) == PTC_REC_AUXTRACE ? aux_fields_ok(r, h) : aux_continues(r, h)))
+		return aux_damaged(r, rec, off, h, 1, why);
+	for (i = 0; i < 8 && text && peek(r, off + i, h, 1); i++)
+		text = is_text(h[0]);
+	if (off == r->last_aux_end && r->last_aux_end)
+		snprintf(after, sizeof(after), " (right after the trace data of the AUXTRACE record at 0x%llx, "
+			 "whose size may be what is damaged)", (unsigned long long)r->last_aux_off);
+	found = scan(r, off + 1, UINT64_MAX, &c, &text);
+	if (found < 0)
+		return found;
+	end = found ? c : in_off(r);
+	if (found) {
+		add_skip(r, off, off, end - off, 0, "%s%s: %llu bytes skipped up to the next intact record at "
+			 "0x%llx; " LOST_WHAT, why, after, (unsigned long long)(end - off), (unsigned long long)end);
+	} else if (text && r->info.pipe_mode) {
+		/* text after the last record: perf's messages in the same pipe */
+		r->stats.trailing_offset = off;
+		r->stats.trailing_bytes = end - off;
+		warn_at(r, off, "%llu bytes of trailing garbage after the last record",
+			(unsigned long long)(end - off));
+		r->ended = 1;
+	} else {
+		add_skip(r, off, off, end - off, 1, "%s%s: no intact record follows: %llu bytes lost to the end "
+			 "of the data at 0x%llx; " LOST_WHAT, why, after, (unsigned long long)(end - off),
+			 (unsigned long long)end);
+	}
+	return 0;
+}
+
+/* Times around damage: the least time of the last three rounds before it
+ * (perf writes a round's records after the round before the last one), up
+ * to the greatest of the two rounds after it. */
+static void note_time(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
+{
+	uint64_t t = rec->sid.time;
+
+	if (rec->type == PTC_REC_FINISHED_ROUND) {
+		r->tmin[2] = r->tmin[1];
+		r->tmin[1] = r->tmin[0];
+		r->tmin[0] = UINT64_MAX;
+		if (r->rounds_after_skip < 2 && ++r->rounds_after_skip == 2 && r->nr_skips)
+			r->skip_t_open = 0;
+		return;
+	}
+	if (!(rec->sid.valid & PTC_SID_TIME) || !t)
+		return;
+	if (t < r->tmin[0])
+		r->tmin[0] = t;
+	if (r->nr_skips && r->rounds_after_skip < 2) {
+		struct ptc_perf_skip *s = &r->skips[r->nr_skips - 1];
+		if (r->skip_t_open) {
+			s->t_end = t;
+			r->skip_t_open = 0;
+		} else if (t > s->t_end && s->t_end != UINT64_MAX) {
+			s->t_end = t;
+		}
+	}
+}
+
 /* ---- compressed records --------------------------------------------- */
 
+/* The compressed record being expanded is damaged (why): what is left of
+ * it and of a record straddling it is dropped, the stream starts afresh
+ * with the next compressed record. */
+static int z_damaged(struct ptc_perf_reader *r, const char *why)
+{
+	r->zactive = 0;
+	r->zpos = r->zlen = 0;
+	ZSTD_initDStream(r->zs);
+	add_skip(r, r->zrec_off, r->zrec_off, r->zrec_size, 0, "%s: the compressed record of %u bytes is skipped; "
+		 LOST_WHAT, why, r->zrec_size);
+	return 0;
+}
+
 /* Next record out of the decompressed stream: 1 and *rec, 0 when the
- * current compressed payload is used up, <0 on error. */
+ * current compressed payload is used up (or damaged), <0 on error. */
 static int z_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 {
 	for (;;) {
@@ -1412,10 +2118,10 @@ static int z_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 		if (have >= 8) {
 			uint16_t size = ptc_le16(r->zout + r->zpos + 6);
 			uint32_t type = ptc_le32(r->zout + r->zpos);
-			if (size < 8)
-				return fail_at(r, ptc_err_bad_record, r->zrec_off,
-					       "decompressed record of type %u has size %u (< 8)", type,
-					       size);
+			char why[160];
+			if (header_bad(r, 0, type, ptc_le16(r->zout + r->zpos + 4), size, 0, 1, why,
+				       sizeof(why)))
+				return z_damaged(r, why);
 			if (have >= size) {
 				memset(rec, 0, sizeof(*rec));
 				rec->type = type;
@@ -1444,10 +2150,12 @@ static int z_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 			ZSTD_outBuffer ob = { r->zout, Z_OUT_CAP, r->zlen };
 			ZSTD_inBuffer ib = { r->zin, r->zin_len, r->zin_pos };
 			size_t ret = ZSTD_decompressStream(r->zs, &ob, &ib);
-			if (ZSTD_isError(ret))
-				return fail_at(r, ptc_err_decompress, r->zrec_off,
-					       "compressed record does not decompress: %s",
-					       ZSTD_getErrorName(ret));
+			if (ZSTD_isError(ret)) {
+				char why[160];
+				snprintf(why, sizeof(why), "compressed record does not decompress: %s",
+					 ZSTD_getErrorName(ret));
+				return z_damaged(r, why);
+			}
 			r->stats.decompressed_bytes += ob.pos - r->zlen;
 			r->zlen = ob.pos;
 			r->zin_pos = ib.pos;
@@ -1464,16 +2172,17 @@ static int z_start(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
 	const uint8_t *payload;
 	size_t n;
 
+	r->zrec_off = rec->offset;
+	r->zrec_size = rec->size;
+	r->stats.compressed_records++;
 	if (rec->type == PTC_REC_COMPRESSED2) {
-		uint64_t dsize;
-		if (rec->size < 16)
-			return fail_at(r, ptc_err_bad_record, rec->offset,
-				       "COMPRESSED2 record of %u bytes is too short", rec->size);
-		dsize = ptc_le64(rec->data + 8);
-		if (dsize > rec->size - 16u)
-			return fail_at(r, ptc_err_bad_record, rec->offset,
-				       "COMPRESSED2 data size %llu exceeds the record (%u bytes)",
-				       (unsigned long long)dsize, rec->size);
+		uint64_t dsize = ptc_le64(rec->data + 8);	/* (16 bytes at least: header_bad) */
+		if (dsize > rec->size - 16u) {
+			char why[160];
+			snprintf(why, sizeof(why), "COMPRESSED2 data size %llu exceeds the record",
+				 (unsigned long long)dsize);
+			return z_damaged(r, why);
+		}
 		payload = rec->data + 16;
 		n = (size_t)dsize;
 	} else {
@@ -1484,8 +2193,6 @@ static int z_start(struct ptc_perf_reader *r, const struct ptc_perf_record *rec)
 	r->zin_pos = 0;
 	r->zin_len = n;
 	r->zactive = 1;
-	r->zrec_off = rec->offset;
-	r->stats.compressed_records++;
 	return 0;
 }
 
@@ -1498,11 +2205,13 @@ static int deliver(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 	if (err < 0)
 		return err;
 	parse_sid(r, rec);
+	note_time(r, rec);
 	r->stats.records[rec->type]++;
 	return 1;
 }
 
-/* The tail of the input does not hold a whole record. */
+/* The tail of the input does not hold a whole record: 0 at the end, 1 to
+ * read on (damage skipped), <0. */
 static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_t type,
 		   uint32_t size)
 {
@@ -1518,6 +2227,21 @@ static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_
 	if (have < 8)
 		return fail_at(r, ptc_err_truncated, off, "input ends inside a record header (%zu bytes left)",
 			       have);
+	{
+		/* the input ends inside the record: cut short, unless intact
+		 * records follow inside what it claims (its size is damaged) */
+		uint64_t c = 0;
+		int text = 0, found = scan(r, off + 1, UINT64_MAX, &c, &text);
+		if (found < 0)
+			return found;
+		if (found) {
+			add_skip(r, off, off, c - off, 0, "%s record of %u bytes runs past the end of the input, "
+				 "but intact records follow: %llu bytes skipped up to the next intact record at "
+				 "0x%llx; " LOST_WHAT, ptc_perf_record_name(type), size,
+				 (unsigned long long)(c - off), (unsigned long long)c);
+			return 1;
+		}
+	}
 	return fail_at(r, ptc_err_truncated, off,
 		       "%s record of %u bytes truncated: the input ends after %zu bytes",
 		       ptc_perf_record_name(type), size, have);
@@ -1530,6 +2254,8 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 		ssize_t got;
 		uint32_t type;
 		uint16_t size;
+		char whybuf[256];
+		const char *why;
 		int ret;
 
 		if (r->failed)
@@ -1575,19 +2301,23 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 		if (got < 8)
 			return at_tail(r, off, (size_t)got, type, 0);
 		size = ptc_le16(r->buf + r->pos + 6);
-		if (size < 8)
-			return fail_at(r, ptc_err_bad_record, off,
-				       "record of type %u has size %u (< 8): the input is corrupt", type,
-				       size);
-		if (size > r->data_end - off)
-			return fail_at(r, ptc_err_bad_size, off,
-				       "%s record of %u bytes runs past the end of the data section at 0x%llx",
-				       ptc_perf_record_name(type), size, (unsigned long long)r->data_end);
+		why = header_bad(r, off, type, ptc_le16(r->buf + r->pos + 4), size, 0, 0, whybuf,
+				 sizeof(whybuf));
+		if (why) {
+			if ((ret = resync(r, rec, off, why)) < 0)
+				return ret;
+			if (ret)
+				return deliver(r, rec);
+			continue;
+		}
 		got = in_fill(r, size);
 		if (got < 0)
 			return (int)got;
-		if (got < size)
-			return at_tail(r, off, (size_t)got, type, size);
+		if (got < size) {
+			if ((ret = at_tail(r, off, (size_t)got, type, size)) != 1)
+				return ret;
+			continue;
+		}
 
 		memset(rec, 0, sizeof(*rec));
 		rec->type = type;
@@ -1610,16 +2340,20 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 				return ret;
 			continue;
 		case PTC_REC_AUXTRACE: {
-			uint64_t asz, aoff = off + size;
-			if (size < PTC_AUXTRACE_RECORD_SIZE)
-				return fail_at(r, ptc_err_bad_record, off,
-					       "AUXTRACE record of %u bytes is shorter than %d", size,
-					       PTC_AUXTRACE_RECORD_SIZE);
-			asz = ptc_le64(rec->data + 8);
-			if (asz > r->data_end - aoff)
-				return fail_at(r, ptc_err_bad_size, off,
-					       "AUXTRACE data of %llu bytes runs past the end of the data section at 0x%llx",
-					       (unsigned long long)asz, (unsigned long long)r->data_end);
+			uint64_t asz = ptc_le64(rec->data + 8), aoff = off + size;
+			uint8_t h[PTC_AUXTRACE_RECORD_SIZE];
+			memcpy(h, rec->data, sizeof(h));	/* (the window may move) */
+			why = aux_check(r, off, h, whybuf, sizeof(whybuf), &ret);
+			if (ret < 0)
+				return ret;
+			if (why) {
+				if ((ret = aux_damaged(r, rec, off, h, 0, why)) < 0)
+					return ret;
+				return deliver(r, rec);
+			}
+			memcpy(r->scratch, h, sizeof(h));
+			rec->data = (const uint8_t *)r->scratch;
+			aux_queue_seen(r, rec->data);
 			/* A file cut inside the trace data: hand out the record so
 			 * that the bytes present can be read; reading stops with an
 			 * error at the end of the input. */
@@ -1628,28 +2362,27 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 					"input at 0x%llx: the file is truncated",
 					(unsigned long long)asz, (unsigned long long)aoff,
 					(unsigned long long)r->file_size);
-			/* ptc_perf_read_aux() moves the window: keep the record in
-			 * the scratch buffer so it stays valid while its data is read */
-			if (rec->data != (const uint8_t *)r->scratch) {
-				memcpy(r->scratch, rec->data, size);
-				rec->data = (const uint8_t *)r->scratch;
-			}
+			/* (handed out from the scratch copy: ptc_perf_read_aux()
+			 * moves the window) */
 			rec->aux_size = asz;
 			rec->aux_offset = aoff;
 			r->aux_left = asz;
 			r->stats.aux_bytes += asz;
+			r->last_aux_off = off;
+			r->last_aux_end = aoff + asz;
 			break;
 		}
 		case PTC_REC_HEADER_TRACING_DATA: {
-			uint64_t tsz;
-			if (size < 12)
-				return fail_at(r, ptc_err_bad_record, off,
-					       "TRACING_DATA record of %u bytes is too short", size);
-			tsz = ptc_le32(rec->data + 8);
-			if (tsz > r->data_end - (off + size))
-				return fail_at(r, ptc_err_bad_size, off,
-					       "tracing data of %llu bytes runs past the data section",
-					       (unsigned long long)tsz);
+			uint64_t tsz = ptc_le32(rec->data + 8);	/* (12 bytes at least: header_bad) */
+			if (tsz > r->data_end - (off + size)) {
+				snprintf(whybuf, sizeof(whybuf), "tracing data of %llu bytes runs past the "
+					 "data section", (unsigned long long)tsz);
+				if ((ret = resync(r, rec, off, whybuf)) < 0)
+					return ret;
+				if (ret)
+					return deliver(r, rec);
+				continue;
+			}
 			/* Keep the data for libtraceevent when it is sane in size.  It
 			 * is read through the window, which may move: the record is
 			 * handed out from the scratch copy. */
@@ -1778,6 +2511,16 @@ const struct ptc_perf_stats *ptc_perf_stats(const struct ptc_perf_reader *r)
 const struct ptc_perf_extra *ptc_perf_extra(const struct ptc_perf_reader *r)
 {
 	return &r->extra;
+}
+
+size_t ptc_perf_nr_skips(const struct ptc_perf_reader *r)
+{
+	return r->nr_skips;
+}
+
+const struct ptc_perf_skip *ptc_perf_skip(const struct ptc_perf_reader *r, size_t i)
+{
+	return i < r->nr_skips ? &r->skips[i] : NULL;
 }
 
 size_t ptc_perf_nr_attrs(const struct ptc_perf_reader *r)

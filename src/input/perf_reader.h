@@ -14,10 +14,17 @@
  *
  * Every size and offset is checked against the input before use.  On bad
  * input a function returns a negative ptc error code and ptc_perf_errmsg()
- * says "FILE: offset 0xN: reason".  Problems that do not stop the reading
- * (a malformed feature section, garbage after the last record of a pipe-mode
- * recording, a file cut inside AUX data -- whose bytes present can still be
- * read before the error) are kept as warnings, ptc_perf_warning().
+ * says "FILE: offset 0xN: reason".  A damaged record header in the data
+ * section (a size below 8, not a multiple of 8 where perf always writes
+ * one, too small for the record's type, running past the data section; an
+ * AUXTRACE record whose trace data does not end where a record starts) does
+ * not stop the reading: the reader scans forward for the next offset where
+ * a chain of plausible records starts, goes on from there and counts the
+ * bytes in between as skipped (ptc_perf_skip(), stats.skipped_bytes).
+ * Problems that do not stop the reading (a malformed feature section,
+ * garbage after the last record of a pipe-mode recording, a file cut inside
+ * AUX data -- whose bytes present can still be read before the error,
+ * damage) are kept as warnings, ptc_perf_warning().
  *
  * Records are handed out 8-byte aligned (copied when they sit misaligned in
  * the input), so u64 arrays in them may be read directly.  A record that came
@@ -77,6 +84,10 @@ struct ptc_perf_record {
 	/* PTC_REC_AUXTRACE only: */
 	uint64_t aux_size;		/* trace bytes following the record */
 	uint64_t aux_offset;		/* their position in the input */
+	/* Damage: the record's trace data past its aux_size bytes (all of it
+	 * when aux_size is 0) may have been in damaged input, skipped and
+	 * counted in a skip; how much is unknown. */
+	int aux_lost;
 };
 
 /* Facts from the header's feature sections (file mode) or HEADER_FEATURE
@@ -123,6 +134,25 @@ struct ptc_perf_stats {
 	uint64_t warnings;			/* problems that did not stop reading */
 	uint64_t bad_sample_ids;		/* records too short for their sample_id fields */
 	uint64_t trailing_offset, trailing_bytes;	/* pipe mode: garbage after the last record */
+	/* damaged input (ptc_perf_skip()) */
+	uint64_t skips;				/* places where the reading resynchronised */
+	uint64_t skipped_bytes;			/* input bytes skipped there, lost */
+	uint64_t repairs;			/* damaged records read whole anyway */
+};
+
+/* Where the reader met damage in the data section.  bytes is what it
+ * skipped from offset on (0: a record header repaired, nothing lost); to_end
+ * when no intact record followed.  Records in the skipped bytes are lost,
+ * sideband and trace data alike; t_start and t_end bound the perf times of
+ * the records around the damage (0 and UINT64_MAX when unknown), so that a
+ * consumer can tell which part of the recording the lost sideband concerned.
+ * message is "FILE: offset 0xN: reason ...". */
+struct ptc_perf_skip {
+	uint64_t offset, bytes;
+	uint64_t t_start, t_end;
+	int to_end;
+	uint64_t merged;			/* later skips folded into the last one kept */
+	const char *message;
 };
 
 /* Further feature-section facts (for `ptconv info`). */
@@ -178,6 +208,11 @@ const char *ptc_perf_errmsg(const struct ptc_perf_reader *r);
 size_t ptc_perf_nr_warnings(const struct ptc_perf_reader *r);
 const char *ptc_perf_warning(const struct ptc_perf_reader *r, size_t i);
 const struct ptc_perf_extra *ptc_perf_extra(const struct ptc_perf_reader *r);
+/* The places where the reader skipped damaged input, in input order; the
+ * first 256 are kept (the last one kept absorbs the others' bytes and
+ * times), all are counted in stats.skips. */
+size_t ptc_perf_nr_skips(const struct ptc_perf_reader *r);
+const struct ptc_perf_skip *ptc_perf_skip(const struct ptc_perf_reader *r, size_t i);
 /* Whether ptc_perf_pread works (the input is a regular file). */
 int ptc_perf_seekable(const struct ptc_perf_reader *r);
 /* The size of a seekable input, 0 for a stream. */

@@ -457,6 +457,7 @@ static int add_lost_range(struct ptc_sideband *sb, const struct ptc_perf_record 
 	l->tid = (rec->sid.valid & PTC_SID_TID) ? (int64_t)rec->sid.tid : -1;
 	l->count = count;
 	l->offset = rec->offset;
+	l->damaged = 0;
 	if (rec->sid.valid & PTC_SID_TIME) {
 		struct sb_cpu *c = have_cpu && rec->sid.cpu < sb->nr_cpus ? &sb->cpus[rec->sid.cpu] : NULL;
 		l->t_end = rec->sid.time;
@@ -466,6 +467,24 @@ static int add_lost_range(struct ptc_sideband *sb, const struct ptc_perf_record 
 		l->t_start = 0;
 		l->t_end = PTC_SB_TIME_MAX;
 	}
+	return 0;
+}
+
+int ptc_sb_add_damage(struct ptc_sideband *sb, uint64_t offset, uint64_t bytes, uint64_t t_start,
+		      uint64_t t_end)
+{
+	struct ptc_sb_lost_range *l;
+
+	if (grow((void **)&sb->lranges, &sb->cap_lranges, sb->nr_lranges + 1, sizeof(*l)))
+		return -ptc_err_nomem;
+	l = &sb->lranges[sb->nr_lranges++];
+	memset(l, 0, sizeof(*l));
+	l->cpu = -1;
+	l->tid = -1;
+	l->offset = offset;
+	l->damaged = bytes ? bytes : 1;
+	l->t_start = t_start;
+	l->t_end = t_end;
 	return 0;
 }
 

@@ -71,6 +71,10 @@ struct ptc_sb_lost_range {
 	uint64_t t_start, t_end;
 	uint64_t count;
 	uint64_t offset;		/* of the LOST record in the input */
+	/* not 0: no LOST record but damaged input the reader skipped, this
+	 * many bytes from offset on, that may have held records of any CPU
+	 * or thread (count unknown, 0) */
+	uint64_t damaged;
 };
 
 struct ptc_sideband;
@@ -130,6 +134,12 @@ const struct ptc_sb_thread *ptc_sb_thread(const struct ptc_sideband *sb, uint32_
 const struct ptc_sb_thread *ptc_sb_threads(const struct ptc_sideband *sb, size_t *count);
 
 const struct ptc_sb_aux *ptc_sb_aux_records(const struct ptc_sideband *sb, size_t *count);
+
+/* Damaged input the reader skipped (bytes from offset on): the records in
+ * it are lost, records of any CPU or thread from between perf times t_start
+ * and t_end (0 and PTC_SB_TIME_MAX when unknown).  Kept as a lost range. */
+int ptc_sb_add_damage(struct ptc_sideband *sb, uint64_t offset, uint64_t bytes, uint64_t t_start,
+		      uint64_t t_end);
 
 /* Records lost (sum of the LOST records' counts) and LOST records seen. */
 uint64_t ptc_sb_lost(const struct ptc_sideband *sb, uint64_t *nr_records);

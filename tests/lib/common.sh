@@ -33,6 +33,14 @@ walk_binary() {
 	echo "$PTCONV"
 }
 scratch() { T=$(mktemp -d "${TMPDIR:-/tmp}/ptconv-test.XXXXXX") && T=$(cd "$T" && pwd); trap 'rm -rf "$T"' EXIT; }
+# need_walk: $WALK (ptgen-walk; skips when not built), $BIN (walk_binary)
+# and the scratch directory $T.
+need_walk() {
+	WALK="$top_builddir/tests/ptgen/ptgen-walk"
+	[ -x "$WALK" ] || skip "ptgen-walk not built"
+	BIN=$(walk_binary)
+	scratch
+}
 # mutate_seeds SEEDDIR OUTDIR "CUTS" END STEP [START]: for every seed, its
 # prefixes of CUTS bytes (plus half and all but one byte) and copies with
 # one byte set to 0xff at offsets START (default 0), START+STEP... below

@@ -686,24 +686,89 @@ static void test_compressed_large(void)
 
 /* ---- broken inputs ----------------------------------------------------- */
 
-/* Read a (modified) recording to the end; returns the final code and puts
- * the message in msg. */
-static int read_all(const struct buf *b, char *msg, size_t len)
+/* What reading a (modified) recording to the end gave. */
+struct outcome {
+	int ret;
+	uint64_t records, aux_lost, skips, skipped, repairs;
+	struct ptc_perf_skip first;	/* (message not kept) */
+	char msg[512];		/* the error, else the first skip's message */
+};
+
+/* (as_pipe: through a pipe, which the reader cannot seek) */
+static void read_outcome_as(const struct buf *b, struct outcome *o, int as_pipe)
 {
 	struct ptc_perf_reader *r;
 	struct ptc_perf_record rec;
 	char path[256];
-	int fd = open_as_file(b, path, sizeof(path)), ret;
+	pid_t child = 0;
+	int fd = as_pipe ? open_as_pipe(b, &child) : open_as_file(b, path, sizeof(path));
 
-	ret = ptc_perf_open_fd(&r, fd, "broken.data", msg, len);
-	if (ret == 0) {
-		while ((ret = ptc_perf_next(r, &rec)) > 0)
-			;
-		snprintf(msg, len, "%s", ret < 0 ? ptc_perf_errmsg(r) : "");
+	memset(o, 0, sizeof(*o));
+	o->ret = ptc_perf_open_fd(&r, fd, "broken.data", o->msg, sizeof(o->msg));
+	if (o->ret == 0) {
+		const struct ptc_perf_stats *st = ptc_perf_stats(r);
+		while ((o->ret = ptc_perf_next(r, &rec)) > 0) {
+			o->records++;
+			o->aux_lost += rec.aux_lost;
+		}
+		o->skips = st->skips;
+		o->skipped = st->skipped_bytes;
+		o->repairs = st->repairs;
+		if (ptc_perf_nr_skips(r))
+			o->first = *ptc_perf_skip(r, 0);
+		o->first.message = NULL;
+		snprintf(o->msg, sizeof(o->msg), "%s", o->ret < 0 ? ptc_perf_errmsg(r) :
+			 ptc_perf_nr_skips(r) ? ptc_perf_skip(r, 0)->message : "");
 		ptc_perf_close(r);
 	}
-	close(fd);
-	return ret;
+	if (as_pipe)
+		end_pipe(fd, child);
+	else
+		close(fd);
+}
+
+static void read_outcome(const struct buf *b, struct outcome *o)
+{
+	read_outcome_as(b, o, 0);
+}
+
+/* The final code; msg gets the error or the first damage's message. */
+static int read_all(const struct buf *b, char *msg, size_t len)
+{
+	struct outcome o;
+
+	read_outcome(b, &o);
+	snprintf(msg, len, "%s", o.msg);
+	return o.ret;
+}
+
+/* Damage at off, bytes skipped there (0: repaired), read on to the end;
+ * the message names the damaged record at rec_off. */
+static void expect_skip_as(const struct buf *b, uint64_t off, uint64_t bytes, int to_end, uint64_t records,
+			   int as_pipe, uint64_t rec_off)
+{
+	struct outcome o;
+	char want[64];
+
+	read_outcome_as(b, &o, as_pipe);
+	snprintf(want, sizeof(want), "broken.data: offset 0x%llx: ", (unsigned long long)rec_off);
+	CHECK(o.ret == 0, "damage at 0x%llx: read ends with %d (%s)", (unsigned long long)off, o.ret, o.msg);
+	CHECK(o.skips == 1, "damage at 0x%llx: %llu skips", (unsigned long long)off,
+	      (unsigned long long)o.skips);
+	CHECK(o.first.offset == off && o.first.bytes == bytes && o.first.to_end == to_end,
+	      "damage at 0x%llx: skip at 0x%llx of %llu bytes (to_end %d), want %llu bytes (%d)",
+	      (unsigned long long)off, (unsigned long long)o.first.offset,
+	      (unsigned long long)o.first.bytes, o.first.to_end, (unsigned long long)bytes, to_end);
+	CHECK(o.skipped == bytes && o.repairs == !bytes, "damage at 0x%llx: stats %llu bytes, %llu repairs",
+	      (unsigned long long)off, (unsigned long long)o.skipped, (unsigned long long)o.repairs);
+	CHECK(strstr(o.msg, want) != NULL, "damage at 0x%llx: message %s", (unsigned long long)off, o.msg);
+	CHECK(o.records == records, "damage at 0x%llx: %llu records, want %llu", (unsigned long long)off,
+	      (unsigned long long)o.records, (unsigned long long)records);
+}
+
+static void expect_skip(const struct buf *b, uint64_t off, uint64_t bytes, int to_end, uint64_t records)
+{
+	expect_skip_as(b, off, bytes, to_end, records, 0, off);
 }
 
 static void expect(const struct buf *b, int code, const char *offset_text)
@@ -720,12 +785,13 @@ static void expect(const struct buf *b, int code, const char *offset_text)
 static void test_broken(void)
 {
 	struct buf data = { 0 }, file, b = { 0 };
-	char want[64], msg[512];
+	char msg[512];
 	uint64_t data_off, v;
 	size_t i;
 	uint16_t sz;
+	int nrec;
 
-	put_records(&data, 1, 0);
+	nrec = put_records(&data, 1, 0);
 	build_file(&file, &data);
 	data_off = ptc_le64(file.p + 40);
 	put(&b, file.p, file.n);
@@ -738,16 +804,24 @@ static void test_broken(void)
 	expect(&b, ptc_err_foreign_endian, "offset 0x0:");
 	memcpy(b.p, file.p, file.n);
 
-	/* a zero-sized first record */
-	ptc_put16(b.p + data_off + 6, 0);
-	snprintf(want, sizeof(want), "offset 0x%llx:", (unsigned long long)data_off);
-	expect(&b, ptc_err_bad_record, want);
-	/* size 4 */
-	ptc_put16(b.p + data_off + 6, 4);
-	expect(&b, ptc_err_bad_record, want);
-	/* a size past the end of the data section */
-	ptc_put16(b.p + data_off + 6, 0xfff8);
-	expect(&b, ptc_err_bad_size, want);
+	/* a damaged first record (COMM): the reading goes on at the next
+	 * record, the COMM's bytes are skipped */
+	sz = ptc_le16(b.p + data_off + 6);
+	for (i = 0; i < 6; i++) {
+		static const uint16_t bad_size[] = { 0, 4, 0xfff8, 0x1f };
+		if (i < 4) {
+			ptc_put16(b.p + data_off + 6, bad_size[i]);
+		} else if (i == 4) {
+			ptc_put32(b.p + data_off, 0x12345);	/* no type of perf's */
+		} else {
+			memset(b.p + data_off, 0xd5, 8);	/* garbage */
+		}
+		expect_skip(&b, data_off, sz, 0, nrec - 1);
+		memcpy(b.p, file.p, file.n);
+	}
+	/* the last record (FINISHED_ROUND) damaged: lost to the end */
+	memset(b.p + data_off + data.n - 8, 0xd5, 8);
+	expect_skip(&b, data_off + data.n - 8, 8, 1, nrec - 1);
 	memcpy(b.p, file.p, file.n);
 
 	/* huge AUXTRACE size: find the record */
@@ -782,10 +856,41 @@ static void test_broken(void)
 		}
 		close(fd);
 	}
-	ptc_put64(b.p + i + 8, UINT64_MAX - 5);
-	snprintf(want, sizeof(want), "offset 0x%zx:", i);
-	expect(&b, ptc_err_bad_size, want);
-	memcpy(b.p, file.p, file.n);
+	/* its trace data size damaged: the next intact record is found after
+	 * the data, which is lost (the queue's next AUXTRACE record does not
+	 * say where it ended), the record comes out with aux_lost */
+	for (v = 0; v < 3; v++) {
+		static const uint64_t bad_aux[] = { UINT64_MAX - 5, 1ull << 40, AUX1 + 16 };
+		struct outcome o;
+		ptc_put64(b.p + i + 8, bad_aux[v]);
+		expect_skip_as(&b, i + PTC_AUXTRACE_RECORD_SIZE, AUX1, 0, nrec, 0, i);
+		read_outcome(&b, &o);
+		CHECK(o.aux_lost == 1, "aux_lost %llu", (unsigned long long)o.aux_lost);
+		CHECK(strstr(o.msg, "its trace data (queue 0) lost") != NULL, "%s", o.msg);
+		memcpy(b.p, file.p, file.n);
+	}
+	/* when the next record of its queue takes up where the data would end
+	 * at the next intact record, the data is taken: nothing lost */
+	{
+		size_t j = i + PTC_AUXTRACE_RECORD_SIZE + AUX1;
+		ptc_put32(b.p + j + 32, 0);	/* the second AUXTRACE record in queue 0 (cpu 2) */
+		ptc_put32(b.p + j + 40, 2);
+		memcpy(file.p, b.p, file.n);
+		ptc_put64(b.p + i + 8, UINT64_MAX - 5);
+		expect_skip(&b, i, 0, 0, nrec);
+		memcpy(b.p, file.p, file.n);
+		/* the header size of an AUXTRACE record damaged, its fields whole:
+		 * its data ends where the next record starts, it is read whole */
+		for (v = 0; v < 3; v++) {
+			static const uint16_t bad_size[] = { 0, 12, 56 };
+			ptc_put16(b.p + j + 6, bad_size[v]);
+			expect_skip(&b, j, 0, 0, nrec);
+			memcpy(b.p, file.p, file.n);
+		}
+		free(file.p);
+		build_file(&file, &data);
+		memcpy(b.p, file.p, file.n);
+	}
 
 	/* huge attribute section and ids */
 	ptc_put64(b.p + 32, UINT64_MAX / 2);
@@ -800,9 +905,12 @@ static void test_broken(void)
 	ptc_put64(b.p + 48, UINT64_MAX - data_off);
 	{
 		/* the feature sections are then read as records: whatever
-		 * they look like, the reading must stop with an offset */
-		int ret = read_all(&b, msg, sizeof(msg));
-		CHECK(ret < 0 && strstr(msg, "broken.data: offset 0x"), "huge data size: %d %s", ret, msg);
+		 * they look like, they are an error or damage, named */
+		struct outcome o;
+		read_outcome(&b, &o);
+		CHECK((o.ret < 0 || o.skips) && strstr(o.msg, "broken.data: offset 0x"), "huge data size: %d %s",
+		      o.ret, o.msg);
+		CHECK(o.records >= (uint64_t)nrec, "huge data size: %llu records", (unsigned long long)o.records);
 	}
 	memcpy(b.p, file.p, file.n);
 
@@ -843,6 +951,28 @@ static void test_broken(void)
 			ptc_perf_close(r);
 		}
 		close(fd);
+		/* damage in a stream: the reading goes on at the next record
+		 * (a damaged first record, the first AUXTRACE record's data
+		 * size), garbage to the end is damage, text is not */
+		{
+			struct outcome o;
+			size_t start = p.n - data.n, j;
+			uint64_t all;
+			read_outcome_as(&p, &o, 1);
+			all = o.records;
+			CHECK(o.ret == 0 && o.skips == 0, "intact stream: %d %s", o.ret, o.msg);
+			memcpy(g.p, p.p, p.n);
+			ptc_put16(g.p + start + 6, 4);
+			expect_skip_as(&g, start, ptc_le16(p.p + start + 6), 0, all - 1, 1, start);
+			memcpy(g.p, p.p, p.n);
+			for (j = start; ptc_le32(g.p + j) != PTC_REC_AUXTRACE; j += ptc_le16(g.p + j + 6))
+				;
+			ptc_put64(g.p + j + 8, UINT64_MAX - 5);
+			expect_skip_as(&g, j + PTC_AUXTRACE_RECORD_SIZE, AUX1, 0, all, 1, j);
+			memcpy(g.p, p.p, p.n);
+			memset(g.p + p.n, 0xd5, 34);
+			expect_skip_as(&g, p.n, 34, 1, all, 1, p.n);
+		}
 		/* pipe mode cut inside the AUX data */
 		for (i = 0; i + 16 < p.n; i += 8) {
 			struct buf t = { p.p, i, 0 };
@@ -852,6 +982,50 @@ static void test_broken(void)
 		free(g.p);
 	}
 	free(data.p); free(file.p); free(b.p);
+}
+
+/* Damage at 300 places: all counted, the first 256 kept in detail, the
+ * last kept one standing for the rest; memory does not grow with them. */
+static void test_many_skips(void)
+{
+	struct buf data = { 0 }, file;
+	struct ptc_perf_reader *r;
+	struct ptc_perf_record rec;
+	const struct ptc_perf_stats *st;
+	char path[256], err[512];
+	uint64_t kept = 0;
+	size_t i, k;
+	int fd, ret;
+
+	for (i = 0; i < 300; i++) {
+		putz(&data, 8);		/* a header of size 0 */
+		for (k = 0; k < 3; k++) {
+			size_t at = rec_begin(&data, PTC_REC_FINISHED_ROUND, 0);
+			rec_end(&data, at);
+		}
+	}
+	build_file(&file, &data);
+	fd = open_as_file(&file, path, sizeof(path));
+	CHECK_EQ_U64(ptc_perf_open_fd(&r, fd, "many.data", err, sizeof(err)), 0);
+	if (r) {
+		while ((ret = ptc_perf_next(r, &rec)) > 0)
+			;
+		st = ptc_perf_stats(r);
+		CHECK_EQ_U64(ret, 0);
+		CHECK_EQ_U64(st->skips, 300);
+		CHECK_EQ_U64(st->skipped_bytes, 300 * 8);
+		CHECK_EQ_U64(st->records[PTC_REC_FINISHED_ROUND], 900);
+		CHECK_EQ_U64(ptc_perf_nr_skips(r), 256);
+		for (i = 0; i < ptc_perf_nr_skips(r); i++)
+			kept += ptc_perf_skip(r, i)->bytes;
+		CHECK_EQ_U64(kept, 300 * 8);
+		CHECK_EQ_U64(ptc_perf_skip(r, 255)->merged, 44);
+		CHECK_EQ_U64(ptc_perf_skip(r, 1)->offset, ptc_le64(file.p + 40) + 32);
+		ptc_perf_close(r);
+	}
+	close(fd);
+	free(data.p);
+	free(file.p);
 }
 
 static void test_parsers_short(void)
@@ -991,6 +1165,7 @@ static int main_tests(int argc, char **argv)
 	test_compressed();
 	test_compressed_large();
 	test_broken();
+	test_many_skips();
 	test_parsers_short();
 	test_json();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
