@@ -27,3 +27,6 @@ tests_lib_libfailio_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_bui
 tests_lib_libfailio_la_LIBADD = -ldl
 TESTS += tests/output_faults.sh
 EXTRA_DIST += tests/output_faults.sh
+# Options parsed by type: usage errors.
+TESTS += tests/cli_options.sh
+EXTRA_DIST += tests/cli_options.sh

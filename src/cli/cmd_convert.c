@@ -1,6 +1,7 @@
 /* ptconv convert: command line of the conversion; routes the recording to
  * the pipeline of its trace kind (AUXTRACE_INFO type), and a trace of
  * ptconv's own format to its re-conversion (convert_ptc.c). */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <inttypes.h>
@@ -66,17 +67,42 @@ static int parse_time(const char *s, uint64_t *a, uint64_t *b)
 	*a = 0;
 	*b = UINT64_MAX;
 	if (*s != ',') {
+		if (*s == '-' || *s == '+')
+			return -1;
 		*a = strtoull(s, &end, 0);
+		if (end == s)
+			return -1;
 		s = end;
 	}
 	if (*s == ',') {
 		s++;
 		if (*s) {
+			if (*s == '-' || *s == '+')
+				return -1;
 			*b = strtoull(s, &end, 0);
+			if (end == s)
+				return -1;
 			s = end;
 		}
 	}
-	return *s ? -1 : 0;
+	return *s || *a > *b ? -1 : 0;	/* (an empty range selects nothing: a mistake) */
+}
+
+/* An option's whole argument as a decimal integer in [min, max]: 0, or -1
+ * after saying what the option takes (exit status 2 follows). */
+static int parse_int(const char *opt, const char *arg, long min, long max, const char *what, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (end == arg || *end || errno || v < min || v > max) {
+		ptc_cli_error("%s takes %s from %ld to %ld, not '%s'", opt, what, min, max, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 /* SIGINT or SIGTERM: the signal, for the conversion to see at its next
@@ -168,24 +194,27 @@ static int convert(int argc, char **argv)
 		case 'f': o.formats = optarg; break;
 		case 'o': o.outdir = optarg; break;
 		case 'j': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (end == optarg || *end || n < 1 || n > 1024) {
-				ptc_cli_error("-j takes a number of threads from 1 to 1024, not '%s'", optarg);
+			long n;
+			if (parse_int("-j", optarg, 1, 1024, "a number of threads", &n) < 0)
 				return PTC_EXIT_USAGE;
-			}
 			o.jobs = (int)n;
 			break;
 		}
 		case 'q': o.quiet = 1; break;
 		case 'h': usage(stdout); return PTC_EXIT_OK;
 		case O_PER_CPU: o.per_cpu = 1; break;
-		case O_PID: o.pid = strtol(optarg, NULL, 0); break;
-		case O_TID: o.tid = strtol(optarg, NULL, 0); break;
+		case O_PID:
+			if (parse_int("--pid", optarg, 0, 4194304, "a process id", &o.pid) < 0)
+				return PTC_EXIT_USAGE;
+			break;
+		case O_TID:
+			if (parse_int("--tid", optarg, 0, 4194304, "a thread id", &o.tid) < 0)
+				return PTC_EXIT_USAGE;
+			break;
 		case O_COMM: o.comm = optarg; break;
 		case O_TIME:
 			if (parse_time(optarg, &o.time_start, &o.time_end) < 0) {
-				ptc_cli_error("--time: expected START,END in ns, got '%s'", optarg);
+				ptc_cli_error("--time: expected START,END in ns with START <= END, got '%s'", optarg);
 				return PTC_EXIT_USAGE;
 			}
 			break;
@@ -214,7 +243,13 @@ static int convert(int argc, char **argv)
 			images[pt.nr_images++] = optarg;
 			break;
 		case O_CPU: pt.cpu = optarg; break;
-		case O_LEVEL: pt.zstd_level = atoi(optarg); break;
+		case O_LEVEL: {
+			long v;
+			if (parse_int("--zstd-level", optarg, -1, 22, "a compression level", &v) < 0)
+				return PTC_EXIT_USAGE;
+			pt.zstd_level = (int)v;
+			break;
+		}
 		case O_CHECK_PARTIAL: pt.check_partial = 1; break;
 		case O_BBV: {
 			char *end;

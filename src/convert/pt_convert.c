@@ -2766,8 +2766,15 @@ static int parse_formats(struct conv *c)
 			for (k = 0; all[k]; k++)
 				n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
 						      "%s, ", all[k]->name);
-			ptc_cli_error("unknown format '%s' (Intel PT supports: %scbpexp, text)", tok,
-				      n < sizeof(names) ? names : "");
+			char base[64];
+
+			snprintf(base, sizeof(base), "%.*s", (int)strcspn(tok, ":"), tok);
+			if (strchr(tok, ':') && ptc_writer_find(base))
+				ptc_cli_error("-f %s: '%s' is not an option of %s (its options: ptconv-formats(5))",
+					      tok, tok + strlen(base) + 1, base);
+			else
+				ptc_cli_error("unknown format '%s' (Intel PT supports: %scbpexp, text)", tok,
+					      n < sizeof(names) ? names : "");
 			return -1;
 		}
 	}
