@@ -738,6 +738,13 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 		err = fail(t, ptc_err_bad_record, off, "no chunks for %" PRIu64 " records", t->info.records);
 		goto out;
 	}
+	if (t->info.tail_insns > t->info.instructions ||
+	    (t->n_chunks && t->info.instructions - t->info.tail_insns < t->chunks[t->n_chunks - 1].first_insn)) {
+		err = fail(t, ptc_err_bad_record, off, "the header's %" PRIu64 " instructions (%" PRIu64
+			   " after the last branch) disagree with the chunk index", t->info.instructions,
+			   t->info.tail_insns);
+		goto out;
+	}
 	memcpy(t->gaps, p, t->n_gaps * PTCF_GAP_SIZE);
 	for (i = 0; i < t->n_gaps; i++) {
 		const uint8_t *g = p + i * PTCF_GAP_SIZE;
@@ -1246,6 +1253,15 @@ int ptc_trace_read(struct ptc_trace *t, struct ptc_trace_record *rec, size_t n)
 
 		if (!t->loaded || t->rec == t->nrec) {
 			uint64_t next = t->loaded ? t->chunk + 1 : t->chunk;
+			/* read straight through a chunk: its records' instructions
+			 * end where the index (or the header) says the next begin */
+			uint64_t want = next < t->n_chunks ? t->chunks[next].first_insn
+				      : t->info.instructions - t->info.tail_insns;
+			if (t->loaded && t->insns_before != want)
+				return fail(t, ptc_err_bad_record, t->chunks[t->chunk].off,
+					    "chunk %" PRIu64 ": its records end at instruction %" PRIu64 ", but %s "
+					    "says %" PRIu64, t->chunk, t->insns_before,
+					    next < t->n_chunks ? "the chunk index" : "the header", want);
 			if (next >= t->n_chunks) {
 				t->loaded = 0;
 				t->chunk = t->n_chunks;

@@ -34,3 +34,32 @@ for seed in chunks-v2 chunks; do
 	done
 done
 echo "ok - damaged taken bits and target slots stop the reader and ptconv convert at the damaged chunk"
+
+# The header's instruction count against the records (issue 19): one that
+# claims more than the records hold is found when the reading reaches the
+# end; one below where the last chunk starts, or below its own tail, at
+# once.  Either way exit 3 naming the disagreement, never a wrapped count.
+for seed in chunks-v2 chunks; do
+	for how in more fewer tail; do
+		python3 - "$S/$seed.ptc" "$T/h.ptc" $how <<'PY' || fail "patching $seed's header"
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+insns, tail = struct.unpack_from('<QQ', b, 40)[0], struct.unpack_from('<Q', b, 56)[0]
+if sys.argv[3] == 'more':
+    struct.pack_into('<Q', b, 40, insns + 1000)
+elif sys.argv[3] == 'fewer':
+    struct.pack_into('<Q', b, 40, 0)
+    struct.pack_into('<Q', b, 56, 0)
+else:
+    struct.pack_into('<Q', b, 56, insns + 1)
+open(sys.argv[2], 'wb').write(b)
+PY
+		"$PTCONV" stats "$T/h.ptc" >"$T/out.txt" 2>"$T/err"
+		st=$?
+		[ $st -eq 3 ] || fail "$seed, header claiming $how instructions: stats exited $st"
+		grep -q "h\.ptc: offset [0-9]*: .*\(disagree with the chunk index\|but the header says\)" "$T/err" ||
+			fail "$seed, header claiming $how instructions: $(cat "$T/err")"
+		grep -q 18446744073709551615 "$T/out.txt" "$T/err" && fail "$seed $how: a wrapped count printed"
+	done
+done
+echo "ok - a header whose instruction count disagrees with the records is refused (stats exit 3, named)"
