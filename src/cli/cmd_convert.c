@@ -60,30 +60,30 @@ static void usage(FILE *to)
 		"See ptconv-convert(1).\n");
 }
 
-static int parse_time(const char *s, uint64_t *a, uint64_t *b)
+/* An unsigned number at *s (no sign), *s moved past it: 0, or -1. */
+static int parse_ns(const char **s, uint64_t *v)
 {
 	char *end;
 
+	if (**s == '-' || **s == '+')
+		return -1;
+	*v = strtoull(*s, &end, 0);
+	if (end == *s)
+		return -1;
+	*s = end;
+	return 0;
+}
+
+static int parse_time(const char *s, uint64_t *a, uint64_t *b)
+{
 	*a = 0;
 	*b = UINT64_MAX;
-	if (*s != ',') {
-		if (*s == '-' || *s == '+')
-			return -1;
-		*a = strtoull(s, &end, 0);
-		if (end == s)
-			return -1;
-		s = end;
-	}
+	if (*s != ',' && parse_ns(&s, a) < 0)
+		return -1;
 	if (*s == ',') {
 		s++;
-		if (*s) {
-			if (*s == '-' || *s == '+')
-				return -1;
-			*b = strtoull(s, &end, 0);
-			if (end == s)
-				return -1;
-			s = end;
-		}
+		if (*s && parse_ns(&s, b) < 0)
+			return -1;
 	}
 	return *s || *a > *b ? -1 : 0;	/* (an empty range selects nothing: a mistake) */
 }
