@@ -422,10 +422,12 @@ static void output_error(const struct conv *c, struct cthread *t, int err)
 	if (t->error_shown)
 		return;
 	t->error_shown = 1;
-	for (i = 0; !m && i < sizeof(sinks) / sizeof(sinks[0]); i++)
-		if (sinks[i] && sinks[i]->errmsg && sinks[i]->errmsg(sinks[i]->ctx) &&
-		    sinks[i]->errmsg(sinks[i]->ctx)[0])
-			m = sinks[i]->errmsg(sinks[i]->ctx);
+	for (i = 0; !m && i < sizeof(sinks) / sizeof(sinks[0]); i++) {
+		const char *e = sinks[i] && sinks[i]->errmsg ? sinks[i]->errmsg(sinks[i]->ctx) : NULL;
+
+		if (e && e[0])
+			m = e;
+	}
 	if (m)
 		ptc_cli_error("%s", m);
 	else
@@ -2079,7 +2081,6 @@ static int decode_all(struct conv *c)
 
 	c->params.no_fastq = c->pto->engine_query;
 	c->params.no_paths = c->pto->engine_steps;
-	c->params.memo_bytes = PTC_PT_MEMO_BYTES;
 	{
 		const char *bound = getenv("PTCONV_MEMO_BYTES");	/* for tests: a memo that fills up */
 

@@ -2146,7 +2146,7 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 	if (!p->no_paths && p->memo) {
 		d->memo = p->memo;
 	} else if (!p->no_paths) {
-		if (ptc_path_memo_new(&d->memo, p->memo_bytes ? p->memo_bytes : PTC_PT_MEMO_BYTES) < 0) {
+		if (ptc_path_memo_new(&d->memo, p->memo_bytes) < 0) {
 			free(d->icache);
 			free(d);
 			return -ptc_err_nomem;

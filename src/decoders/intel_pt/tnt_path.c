@@ -39,7 +39,7 @@ int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes)
 		return -1;
 	/* the table comes with the first path: a decoder that never sees
 	 * one (libipt's query decoder, a quiet thread) costs nothing */
-	m->max_bytes = max_bytes;
+	m->max_bytes = max_bytes ? max_bytes : PTC_PT_MEMO_BYTES;
 	*out = m;
 	return 0;
 }

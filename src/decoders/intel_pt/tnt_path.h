@@ -69,6 +69,7 @@ struct ptc_tnt_path {
 
 struct ptc_path_memo;
 
+/* A memo of at most max_bytes (0: PTC_PT_MEMO_BYTES). */
 int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes);
 void ptc_path_memo_free(struct ptc_path_memo *m);
 
