@@ -1,6 +1,8 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang and run each for SECONDS (default 600)
 # seeded from its seed folder and ../shared/data; prints libFuzzer's summary.
+# Undefined behaviour stops the run as a crash would (UBSan only warns by
+# default, and a warning in the middle of libFuzzer's output is easy to miss).
 #   contrib/fuzz.sh [SECONDS] [TARGET...]
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +17,7 @@ for t in $targets; do
 	seeds="$top/tests/fuzz/seeds/$t"
 	echo "== $t for ${secs}s"
 	LSAN_OPTIONS="suppressions=$top/tests/lsan.supp" \
+	UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
 	"$b/tests/fuzz/$t" -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 \
-		"$work" $( [ -d "$seeds" ] && echo "$seeds" ) 2>&1 | grep -E 'stat::|ERROR|SUMMARY|Done' || true
+		"$work" $( [ -d "$seeds" ] && echo "$seeds" ) 2>&1 | grep -E 'stat::|ERROR|SUMMARY|runtime error|Done' || true
 done
