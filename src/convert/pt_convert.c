@@ -122,7 +122,7 @@ struct cthread {
 	struct ptc_sink ws;
 	struct ptc_code_reader code;
 	struct ptc_symbol_reader syms;	/* (xray) the symbols of code's images */
-	uint64_t code_time;
+	uint64_t code_time, code_until;
 	struct ptc_pt_region code_reg;
 	int code_have;
 	uint64_t lost_upto;	/* sideband-loss ranges up to this time got their gap */
@@ -250,6 +250,15 @@ static int tee_begin(void *ctx, const struct ptc_thread_info *ti)
  * runs of branches with the same time, so that a mapping change (exec,
  * dlopen, munmap) between two runs is seen.  The paths marked among them
  * (m, nm) go with their runs (a path's records share one time). */
+/* The mappings code_read() reads from are the thread's process's at
+ * code_time, and stay so for every time up to code_until (exclusive):
+ * records of any time in between can share them.  (Time 0 is unknown,
+ * and alone: code_until 1.) */
+static int same_code_time(uint64_t time, uint64_t code_time, uint64_t code_until)
+{
+	return time - code_time < code_until - code_time;
+}
+
 static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t n,
 			   const struct ptc_path_mark *m, size_t nm)
 {
@@ -258,12 +267,24 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 	int err;
 
 	while (i < n) {
-		for (k = i + 1; k < n && b[k].time == b[i].time; k++)
-			;
-		if (b[i].time != t->code_time) {
+		uint64_t from, until;
+
+		if (!same_code_time(b[i].time, t->code_time, t->code_until)) {
 			t->code_time = b[i].time;
+			t->code_until = !t->code_time ? 1
+					: t->conv->sb ? ptc_sb_next_map_change(t->conv->sb, t->pt.pid, t->code_time)
+					: UINT64_MAX;
 			t->code_have = 0;
 		}
+		from = t->code_time;
+		until = t->code_until;
+		/* (four at a time: one branch per four records, not one each) */
+		for (k = i + 1; k + 4 <= n; k += 4)
+			if (!(same_code_time(b[k].time, from, until) & same_code_time(b[k + 1].time, from, until) &
+			      same_code_time(b[k + 2].time, from, until) & same_code_time(b[k + 3].time, from, until)))
+				break;
+		for (; k < n && same_code_time(b[k].time, from, until); k++)
+			;
 		for (r = 0; j < nm && m[j].at < k && r < PTC_PT_BATCH; j++, r++) {
 			run[r].at = m[j].at - (uint32_t)i;
 			run[r].path = m[j].path;

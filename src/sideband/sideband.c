@@ -659,6 +659,27 @@ struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
 	return after ? after : before;
 }
 
+uint64_t ptc_sb_next_map_change(const struct ptc_sideband *sb, uint32_t pid, uint64_t time)
+{
+	uint64_t next = PTC_SB_TIME_MAX;
+	size_t i;
+
+	/* ptc_sb_find_map() decides by which mappings began (t_start <= time)
+	 * and which ended (t_end <= time): both sets stay as they are until
+	 * the next t_start or t_end. */
+	for (i = 0; i < sb->nr_maps; i++) {
+		const struct ptc_sb_map *m = &sb->maps[i];
+
+		if (m->pid != pid)
+			continue;
+		if (m->t_start > time && m->t_start < next)
+			next = m->t_start;
+		if (m->t_end > time && m->t_end < next)
+			next = m->t_end;
+	}
+	return next;
+}
+
 struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count)
 {
 	*count = sb->nr_maps;

@@ -102,6 +102,10 @@ void ptc_sb_finish(struct ptc_sideband *sb);
 /* The mapping of pid covering ip at time (PTC_SB_TIME_MAX: the latest one). */
 struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
 				   uint64_t time, uint64_t ip);
+/* The first time after time (not 0) at which a mapping of pid begins or
+ * ends (PTC_SB_TIME_MAX: none).  ptc_sb_find_map() for pid gives the same
+ * answer, for any ip, at every time from time up to that one. */
+uint64_t ptc_sb_next_map_change(const struct ptc_sideband *sb, uint32_t pid, uint64_t time);
 /* All mappings, for reporting. */
 struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count);
 

@@ -260,6 +260,26 @@ static uint64_t edge_key(uint32_t node, uint64_t dest)
 	return k == UINT64_MAX ? 0 : k;	/* the map's empty key */
 }
 
+/* The edge of node id to dest (UINT32_MAX: none; *key is then where the
+ * map takes a new one).  A hash of (node, destination), not the node's
+ * edge list: a return can have thousands of targets. */
+static uint32_t find_edge(const struct ptcw *w, uint32_t id, uint64_t dest, uint64_t *key)
+{
+	uint64_t k = edge_key(id, dest);
+	uint32_t e;
+
+	for (;;) {
+		e = ptc_map_get(&w->edge_of, k);
+		if (e == UINT32_MAX || (w->edges[e].node == id && w->edges[e].dest == dest))
+			break;
+		k = ptc_hash64(k + 1);	/* another pair has this key */
+		if (k == UINT64_MAX)
+			k = 0;
+	}
+	*key = k;
+	return e;
+}
+
 static int new_edge(struct ptcw *w, uint32_t node, uint64_t dest, uint32_t *id)
 {
 	struct node_more *n = &w->more[node];
@@ -437,14 +457,34 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 	return 0;
 }
 
-static int event(struct ptcw *w, uint8_t type)
+/* An event of record rec of the chunk (events are in record order). */
+static int event_at(struct ptcw *w, uint32_t rec, uint8_t type)
 {
-	int err = buf_varint(&w->events, w->c_records - w->last_ev);
+	int err = buf_varint(&w->events, rec - w->last_ev);
 
-	w->last_ev = w->c_records;
+	w->last_ev = rec;
 	if (!err)
 		err = buf_put(&w->events, &type, 1);
 	return err;
+}
+
+static int event(struct ptcw *w, uint8_t type)
+{
+	return event_at(w, w->c_records, type);
+}
+
+/* Room for one time_event() that then cannot fail. */
+#define TIME_EVENT_ROOM 32
+
+/* Record rec of the chunk has time t, the one before it w->time. */
+static int time_event(struct ptcw *w, uint32_t rec, uint64_t t)
+{
+	int err;
+
+	if ((err = event_at(w, rec, PTCF_EV_TIME)) < 0 || (err = buf_varint(&w->events, zigzag(t - w->time))) < 0)
+		return err;
+	w->time = t;
+	return 0;
 }
 
 static int flush_chunk(struct ptcw *w)
@@ -540,13 +580,8 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				return err;
 		}
 	}
-	if (b->time != w->time) {
-		int64_t d = (int64_t)(b->time - w->time);
-		uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
-		if ((err = event(w, PTCF_EV_TIME)) < 0 || (err = buf_varint(&w->events, zz)) < 0)
-			return err;
-		w->time = b->time;
-	}
+	if (b->time != w->time && (err = time_event(w, w->c_records, b->time)) < 0)
+		return err;
 	if (b->flags) {
 		if ((err = event(w, PTCF_EV_FLAGS)) < 0 || (err = buf_put(&w->events, &b->flags, 1)) < 0)
 			return err;
@@ -574,18 +609,9 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				e = n->edge[0];
 				slot = n->mru_slot;
 			} else {
-				/* A hash of (node, destination), not the node's
-				 * edge list: a return can have thousands of
-				 * targets. */
-				uint64_t key = edge_key(id, b->target);
-				for (;;) {
-					e = ptc_map_get(&w->edge_of, key);
-					if (e == UINT32_MAX || (w->edges[e].node == id && w->edges[e].dest == b->target))
-						break;
-					key = ptc_hash64(key + 1);	/* another pair has this key */
-					if (key == UINT64_MAX)
-						key = 0;
-				}
+				uint64_t key;
+
+				e = find_edge(w, id, b->target, &key);
 				if (e == UINT32_MAX) {
 					if ((err = new_edge(w, id, b->target, &e)) < 0 ||
 					    (err = ptc_map_put(&w->edge_of, key, e)) < 0)
@@ -624,7 +650,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i, size_t n,
 			    const struct ptc_path_mark *m, size_t nm, size_t *j)
 {
-	const struct node *nodes = w->nodes;
+	struct node *nodes = w->nodes;
 	uint32_t pn, way, c_records = w->c_records, bitn = w->c_bitn;
 	uint32_t room = w->chunk_records - c_records;
 	uint64_t start = w->next_start, insns = 0, time = w->time;
@@ -664,7 +690,7 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 			uint32_t e0 = nodes[pn].edge[way];
 
 			mark = ++*j < nm ? m[*j].at : SIZE_MAX;
-			if (note->owner == w->serial && r->time == time && !r->flags && i + mp->records <= n) {
+			if (note->owner == w->serial && !r->flags && i + mp->records <= n) {
 				const struct path_seen *e = &note->e[0];
 
 				if (e->from != e0)
@@ -675,6 +701,12 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 					/* seen: its bits, its slots, where it ends */
 					uint64_t v = mp->taken, sv = e->slots;
 					unsigned nb = mp->bits, k;
+
+					if (r->time != time) {
+						if (time_event(w, c_records + (uint32_t)(i - i0), r->time) < 0)
+							break;
+						time = r->time;
+					}
 
 					while (nb) {
 						unsigned take = 8 - (bitn & 7);
@@ -715,10 +747,16 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 		if (id == PTCF_NO_NODE)
 			break;
 		nd = &nodes[id];
-		/* the node's branch with the same instructions (flags 0), the
-		 * same time, and the target it has (direct) or had last time */
-		if (r->ip != nd->ip || start != nd->start || r->target != nd->dest ||
-		    (tail_of(r) & mask) != nd->tail || r->time != time)
+		/* the node's branch with the same instructions (flags 0) and
+		 * the target it has (direct) or one it had (indirect) */
+		if (r->ip != nd->ip || start != nd->start || (tail_of(r) & mask) != nd->tail)
+			break;
+		/* a new time: its event, with room made before the record's
+		 * bits are written */
+		if (r->time != time && buf_grow(&w->events, TIME_EVENT_ROOM) < 0)
+			break;
+		if (r->kind != PTC_BR_JMP_IND && r->kind != PTC_BR_CALL_IND && r->kind != PTC_BR_RET &&
+		    r->target != nd->dest)
 			break;
 		if (r->kind == PTC_BR_COND) {
 			uint32_t t = r->taken != 0;
@@ -736,6 +774,20 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 		} else if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
 			   nd->edge[0] != PTCF_NO_NODE) {
 			uint32_t v = nd->mru_slot;
+
+			if (r->target != nd->dest) {
+				/* another destination it had before */
+				uint64_t key;
+				uint32_t e = find_edge(w, id, r->target, &key);
+
+				if (e == UINT32_MAX)
+					break;	/* a new one: put_branch() */
+				v = w->edges[e].slot;
+				nodes[id].edge[0] = e;
+				nodes[id].succ[0] = w->edges[e].succ;
+				nodes[id].dest = r->target;
+				nodes[id].mru_slot = v;
+			}
 			while (v >= 0x80) {
 				*slots++ = (uint8_t)(v | 0x80);
 				v >>= 7;
@@ -752,6 +804,10 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 			}
 		} else {
 			break;
+		}
+		if (r->time != time) {
+			(void)time_event(w, c_records + (uint32_t)(i - i0), r->time);	/* room made above */
+			time = r->time;
 		}
 		pn = id;
 		insns += r->insns;

@@ -1,8 +1,9 @@
 /* Unit test of the sideband's switch timelines and LOST ranges
  * (src/sideband/sideband.c): which source a CPU's timeline uses when a
  * recording has both switch records and sched_switch samples, the process
- * of a thread named by sched_switch only by its tid, and where LOST
- * records say records may be missing.  Records are laid out by hand as
+ * of a thread named by sched_switch only by its tid, where LOST records
+ * say records may be missing, and until when a process's mappings stay
+ * as they are.  Records are laid out by hand as
  * the kernel writes them (include/uapi/linux/perf_event.h). */
 #include <string.h>
 
@@ -76,6 +77,58 @@ static void lost_rec(struct ptc_sideband *sb, int cpu, uint64_t t, uint64_t n)
 	ptc_put64(b, 7);
 	ptc_put64(b + 8, n);
 	add(sb, rec(PERF_RECORD_LOST, 0, b, 16, cpu, t));
+}
+
+/* MMAP of [addr, addr + len) in pid's address space, file "f" */
+static void mmap_rec(struct ptc_sideband *sb, uint32_t pid, uint64_t addr, uint64_t len, uint64_t t)
+{
+	uint8_t b[40];
+
+	memset(b, 0, sizeof(b));
+	ptc_put32(b, pid);
+	ptc_put32(b + 4, pid);
+	ptc_put64(b + 8, addr);
+	ptc_put64(b + 16, len);
+	b[32] = 'f';
+	add(sb, rec(PERF_RECORD_MMAP, 0, b, 40, 0, t));
+}
+
+/* ptc_sb_next_map_change(): when pid's mappings change next, and
+ * ptc_sb_find_map() giving the same mapping at every time before that. */
+static void test_map_changes(void)
+{
+	struct ptc_sideband *sb;
+	const struct ptc_sb_map *m0;
+	uint8_t b[16];
+	uint64_t t;
+
+	CHECK(ptc_sb_new(&sb) == 0, "new");
+	mmap_rec(sb, 5, 0x1000, 0x1000, 100);
+	mmap_rec(sb, 6, 0x1000, 0x1000, 150);
+	mmap_rec(sb, 5, 0x1800, 0x1000, 200);	/* over the first: it ends */
+	memset(b, 0, sizeof(b));
+	ptc_put32(b, 5);
+	ptc_put32(b + 4, 5);
+	b[8] = 'x';
+	add(sb, rec(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, b, 16, 0, 300));	/* all of pid 5's end */
+	ptc_sb_finish(sb);
+
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 0), 100);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 99), 100);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 100), 200);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 199), 200);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 200), 300);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 300), PTC_SB_TIME_MAX);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 6, 10), 150);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 6, 150), PTC_SB_TIME_MAX);
+	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 7, 0), PTC_SB_TIME_MAX);
+	/* the same answer from a time up to the next change, different after */
+	m0 = ptc_sb_find_map(sb, 5, 100, 0x1900);
+	CHECK(m0 && m0->start == 0x1000, "pid 5 at 100");
+	for (t = 101; t < 200; t += 33)
+		CHECK(ptc_sb_find_map(sb, 5, t, 0x1900) == m0, "pid 5 at %llu", (unsigned long long)t);
+	CHECK(ptc_sb_find_map(sb, 5, 200, 0x1900) != m0, "pid 5 at 200: the new mapping");
+	ptc_sb_free(sb);
 }
 
 static void expect_on(struct ptc_sideband *sb, int cpu, uint64_t t, uint32_t pid, uint32_t tid)
@@ -155,5 +208,6 @@ int main(void)
 		      (unsigned long long)l[1].t_end);
 	}
 	ptc_sb_free(sb);
+	test_map_changes();
 	return check_result();
 }
