@@ -30,6 +30,9 @@
  *
  *	psb	PSB+ of 64-bit code (MODE.Exec) with tracing off
  *	psb@A	the same with tracing on at A (its FUP)
+ *	psbx@A	the same inside a transaction (MODE.TSX, InTX set)
+ *	abort	MODE.TSX of a transaction's abort (TXAbort set), which binds
+ *		to the FUP that follows
  *	pge@A, pgd@A, fup@A, tip@A	TIP.PGE, TIP.PGD, FUP, TIP with IP A
  *	pgd	TIP.PGD with no IP (suppressed)
  *	tnt:BITS	a TNT packet, its branches in order (tnt:110: taken,
@@ -72,13 +75,19 @@ static void script(struct seq *s, const char *name, const char *text)
 
 		if (at)
 			*at = 0;
-		if (!strcmp(w, "psb")) {
+		if (!strcmp(w, "psb") || !strcmp(w, "psbx")) {
 			p.type = ppt_psb;
 			put(s, &p);
 			p.type = ppt_mode;
 			p.payload.mode.leaf = pt_mol_exec;
 			p.payload.mode.bits.exec.csl = 1;
 			put(s, &p);
+			if (w[3] == 'x') {
+				p.type = ppt_mode;
+				p.payload.mode.leaf = pt_mol_tsx;
+				p.payload.mode.bits.tsx.intx = 1;
+				put(s, &p);
+			}
 			if (ip) {
 				p.type = ppt_fup;
 				p.payload.ip.ipc = pt_ipc_sext_48;
@@ -108,6 +117,10 @@ static void script(struct seq *s, const char *name, const char *text)
 			}
 			CHECK(pt_enc_sync_set(s->enc, off) == 0, "%s: encoder offset", name);
 			continue;
+		} else if (!strcmp(w, "abort")) {
+			p.type = ppt_mode;
+			p.payload.mode.leaf = pt_mol_tsx;
+			p.payload.mode.bits.tsx.abrt = 1;
 		} else if (!strcmp(w, "pwr")) {
 			p.type = ppt_pwre;
 			p.payload.pwre.state = 2;
@@ -372,6 +385,58 @@ static const char expect_jmpabs[] =
  * none in this short trace. */
 static const char expect_insn_lost[] = "gap decode\n";
 
+/* ---- item 6: errata ----
+ *
+ * BDM64 (Broadwell, CPUID 6/61, 6/71, 6/79, 6/86): a TSX abort right after
+ * a branch may leave that branch's TNT bit or TIP wrong.  libipt's
+ * workaround (pt_errata.bdm64, in its instruction and block decoders):
+ * when the abort's IP cannot be reached from where the branch's packet
+ * says it went, by straight-line code and direct jumps and calls within
+ * 256 instructions, the branch went to the abort's IP.
+ *
+ *   +00 test eax,eax; +02 je +08; +04 nop; +05 je +10; +07 nop; +08 nop;
+ *   +09 jmp rax; +0b nop; +0c nop (the abort's handler); +0d syscall;
+ *   +0f nop; +10 nop; +11 syscall
+ */
+static const char code_bdm64[] = "\x85\xc0\x74\x04\x90\x74\x09\x90\x90\xff\xe0\x90\x90\x0f\x05\x90\x90\x0f\x05";
+/* bdm64_cond: inside a transaction from +00, test, je (2) with a
+ * not-taken bit, then the abort at +08 (FUP), to its handler +0c (TIP).
+ * From the bit's +04, +08 is not reachable (the je at +05 needs a
+ * packet): the erratum, the je went to +08, its target: taken.  The abort
+ * takes +08's nop away; the handler: nop, syscall (2).  A PSB+, tracing
+ * resumes at +0f: nop, nop, syscall (3).
+ *
+ * bdm64_nocpu: without the CPU (raw mode, no --cpu) the bit is taken as it
+ * is (as libipt does without the workaround), and the abort at +08
+ * contradicts it: a decode gap (that names --cpu) up to the next PSB;
+ * tracing resumes at +0f.
+ *
+ * bdm64_reach: the abort at +05, which the not-taken bit's +04 reaches
+ * (nop): no erratum.  je not taken (2); the nop, then the abort before
+ * the je at +05; the handler's nop, syscall: 3.  Then as above.
+ *
+ * bdm64_ind: from +08, nop, jmp rax (2), its TIP at +0f; the abort at
+ * +0c, which +0f does not reach (its syscall leaves): the jmp went to +0c.
+ * The abort's handler is +0f: nop, nop, syscall (3). */
+static const char expect_bdm64_cond[] = "0x400002 0x400008 cond 1 2\n0x40000d 0x0 far 1 2\n0x400011 0x0 far 1 3\n";
+static const char expect_bdm64_nocpu[] = "0x400002 0x400008 cond 0 2\ngap decode\n0x400011 0x0 far 1 3 after-gap\n";
+static const char expect_bdm64_reach[] = "0x400002 0x400008 cond 0 2\n0x40000d 0x0 far 1 3\n0x400011 0x0 far 1 3\n";
+static const char expect_bdm64_ind[] = "0x400009 0x40000c jmp-ind 1 2\n0x400011 0x0 far 1 3\n";
+
+/* BDM70 (most cores from Broadwell on): a PSB+ right before a TIP.PGE may
+ * hold a FUP (and MODE.Exec) although tracing is still off.  libipt's
+ * workaround (pt_errata.bdm70): a PSB+ whose FUP is followed by a TIP.PGE
+ * (timing and mode packets aside) is taken as one with tracing off.  When
+ * the TIP.PGE names the FUP's IP, the PSB+ and the TIP.PGE say the same
+ * whatever the CPU: execution was there, nothing ran in between, nothing
+ * is lost.  On code_syscall: nop, syscall (2), and again from +03 (2). */
+static const char expect_bdm70[] = "0x400001 0x0 far 1 2\n0x400004 0x0 far 1 2\n";
+/* The FUP at +03, the TIP.PGE at +00: on a CPU with the erratum, the FUP
+ * is the erratum's (as above); on one without, tracing was on at +03 and
+ * what ran before it came back at +00 is unknown.  Without --cpu: a gap
+ * (that names --cpu); the branches are those above. */
+static const char expect_bdm70_other[] = "gap disabled\n0x400001 0x0 far 1 2 after-gap\n0x400004 0x0 far 1 2\n";
+
 /* Which of them the libipt loaded knows (pt_library_version()). */
 enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
 
@@ -386,8 +451,13 @@ static const struct corner {
 	const char *lost;	/* otherwise: what every engine (packets) or the
 				 * libipt engine (instructions) gives */
 	const char *detail;	/* what the gap's text must say, then */
+	const char *cpu;	/* --cpu FAMILY/MODEL/STEPPING, NULL: none */
+	const char *erratum;	/* bdm64, bdm70: expect is also checked against
+				 * libipt's instruction flow decoder with that
+				 * workaround on (insn_flow()) */
 } corners[] = {
-#define CODE(c) c, sizeof(c) - 1
+/* (designated: the fields after expect are optional) */
+#define CODE(c) .code = c, .code_size = sizeof(c) - 1
 	/* the four bits in one TNT packet: the walker takes the first one
 	 * alone (it starts from a search), the rest as a path of its memo
 	 * (tnt_path.h) */
@@ -425,6 +495,22 @@ static const struct corner {
 	  expect_insn_lost, "ERETS" },
 	{ "jmpabs", CODE(code_jmpabs), "psb pge@+0 tip@+c pgd@k psb pge@+f pgd@k", expect_jmpabs, NULL,
 	  NEWER_INSN22, expect_insn_lost, "JMPABS" },
+	{ "bdm64_cond", CODE(code_bdm64), "psbx@+0 tnt:0 abort fup@+8 tip@+c pgd@k psb pge@+f pgd@k",
+	  expect_bdm64_cond, .cpu = "6/61/2", .erratum = "bdm64" },
+	{ "bdm64_nocpu", CODE(code_bdm64), "psbx@+0 tnt:0 abort fup@+8 tip@+c pgd@k psb pge@+f pgd@k",
+	  expect_bdm64_nocpu, .detail = "--cpu" },
+	{ "bdm64_reach", CODE(code_bdm64), "psbx@+0 tnt:0 abort fup@+5 tip@+c pgd@k psb pge@+f pgd@k",
+	  expect_bdm64_reach, .cpu = "6/61/2", .erratum = "bdm64" },
+	{ "bdm64_ind", CODE(code_bdm64), "psbx@+8 tip@+f abort fup@+c tip@+f pgd@k", expect_bdm64_ind,
+	  .cpu = "6/71/1", .erratum = "bdm64" },
+	{ "bdm70_same", CODE(code_syscall), "psb@+0 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
+	  .erratum = "bdm70" },
+	{ "bdm70_same_cpu", CODE(code_syscall), "psb@+0 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
+	  .cpu = "6/85/4", .erratum = "bdm70" },
+	{ "bdm70_other", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70_other,
+	  .detail = "--cpu" },
+	{ "bdm70_other_cpu", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
+	  .cpu = "6/85/4", .erratum = "bdm70" },
 #undef CODE
 };
 
@@ -442,6 +528,131 @@ static int libipt_knows(int newer)
 		return ver >= 0x202;
 	default:
 		return 1;
+	}
+}
+
+/* ---- libipt's instruction flow decoder: the errata cases' second oracle ----
+ *
+ * Each branch instruction as "IP DEST INSNS": DEST where execution went
+ * next ("fall" for the branch's own next instruction, "-" when tracing
+ * stopped at it or the trace ends), INSNS the instructions up to and
+ * including it since the previous branch.  An asynchronous branch (the
+ * TSX abort) names where execution was ("from"): where the branch before
+ * it went. */
+struct flow {
+	char *out;
+	size_t n, cap;
+	int held;	/* a branch whose destination is not known yet */
+	uint64_t ip, size, insns;
+};
+
+static void flow_put(struct flow *f, const char *dest)
+{
+	if (!f->held)
+		return;
+	f->held = 0;
+	f->n += (size_t)snprintf(f->out + f->n, f->cap - f->n, "0x%" PRIx64 " %s %" PRIu64 "\n", f->ip, dest,
+				 f->insns);
+	CHECK(f->n < f->cap, "flow: too long");
+}
+
+static void flow_to(struct flow *f, uint64_t ip)
+{
+	char d[32];
+
+	if (f->held && ip == f->ip + f->size)
+		snprintf(d, sizeof(d), "fall");
+	else
+		snprintf(d, sizeof(d), "0x%" PRIx64, ip);
+	flow_put(f, d);
+}
+
+static int read_code(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *ctx)
+{
+	const struct corner *c = ctx;
+
+	(void)asid;
+	if (ip < BASE || ip >= BASE + c->code_size)
+		return -pte_nomap;
+	if (size > BASE + c->code_size - ip)
+		size = (size_t)(BASE + c->code_size - ip);
+	memcpy(buf, c->code + (ip - BASE), size);
+	return (int)size;
+}
+
+/* The case's trace through libipt's instruction flow decoder with its
+ * erratum's workaround on, into out (the format above). */
+static void insn_flow(const struct corner *c, uint8_t *pt, size_t n, char *out, size_t cap)
+{
+	struct pt_config cfg;
+	struct pt_insn_decoder *dec;
+	struct flow f = { out, 0, cap, 0, 0, 0, 0 };
+	uint64_t count = 0;
+	int st;
+
+	out[0] = 0;
+	pt_config_init(&cfg);
+	cfg.begin = pt;
+	cfg.end = pt + n;
+	cfg.errata.bdm64 = !strcmp(c->erratum, "bdm64");
+	cfg.errata.bdm70 = !strcmp(c->erratum, "bdm70");
+	dec = pt_insn_alloc_decoder(&cfg);
+	CHECK(dec && pt_image_set_callback(pt_insn_get_image(dec), read_code, (void *)c) == 0, "%s: insn decoder",
+	      c->name);
+	if (!dec)
+		return;
+	for (st = pt_insn_sync_forward(dec); st >= 0;) {
+		struct pt_insn insn;
+		struct pt_event ev;
+
+		while (st >= 0 && (st & pts_event_pending)) {
+			st = pt_insn_event(dec, &ev, sizeof(ev));
+			if (st < 0)
+				break;
+			if (ev.type == ptev_async_branch)
+				flow_to(&f, ev.variant.async_branch.from);
+			else if (ev.type == ptev_async_disabled)
+				flow_to(&f, ev.variant.async_disabled.at);
+			else if (ev.type == ptev_disabled)
+				flow_put(&f, "-");
+		}
+		if (st < 0)
+			break;
+		st = pt_insn_next(dec, &insn, sizeof(insn));
+		if (st < 0)
+			break;
+		flow_to(&f, insn.ip);
+		count++;
+		if (insn.iclass != ptic_other && insn.iclass != ptic_error) {
+			f.held = 1;
+			f.ip = insn.ip;
+			f.size = insn.size;
+			f.insns = count;
+			count = 0;
+		}
+	}
+	flow_put(&f, "-");
+	CHECK(st == -pte_eos, "%s: libipt's instruction flow decoder: %s", c->name, pt_errstr(pt_errcode(st)));
+	pt_insn_free_decoder(dec);
+}
+
+/* expect's branches in insn_flow()'s terms: a far transfer's destination
+ * is where tracing stopped ("-"), a branch not taken went to "fall". */
+static void expect_flow(const char *expect, char *out, size_t cap)
+{
+	const char *l;
+	size_t n = 0;
+
+	out[0] = 0;
+	for (l = expect; *l; l = strchr(l, '\n') + 1) {
+		char ip[32], tgt[32], kind[16];
+		unsigned taken, insns;
+
+		if (sscanf(l, "%31s %31s %15s %u %u", ip, tgt, kind, &taken, &insns) != 5)
+			continue;
+		n += (size_t)snprintf(out + n, cap - n, "%s %s %u\n", ip,
+				      !strcmp(kind, "far") ? "-" : !taken ? "fall" : tgt, insns);
+		CHECK(n < cap, "expect: too long");
 	}
 }
 
@@ -489,6 +700,8 @@ int main(int argc, char **argv)
 			write_file(argv[1], c->name, ".expect", c->expect, strlen(c->expect));
 			if (c->libipt)
 				write_file(argv[1], c->name, ".libipt", c->libipt, strlen(c->libipt));
+			if (c->detail)
+				write_file(argv[1], c->name, ".detail", c->detail, strlen(c->detail));
 		} else if (c->newer == NEWER_INSN22) {
 			/* ptconv's walker knows the instruction, libipt not */
 			char why[160];
@@ -503,7 +716,18 @@ int main(int argc, char **argv)
 			write_file(argv[1], c->name, ".expect", c->lost, strlen(c->lost));
 			write_file(argv[1], c->name, ".detail", c->detail, strlen(c->detail));
 		}
-		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 "\n", c->name, (uint64_t)BASE);
+		if (c->erratum) {
+			/* the branches worked out by hand are libipt's with the
+			 * erratum's workaround on */
+			char got[1024], want[1024];
+
+			insn_flow(c, s.buf, (size_t)size, got, sizeof(got));
+			expect_flow(c->expect, want, sizeof(want));
+			CHECK(!strcmp(got, want), "%s: libipt's instruction flow with %s:\n%sthe branches expected:\n%s",
+			      c->name, c->erratum, got, want);
+		}
+		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 " %s\n", c->name, (uint64_t)BASE,
+				       c->cpu ? c->cpu : "-");
 		CHECK(nl < sizeof(list), "too many cases");
 	}
 	write_file(argv[1], "cases", "", list, nl);

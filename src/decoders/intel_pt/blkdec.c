@@ -66,6 +66,12 @@ struct ptc_blk_decoder {
 	uint64_t next_ip;	/* after the last instruction taken (0 unknown) */
 	uint64_t unknown_ip;	/* where libipt failed on an instruction (0 unknown) */
 	uint64_t sync_off;	/* the last PSB synchronised at, in the window */
+	/* Erratum BDM70: libipt's workaround is always on here (a PSB+ FUP
+	 * that a TIP.PGE follows is skipped); where the CPU does not say it
+	 * has the erratum, the skipped FUP's IP (0: none), which a TIP.PGE
+	 * elsewhere contradicts, as the walker finds. */
+	int bdm70_own;
+	uint64_t psb_fup;
 };
 
 static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
@@ -402,6 +408,15 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 	switch (ev->type) {
 	case ptev_enabled:
 		err = resolve(d, 0, 1);
+		if (d->psb_fup && d->psb_fup != ev->variant.enabled.ip) {
+			char hint[128];
+
+			open_gap(d, PTC_GAP_DISABLED, "trace enabled at 0x%" PRIx64 " while already enabled%s",
+				 ev->variant.enabled.ip,
+				 ptc_pt_errata_hint(d->p.cpu_family != 0, "BDM70", hint, sizeof(hint)));
+			d->gap.ip = d->psb_fup;
+		}
+		d->psb_fup = 0;
 		if (err >= 0)
 			err = enable(d, ev->variant.enabled.ip);
 		break;
@@ -438,6 +453,7 @@ static int take_block(struct ptc_blk_decoder *d, const struct pt_block *b, uint6
 {
 	int err;
 
+	d->psb_fup = 0;
 	if (!d->enabled) {
 		/* libipt resumed without an enable event (sync point with
 		 * tracing on) */
@@ -474,17 +490,17 @@ static int take_tail(struct ptc_blk_decoder *d)
 	return take_block(d, &d->tail, 0, &reached);
 }
 
-/* The IP of the PSB+ at the start of the window: *ip, 1 when tracing is on
- * there, 0 when it is off, <0 when it cannot be read. */
-static int window_psb_ip(struct ptc_blk_decoder *d, uint64_t *ip)
+/* The IP of the PSB+ at off: *ip, 1 when tracing is on there, 0 when it
+ * is off, <0 when it cannot be read. */
+static int psb_ip(const struct pt_config *cfg, uint64_t off, uint64_t *ip)
 {
-	struct pt_query_decoder *q = pt_qry_alloc_decoder(&d->cfg);
+	struct pt_query_decoder *q = pt_qry_alloc_decoder(cfg);
 	int st;
 
 	*ip = 0;
 	if (!q)
 		return -pte_nomem;
-	st = pt_qry_sync_set(q, ip, 0);
+	st = pt_qry_sync_set(q, ip, off);
 	pt_qry_free_decoder(q);
 	if (st < 0)
 		return st;
@@ -502,7 +518,7 @@ static int continue_walk(struct ptc_blk_decoder *d, uint64_t sync_off)
 	int on, reached = 0, err = 0;
 
 	d->continuing = 0;
-	on = sync_off == 0 ? window_psb_ip(d, &ip) : -pte_nosync;
+	on = sync_off == 0 ? psb_ip(&d->cfg, 0, &ip) : -pte_nosync;
 	if (on <= 0 || !d->enabled || d->gap_open) {
 		/* tracing off at the PSB (the tail had nowhere to go), or a
 		 * broken PSB: take the tail whole, as at the end of a piece */
@@ -550,7 +566,16 @@ static void decode_error(struct ptc_blk_decoder *d, int st)
 	}
 	if (!what)
 		what = ptc_pt_why(&d->cfg, d->sync_off, d->base, st, buf, sizeof(buf));
-	open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
+	if (!d->p.cpu_family && !d->cfg.errata.bdm64 && st != -pte_nomap && pt_blk_get_offset(d->blk, &off) == 0 &&
+	    ptc_pt_abort_before(&d->cfg, d->sync_off, off, &ip)) {
+		/* a TSX abort where the branch before it does not lead */
+		char hint[128];
+
+		open_gap(d, PTC_GAP_DECODE, "libipt: %s at a TSX abort at 0x%" PRIx64 "%s", what, ip,
+			 ptc_pt_errata_hint(0, "BDM64", hint, sizeof(hint)));
+	} else {
+		open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
+	}
 	/* (an instruction libipt does not know is found in a block taken
 	 * after libipt had read on: the next PSB after that) */
 	d->unknown_ip = 0;
@@ -603,6 +628,15 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 					decode_error(d, err);
 					continue;
 				}
+			}
+			d->psb_fup = 0;
+			if (d->bdm70_own && (st & pts_ip_suppressed) && (st & pts_event_pending)) {
+				/* was there a FUP that the workaround skipped? */
+				struct pt_config raw = d->cfg;
+
+				raw.errata.bdm70 = 0;
+				if (psb_ip(&raw, off, &d->psb_fup) != 1)
+					d->psb_fup = 0;
 			}
 			if (!d->enabled && !(st & pts_ip_suppressed))
 				/* tracing is on at the PSB: libipt reads the code
@@ -705,6 +739,11 @@ int ptc_blk_decoder_new(struct ptc_blk_decoder **out, const struct ptc_pt_params
 		if (pt_cpu_errata(&d->cfg.errata, &d->cfg.cpu) < 0)
 			memset(&d->cfg.errata, 0, sizeof(d->cfg.errata));
 	}
+	/* a PSB+ FUP at the IP of the TIP.PGE after it says nothing the
+	 * TIP.PGE does not: the workaround is right whatever the CPU (the
+	 * walker: bdm70_same()) */
+	d->bdm70_own = !d->cfg.errata.bdm70;
+	d->cfg.errata.bdm70 = 1;
 	d->cfg.mtc_freq = p->mtc_freq;
 	d->cfg.nom_freq = p->nom_freq;
 	d->cfg.cpuid_0x15_eax = p->tsc_ctc_d;

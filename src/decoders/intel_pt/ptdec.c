@@ -77,6 +77,10 @@ struct ptc_pt_decoder {
 	struct pt_event ev;
 	int have_ev;
 	uint64_t last_sync_off;
+	/* Tracing was on at the last PSB+ synchronised at (its IP), and the
+	 * branches decoded before it: erratum BDM70. */
+	int psb_on;
+	uint64_t psb_ip, psb_branches;
 
 	struct ptc_pt_thread *thr;
 	uint32_t rc_pid;	/* pid the region cache belongs to */
@@ -153,6 +157,8 @@ static void ahead_unusable(struct ptc_pt_ahead *a, const char *why);
 static void ahead_timed(struct ptc_pt_decoder *d);
 static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t ip);
 static const char *why(struct ptc_pt_decoder *d, int st, char *buf, size_t n);
+static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* ---- the query decoder ---- */
 
@@ -360,7 +366,16 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t)
  * far transfer at the end whose target is still unknown. */
 static size_t settled(const struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n)
 {
-	return n && !t->no_hold && far_open(&b[n - 1]) ? n - 1 : n;
+	const struct ptc_path_mark *m = t->nmarks ? &t->marks[t->nmarks - 1] : NULL;
+
+	if (!n || t->no_hold)
+		return n;
+	if (far_open(&b[n - 1]))
+		return n - 1;
+	/* (never part of a path: its records go together) */
+	if (t->keep_last && (!m || m->at + m->path->records < n))
+		return n - 1;
+	return n;
 }
 
 int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t)
@@ -962,6 +977,7 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 		ptc_pt_thread_flush_settled(d->thr);
 		set_thread(d, t);
 	}
+	t->keep_last = d->cfg.errata.bdm64;
 	/* Tracing was off: the process may have mapped, unmapped or exec'd
 	 * meanwhile, so the cached regions are looked up again. */
 	d->nrc = 0;
@@ -1017,6 +1033,124 @@ static int apply_status(struct ptc_pt_decoder *d, int verdict)
 	}
 }
 
+/* Erratum BDM70 (most cores from Broadwell on): a PSB+ right before a
+ * TIP.PGE may hold a FUP although tracing is off.  libipt's decoders skip
+ * such a FUP where the CPU has the erratum (pt_errata.bdm70).  Here tracing
+ * was on since the PSB+ synchronised at, and nothing was decoded since: */
+static int bdm70_fresh(const struct ptc_pt_decoder *d)
+{
+	return d->psb_on && d->st.branches == d->psb_branches && !d->thr->pending_insns && d->ip == d->psb_ip;
+}
+
+/* ... and the TIP.PGE names the PSB+'s IP: the two say the same whatever
+ * the CPU (execution was there, nothing ran in between), not a loss. */
+static int bdm70_same(const struct ptc_pt_decoder *d, uint64_t ip)
+{
+	return bdm70_fresh(d) && ip == d->psb_ip;
+}
+
+/* libipt's bound on the instructions its BDM64 workaround walks. */
+#define BDM64_STEPS 256
+
+/* Is to reached from ip by straight-line code and direct jumps and calls
+ * within BDM64_STEPS instructions (to itself not counted)?  The region
+ * the walker stands in is kept. */
+static int bdm64_reaches(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to)
+{
+	struct ptc_pt_region keep = d->reg;
+	int had = d->have_reg, ok = 0;
+	uint32_t steps = 0, idx, n, idx2, n2;
+
+	while (steps <= BDM64_STEPS && peek_region(d, ip) == 0) {
+		const struct ptc_tbranch *b;
+		uint64_t bip;
+
+		if (ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), &idx, &n) < 0) {
+			ok = straight_insns(d, ip, to, &n) == 0 && steps + n <= BDM64_STEPS;
+			break;
+		}
+		b = &d->reg.tb[idx];
+		bip = (uint64_t)((int64_t)b->ip + d->reg.bias);
+		if (to >= ip && to <= bip) {
+			ok = ptc_image_next_branch(d->reg.img, (uint64_t)((int64_t)to - d->reg.bias), &idx2, &n2) == 0 &&
+			     idx2 == idx && n2 <= n && steps + (n - n2) <= BDM64_STEPS;
+			break;
+		}
+		if (b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL)
+			break;
+		steps += n;
+		ip = (uint64_t)((int64_t)b->target + d->reg.bias);
+	}
+	d->reg = keep;
+	d->have_reg = had;
+	return ok;
+}
+
+/* The current thread's last branch record while it can still change:
+ * not handed to the sink yet, not part of a path. */
+static struct ptc_branch *last_record(struct ptc_pt_decoder *d)
+{
+	struct ptc_pt_thread *t = d->thr;
+	const struct ptc_path_mark *m = t->nmarks ? &t->marks[t->nmarks - 1] : NULL;
+
+	if (d->spec_mode || d->nspec)
+		return d->nspec > d->nspec_ok && d->spec[d->nspec - 1].t == t ? &d->spec[d->nspec - 1].b : NULL;
+	if (!t->nbatch || (m && m->at + m->path->records >= t->nbatch))
+		return NULL;
+	return &t->batch[t->nbatch - 1];
+}
+
+/* Erratum BDM64 (Broadwell): a TSX abort right after a branch may leave
+ * that branch's TNT bit or TIP wrong.  As libipt's decoders work around it
+ * (pt_errata.bdm64): where the abort's IP is not reached from where the
+ * branch's packet sent the walker (bdm64_reaches()), the branch went to
+ * the abort's IP instead; a conditional branch, then, to its target or its
+ * fall-through.  Without the workaround that is the trace contradicting
+ * the code, a decode gap, which says so when the CPU is not known. */
+static void tsx_abort(struct ptc_pt_decoder *d)
+{
+	const struct pt_event *ev = &d->ev;
+	uint64_t at = ev->variant.tsx.ip;
+	struct ptc_branch *b;
+	char hint[128];
+
+	if (!ev->variant.tsx.aborted || ev->ip_suppressed || !d->enabled || d->pg.active || d->skipping ||
+	    d->thr->pending_insns || !(b = last_record(d)))
+		return;
+	if ((b->kind != PTC_BR_COND && b->kind != PTC_BR_JMP_IND && b->kind != PTC_BR_CALL_IND &&
+	     b->kind != PTC_BR_RET) ||
+	    branch_next_ip(b) != d->ip || bdm64_reaches(d, d->ip, at))
+		return;
+	if (!d->cfg.errata.bdm64) {
+		if (!d->p.cpu_family)
+			decode_failed(d, PTC_GAP_DECODE,
+				      "TSX abort at 0x%" PRIx64 " after the %s at 0x%" PRIx64
+				      ", whose packet leads elsewhere%s",
+				      at, ptc_branch_kind_name(b->kind), b->ip,
+				      ptc_pt_errata_hint(0, "BDM64", hint, sizeof(hint)));
+		return;	/* else the walk finds the contradiction */
+	}
+	if (d->cap) {
+		/* the record may be in the log already */
+		ahead_unusable(d->cap, "erratum BDM64");
+		return;
+	}
+	if (b->kind == PTC_BR_COND) {
+		if (at != b->target && at != b->ip + b->length) {
+			decode_failed(d, PTC_GAP_DECODE,
+				      "a TSX abort at 0x%" PRIx64 " right after the cond at 0x%" PRIx64
+				      " (erratum BDM64), neither its target nor its fall-through",
+				      at, b->ip);
+			return;
+		}
+		b->taken = at == b->target;
+	} else {
+		b->target = at;
+	}
+	d->ip = at;
+	d->have_idx = 0;
+}
+
 /* Events that do not wait for an IP; returns 1 to stop (time limit). */
 static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 {
@@ -1029,13 +1163,21 @@ static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 		return apply_status(d, verdict);
 	switch (ev->type) {
 	case ptev_enabled:
-		if (d->enabled && !d->pg.active && d->thr) {
+		if (d->enabled && !d->pg.active && d->thr && !bdm70_same(d, ev->variant.enabled.ip)) {
 			/* Enabled twice: what happened in between is unknown. */
+			char hint[128];
+
 			open_gap(d, PTC_GAP_DISABLED, cur_offset(d),
-				 "trace enabled at 0x%" PRIx64 " while already enabled", ev->variant.enabled.ip);
+				 "trace enabled at 0x%" PRIx64 " while already enabled%s", ev->variant.enabled.ip,
+				 bdm70_fresh(d) ? ptc_pt_errata_hint(d->p.cpu_family != 0, "BDM70", hint, sizeof(hint))
+						: "");
 		}
 		d->have_ev = 0;
 		return enable_at(d, ev->variant.enabled.ip);
+	case ptev_tsx:
+		d->have_ev = 0;
+		tsx_abort(d);
+		return 0;
 	case ptev_overflow:
 		d->have_ev = 0;
 		open_gap(d, PTC_GAP_OVERFLOW, cur_offset(d), "overflow: the CPU dropped trace packets");
@@ -1249,6 +1391,9 @@ static int resync(struct ptc_pt_decoder *d)
 		update_time(d, &d->ev);
 	if (d->cap && !d->cap_sync++)
 		ahead_sync(d, off, st, ip);
+	d->psb_on = !(st & pts_ip_suppressed);
+	d->psb_ip = ip;
+	d->psb_branches = d->st.branches;
 	if (!(st & pts_ip_suppressed)) {
 		int err = enable_at(d, ip);
 		d->cap_sync = 2;

@@ -58,6 +58,8 @@ struct ptc_pt_thread {
 	size_t depth, stack_cap;
 	uint64_t last_time;
 	int no_hold;			/* flush_settled() flushes all (a window decoded ahead) */
+	int keep_last;			/* flush_settled() keeps the last record (not a path's):
+					 * erratum BDM64 may correct it */
 
 	struct ptc_branch batch[PTC_PT_BATCH];
 	size_t nbatch;

@@ -71,3 +71,45 @@ const char *ptc_pt_why_insn(const uint8_t *p, size_t n, uint64_t ip, char *buf, 
 	snprintf(buf, len, "libipt %u.%u does not decode %s at 0x%" PRIx64, v.major, v.minor, nw.name, ip);
 	return buf;
 }
+
+const char *ptc_pt_errata_hint(int cpu_known, const char *erratum, char *buf, size_t n)
+{
+	if (cpu_known)
+		snprintf(buf, n, "%s", "");
+	else
+		snprintf(buf, n, " (erratum %s if the CPU has it: --cpu would resolve it)", erratum);
+	return buf;
+}
+
+int ptc_pt_abort_before(const struct pt_config *cfg, uint64_t sync_off, uint64_t to, uint64_t *ip)
+{
+	struct pt_query_decoder *q;
+	uint64_t off = 0, x;
+	int st, taken, found = 0;
+	unsigned n;
+
+	/* only for a failure, at most a few thousand answers back */
+	if (to < sync_off || to - sync_off > (1u << 16) || !(q = pt_qry_alloc_decoder(cfg)))
+		return 0;
+	st = pt_qry_sync_set(q, &x, sync_off);
+	for (n = 0; st >= 0 && n < (1u << 16) && pt_qry_get_offset(q, &off) == 0 && off < to; n++) {
+		struct pt_event ev;
+
+		if (st & pts_event_pending) {
+			st = pt_qry_event(q, &ev, sizeof(ev));
+			if (st >= 0 && ev.type == ptev_tsx && ev.variant.tsx.aborted && !ev.ip_suppressed) {
+				found = 1;
+				*ip = ev.variant.tsx.ip;
+			} else if (st >= 0 && ev.type != ptev_async_branch) {
+				found = 0;
+			}
+			continue;
+		}
+		st = pt_qry_cond_branch(q, &taken);
+		if (st == -pte_bad_query)
+			st = pt_qry_indirect_branch(q, &x);
+		found = 0;
+	}
+	pt_qry_free_decoder(q);
+	return found;
+}
