@@ -84,11 +84,9 @@ void ptc_calls_fini(struct ptc_calls *k)
  * instructions the thread executed so far (this branch included). */
 static uint64_t when(struct ptc_calls *k, uint64_t time)
 {
-	if (k->untimed)
-		return k->insns;
-	if (time > k->latest)
+	if (!k->untimed && time > k->latest)
 		k->latest = time;
-	return time > k->last ? time : k->last;
+	return ptc_calls_time(k, time);
 }
 
 static int enter(struct ptc_calls *k, uint32_t fn, size_t depth, uint64_t time)

@@ -104,6 +104,15 @@ int ptc_calls_branches(struct ptc_calls *k, const struct ptc_branch *b, size_t n
  * them leave nothing. */
 int ptc_calls_gap(struct ptc_calls *k, uint64_t time);
 
+/* The time of an event at perf time time (a gap's): time, raised to the
+ * last one given; in an untimed recording the instructions so far. */
+static inline uint64_t ptc_calls_time(const struct ptc_calls *k, uint64_t time)
+{
+	if (k->untimed)
+		return k->insns;
+	return time > k->last ? time : k->last;
+}
+
 /* The time of the trace so far: its latest branch's, or in an untimed
  * recording the instructions so far. */
 static inline uint64_t ptc_calls_now(const struct ptc_calls *k)

@@ -317,7 +317,7 @@ static int pf_gap(void *st, const struct ptc_gap *g)
 		return err;
 	snprintf(name, sizeof(name), "trace lost: %s", ptc_gap_cause_name(g->cause));
 	pk.has_timestamp = 1;
-	pk.timestamp = ptc_calls_now(&w->calls);
+	pk.timestamp = ptc_calls_time(&w->calls, g->time);
 	ev.has_type = 1;
 	ev.type = PTCPF__TRACK_EVENT__TYPE__TYPE_INSTANT;
 	ev.name = name;
