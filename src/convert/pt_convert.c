@@ -121,7 +121,7 @@ struct cthread {
 	struct ptc_writer *w;
 	struct ptc_sink ws;
 	struct ptc_code_reader code;
-	struct ptc_symbol_reader syms;	/* (xray) the symbols of code's images */
+	struct ptc_symbol_reader syms;	/* (xray, perfetto) the symbols of code's images */
 	uint64_t code_time, code_until;
 	struct ptc_pt_region code_reg;
 	int code_have;
@@ -147,7 +147,7 @@ struct conv {
 	char wformats[256];	/* the -f formats of the writer registry, comma-separated */
 	int use_writer;
 	struct ptc_writer_pool *pool;	/* --max-open-outputs: the writers' open outputs */
-	struct ptc_writer_procs *procs;	/* the files of a process's threads (xray) */
+	struct ptc_writer_procs *procs;	/* the files threads share (xray, perfetto) */
 	unsigned max_open;		/* its limit */
 	char outdir[4096];
 	/* The recording could not be read to its end: why, and the bytes
@@ -489,7 +489,7 @@ static size_t code_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 	return ptc_image_read(t->code_reg.img, (uint64_t)((int64_t)ip - t->code_reg.bias), buf, n);
 }
 
-/* Function symbols for the writers (xray), from the image of the region
+/* Function symbols for the writers (xray, perfetto), from the image of the region
  * that code_read() reads, named as the recording names the file. */
 static void sym_lookup(void *ctx, uint64_t addr, struct ptc_symbol *out)
 {
@@ -2516,6 +2516,9 @@ static void list_writer_files(struct ptc_json *j, char **names, size_t n, const 
 			mine = !strcmp(p, "fdr") || !strcmp(p, "map.yaml") || !strcmp(p, "map.elf") ||
 			       (!strncmp(p, id, il) && !strcmp(p + il, ".fdr"));
 		}
+		/* perfetto: the one trace of every thread */
+		if (!mine && !strcmp(s, "perfetto.pftrace"))
+			mine = 1;
 		if (mine)
 			ptc_json_string(j, NULL, s);
 	}
@@ -2773,7 +2776,7 @@ static int parse_formats(struct conv *c)
 		} else if (!strcmp(tok, "text")) {
 			c->formats |= FMT_TEXT;
 		} else if (ptc_writer_find(tok) && c->per_cpu_out && ptc_writer_per_process(tok)) {
-			ptc_cli_error("-f %s: a log per process, from the threads' streams: not with --per-cpu",
+			ptc_cli_error("-f %s: written from the threads' streams: not with --per-cpu",
 				      tok);
 			return -1;
 		} else if (ptc_writer_find(tok)) {
@@ -3057,7 +3060,7 @@ static int end_run(struct conv *c, int err, const char *input, uint64_t bytes, d
 	}
 	ret = finish_threads(c);
 	if (c->procs) {
-		/* the files of a process's threads (xray), now that all ended */
+		/* the files threads share (xray, perfetto), now that all ended */
 		char msg[600];
 		if (ptc_writer_procs_finish(c->procs, msg, sizeof(msg)) < 0) {
 			ptc_cli_error("%s", msg);

@@ -2,6 +2,7 @@
 #ifndef PTC_WRITERS_FMT_H
 #define PTC_WRITERS_FMT_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 
@@ -129,7 +130,56 @@ struct ptc_fmt_ops {
 	int (*paths)(void *st, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm);
 };
 
+/* The files the threads of a conversion share (ptc_writer_procs): each
+ * format that writes such files (xray, perfetto) keeps its threads' parts
+ * in a list of its own until ptc_writer_procs_finish(), which has each
+ * write its files from them; the parts of what was not finished go with
+ * ptc_writer_procs_free(). */
+enum ptc_procs_kind { PTC_PROCS_XRAY, PTC_PROCS_PERFETTO, PTC_PROCS_NR };
+
+struct ptc_procs_list {
+	void **v;
+	size_t n, cap;
+};
+
+struct ptc_writer_procs {
+	pthread_mutex_t mu;
+	char outdir[4096];	/* where the first part's writer writes */
+	struct ptc_procs_list list[PTC_PROCS_NR];
+};
+
+/* What each part starts with: the thread it is of. */
+struct ptc_procs_part {
+	uint32_t pid, tid;
+};
+
+/* Sort the parts of kind by process, then thread. */
+void ptc_procs_sort(struct ptc_writer_procs *p, enum ptc_procs_kind kind);
+
+/* Add a thread's part to the list of kind (thread-safe).  0 or
+ * -ptc_err_nomem. */
+int ptc_procs_add(struct ptc_writer_procs *p, enum ptc_procs_kind kind, void *part, const char *outdir);
+
+/* For a thread's writer of such a format (name): 0 when the conversion
+ * has procs and t is a thread's stream, else the error, told in c. */
+int ptc_procs_check(const struct ptc_writer_config *cfg, const struct ptc_thread_info *t, struct ptc_wctx *c,
+		    const char *name);
+/* Its part's spool, NAME.PID.TID.spool into spool: never a final name,
+ * only its temporary (ptc_out_tmpname), which a killed run leaves to the
+ * next run's ptc_out_clean; created and open in *z, and part added to the
+ * list of kind.  0, or an error told in c, and then no file, *z NULL and
+ * part not in the list. */
+int ptc_procs_spool(const struct ptc_writer_config *cfg, struct ptc_wctx *c, enum ptc_procs_kind kind,
+		    const char *name, struct ptc_procs_part *part, char *spool, size_t size, struct ptc_zout **z);
+
+/* Each format's: write its files from its parts (the list is sorted and
+ * emptied by the caller's lock held: p->mu), and free a part. */
+int ptc_xray_procs_finish(struct ptc_writer_procs *p, struct ptc_wctx *c);
+void ptc_xray_part_free(void *part);
+int ptc_perfetto_procs_finish(struct ptc_writer_procs *p, struct ptc_wctx *c);
+void ptc_perfetto_part_free(void *part);
+
 extern const struct ptc_fmt_ops ptc_fmt_ptconv, ptc_fmt_bt9, ptc_fmt_champsim,
-	ptc_fmt_cbp2025, ptc_fmt_xtrace, ptc_fmt_bbv, ptc_fmt_xray;
+	ptc_fmt_cbp2025, ptc_fmt_xtrace, ptc_fmt_bbv, ptc_fmt_xray, ptc_fmt_perfetto;
 
 #endif

@@ -4,8 +4,18 @@ libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/f
 	src/writers/ptconv.c src/writers/ptc_format.h src/writers/trace_reader.c \
 	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
 	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c src/writers/outfile.c \
-	src/writers/xray.c
-AM_CPPFLAGS += -I$(top_srcdir)/include
+	src/writers/xray.c src/writers/calls.c src/writers/calls.h src/writers/procs.c \
+	src/writers/perfetto.c
+# -f perfetto's messages, compiled by protoc-c into the build tree
+nodist_libptconv_a_SOURCES = src/writers/perfetto_trace.pb-c.c src/writers/perfetto_trace.pb-c.h
+BUILT_SOURCES = src/writers/perfetto_trace.pb-c.c src/writers/perfetto_trace.pb-c.h
+CLEANFILES += src/writers/perfetto_trace.pb-c.c src/writers/perfetto_trace.pb-c.h
+EXTRA_DIST += src/writers/perfetto_trace.proto
+src/writers/perfetto_trace.pb-c.h: src/writers/perfetto_trace.pb-c.c
+src/writers/perfetto_trace.pb-c.c: $(top_srcdir)/src/writers/perfetto_trace.proto
+	$(AM_V_GEN)$(MKDIR_P) src/writers && \
+	$(PROTOC_C) --proto_path=$(top_srcdir)/src/writers --c_out=src/writers $(top_srcdir)/src/writers/perfetto_trace.proto
+AM_CPPFLAGS += -I$(top_srcdir)/include -I$(top_builddir)/src
 
 # libptconv-trace: the installed reader library of ptconv's trace format.
 lib_LTLIBRARIES = libptconv-trace.la
@@ -34,7 +44,10 @@ TESTS += tests/writers/xray.sh
 check_PROGRAMS += tests/writers/xray_feed
 tests_writers_xray_feed_SOURCES = tests/writers/xray_feed.c
 EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_feed.c \
-	tests/writers/xray_exc.cc
+	tests/writers/xray_exc.cc tests/writers/cut_truth.py
+# -f perfetto against the ground truth, read by an independent reader
+TESTS += tests/writers/perfetto.sh
+EXTRA_DIST += tests/writers/perfetto.sh tests/writers/perfetto_truth.py
 # libptconv-trace installed, built against with pkg-config, its exports
 TESTS += tests/trace_library.sh
 EXTRA_DIST += tests/trace_library.sh tests/writers/lib_consumer.c

@@ -91,7 +91,8 @@ static int one_of(const char *s, const char *const *v)
  * Exactly those shapes, so that no other file is ever taken for one. */
 static int is_output(const char *name)
 {
-	static const char *const whole[] = { "summary.json", "spe.csv", "spe-profile.csv", "spe.bolt.fdata", NULL };
+	static const char *const whole[] = { "summary.json", "spe.csv", "spe-profile.csv", "spe.bolt.fdata",
+					     "perfetto.pftrace", NULL };
 	static const char *const exts[] = { "ptc", "bb", "bt9.gz", "champsim.xz", "champsim.gz", "cbp2025.gz", NULL };
 	static const char *const parted[] = { "bt9.gz", "champsim.xz", "champsim.gz", "cbp2025.gz", NULL };
 	static const char *const thread_files[] = { "txt", "cbpexp", NULL };

@@ -12,13 +12,14 @@
 
 static const struct ptc_fmt_ops *const all_ops[] = {
 	&ptc_fmt_ptconv, &ptc_fmt_bt9, &ptc_fmt_champsim, &ptc_fmt_cbp2025,
-	&ptc_fmt_xtrace, &ptc_fmt_bbv, &ptc_fmt_xray,
+	&ptc_fmt_xtrace, &ptc_fmt_bbv, &ptc_fmt_xray, &ptc_fmt_perfetto,
 };
 #define NOPS (sizeof(all_ops) / sizeof(all_ops[0]))
 
 static const struct ptc_writer_format *const all_formats[] = {
 	&ptc_fmt_ptconv.fmt, &ptc_fmt_bt9.fmt, &ptc_fmt_champsim.fmt,
-	&ptc_fmt_cbp2025.fmt, &ptc_fmt_xtrace.fmt, &ptc_fmt_bbv.fmt, &ptc_fmt_xray.fmt, NULL,
+	&ptc_fmt_cbp2025.fmt, &ptc_fmt_xtrace.fmt, &ptc_fmt_bbv.fmt, &ptc_fmt_xray.fmt,
+	&ptc_fmt_perfetto.fmt, NULL,
 };
 
 const struct ptc_writer_format *const *ptc_writer_formats(void)
@@ -37,11 +38,26 @@ static const struct ptc_fmt_ops *find_ops(const char *name, size_t len)
 	return NULL;
 }
 
+/* The decimal number p[0..len) into *v: 0, or -1 when it is none or
+ * above max. */
+static int parse_count(const char *p, size_t len, uint64_t max, uint64_t *v)
+{
+	size_t i;
+
+	*v = 0;
+	for (i = 0; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9' || *v > (max - (uint64_t)(p[i] - '0')) / 10)
+			return -1;
+		*v = *v * 10 + (uint64_t)(p[i] - '0');
+	}
+	return len ? 0 : -1;
+}
+
 /* One -f entry, NAME[:OPTION]...: the format and its options applied to
  * cfg (ptconv-formats(5)).  Options: a number, the compression level
  * (ptconv: zstd 1-22 of the chunks; bt9, cbp2025 and champsim with gz:
  * gzip 1-9; champsim: xz preset 0-9), for champsim gz or xz, for cbp2025
- * slots, for xray threads.  NULL
+ * slots, for xray threads, for perfetto min-dur=N and max-depth=N.  NULL
  * when the name or an option is not valid. */
 static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct ptc_writer_config *cfg)
 {
@@ -71,6 +87,14 @@ static const struct ptc_fmt_ops *parse_entry(const char *p, size_t len, struct p
 			cfg->cbp2025_slots = 1;
 		} else if (o == &ptc_fmt_xray && ol == 7 && !strncmp(p, "threads", 7)) {
 			cfg->xray_threads = 1;
+		} else if (o == &ptc_fmt_perfetto && ol > 8 && !strncmp(p, "min-dur=", 8)) {
+			if (parse_count(p + 8, ol - 8, UINT64_MAX, &cfg->perfetto_min_dur) < 0)
+				return NULL;
+		} else if (o == &ptc_fmt_perfetto && ol > 10 && !strncmp(p, "max-depth=", 10)) {
+			uint64_t v;
+			if (parse_count(p + 10, ol - 10, UINT32_MAX, &v) < 0 || !v)
+				return NULL;
+			cfg->perfetto_max_depth = (uint32_t)v;
 		} else if (ol >= 1 && ol <= 2 && p[0] >= '0' && p[0] <= '9' &&
 			   (ol == 1 || (p[1] >= '0' && p[1] <= '9'))) {
 			level = ol == 1 ? p[0] - '0' : (p[0] - '0') * 10 + p[1] - '0';
@@ -108,7 +132,9 @@ int ptc_writer_per_process(const char *name)
 {
 	struct ptc_writer_config cfg = { 0 };
 
-	return parse_entry(name, strlen(name), &cfg) == &ptc_fmt_xray;
+	const struct ptc_fmt_ops *o = parse_entry(name, strlen(name), &cfg);
+
+	return o == &ptc_fmt_xray || o == &ptc_fmt_perfetto;
 }
 
 int ptc_writer_check_list(const char *formats, char *bad, size_t size)

@@ -60,8 +60,10 @@ struct ptc_writer_config {
 	int champsim_gz;		/* champsim: write .gz instead of .xz */
 	int cbp2025_slots;		/* cbp2025:slots: every pc as 4 * pc (ptconv-formats(5)) */
 	int xray_threads;		/* xray:threads: a log per thread, not per process */
-	int untimed;			/* the recording has no timing packets: xray counts
-					   time in instructions */
+	int untimed;			/* the recording has no timing packets: xray and
+					   perfetto count time in instructions */
+	uint64_t perfetto_min_dur;	/* perfetto:min-dur=N: no slice shorter than N */
+	uint32_t perfetto_max_depth;	/* perfetto:max-depth=N: no slice deeper than N */
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
@@ -71,11 +73,11 @@ struct ptc_writer_config {
 					   depend on it */
 	struct ptc_writer_pool *pool;	/* bounds the writers with open outputs
 					   (ptc_writer_pool_new), or NULL: no bound */
-	/* Function names (xray), or NULL: every function is known by its
+	/* Function names (xray, perfetto), or NULL: every function is known by its
 	 * address alone.  Its strings need to live only during the call. */
 	const struct ptc_symbol_reader *symbols;
-	/* The files a process's threads share (xray: one log per process),
-	 * written by ptc_writer_procs_finish(); required by xray. */
+	/* The files threads share (xray: one log per process, perfetto: one
+	 * trace), written by ptc_writer_procs_finish(); required by both. */
 	struct ptc_writer_procs *procs;
 };
 
@@ -93,8 +95,8 @@ const struct ptc_writer_format *const *ptc_writer_formats(void);
 const struct ptc_writer_format *ptc_writer_find(const char *name);
 
 /* Whether the -f entry name (with its options) writes the threads of a
- * process together (xray): it needs cfg.procs and the recording's
- * symbols. */
+ * process together (xray, perfetto): it needs cfg.procs and the
+ * recording's symbols. */
 int ptc_writer_per_process(const char *name);
 
 /* Check a comma-separated -f list; on error writes the unknown name into
@@ -164,8 +166,8 @@ unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
 
-/* Outputs that the threads of a process share (-f xray: one log per
- * process, src/writers/xray.c).  One per conversion, given to every writer
+/* Outputs that threads share (-f xray: one log per process,
+ * src/writers/xray.c; -f perfetto: one trace, src/writers/perfetto.c).  One per conversion, given to every writer
  * in cfg.procs; each thread's writer keeps its part under a temporary name
  * until ptc_writer_procs_finish(), called once every writer has ended,
  * writes each process's files from them (in an order that depends only

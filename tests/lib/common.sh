@@ -117,6 +117,71 @@ static_truth() {
 	agree_with_stepper "$T/$2.truth" "$T/step.truth"
 }
 
+# record NAME PROGRAM: PROGRAM run under ptgen-trace into $T/NAME.truth,
+# encoded into $T/NAME.data (build-ids cached in $T/bid); needs need_ptgen
+# and scratch.
+record() {
+	"$TRACE" -o "$T/$1.truth" -- "$2" >/dev/null 2>"$T/$1.err"
+	grep -q '^X ' "$T/$1.truth" || fail "$1: ptgen-trace failed: $(tail -3 "$T/$1.err")"
+	"$ENC" -o "$T/$1.data" --buildid-dir "$T/bid" "$T/$1.truth" || fail "$1: ptgen-encode"
+}
+
+# conv NAME FORMAT [ptconv options]: $T/NAME.data converted into $T/NAME.out.
+conv() {
+	_n=$1 _f=$2
+	shift 2
+	rm -rf "$T/$_n.out"
+	"$PTCONV" "$T/$_n.data" -f "$_f" -o "$T/$_n.out" --buildid-dir "$T/bid" -q "$@" ||
+		fail "$_n: ptconv -f $_f $* exited $?"
+}
+
+# inside_recursion FORMAT WHAT: the cases of a function-level format
+# (xray, perfetto) deep inside c_recurse's recursion ($T/c_recurse.truth),
+# checked by the test's own "check NAME [checker options]", whose summary
+# ($T/cmp) counts "N returns without a WHAT": a trace that starts at the
+# 150th call of its most called function (tests/writers/cut_truth.py:
+# returns without calls), and an overflow at the same call (the frames
+# open there closed at the loss, the returns after it closing nothing).
+inside_recursion() {
+	at=$(python3 "$top_srcdir/tests/writers/cut_truth.py" "$T/c_recurse.truth" "$T/cut.truth") ||
+		fail "cutting the truth"
+	"$ENC" -o "$T/cut.data" --buildid-dir "$T/bid" "$T/cut.truth" || fail "ptgen-encode of the cut truth"
+	conv cut "$1"
+	check cut
+	grep -q " [1-9][0-9][0-9] returns without a $2" "$T/cmp" || fail "cut: no returns without calls"
+	"$ENC" -o "$T/c_recurse.data" --buildid-dir "$T/bid" --gaps "$T/gaps" --ovf-at "$at:40" \
+		"$T/c_recurse.truth" || fail "ptgen-encode --ovf-at"
+	conv c_recurse "$1"
+	check c_recurse --gaps "$T/gaps"
+	grep -q " [1-9][0-9][0-9] returns without a $2" "$T/cmp" || fail "overflow: no returns left without a $2"
+}
+
+# same_bytes FORMAT PREFIX: c_threads ($T/c_threads.truth) encoded per
+# thread and per CPU and converted to FORMAT with -j 1, -j 2 and one open
+# output for its three threads (their outputs closed and reopened: on one
+# CPU they take turns): every PREFIX* file of -j 1 the same bytes in the
+# others.
+same_bytes() {
+	for _v in --per-thread ""; do
+		# shellcheck disable=SC2086
+		"$ENC" -o "$T/c_threads.data" --buildid-dir "$T/bid" $_v "$T/c_threads.truth" ||
+			fail "ptgen-encode $_v"
+		conv c_threads "$1" -j 1
+		mv "$T/c_threads.out" "$T/ref"
+		for _o in "-j 2" "-j 2 --max-open-outputs 1"; do
+			# shellcheck disable=SC2086
+			conv c_threads "$1" $_o
+			for _f in "$T/ref/$2"*; do
+				cmp "$_f" "$T/c_threads.out/${_f##*/}" || fail "c_threads $_v $_o: ${_f##*/} differs from -j 1"
+			done
+		done
+		_s=$(sed -n 's/.*"output_suspensions": *\([0-9]*\).*/\1/p' "$T/c_threads.out/summary.json")
+		[ -n "$_v" ] || [ "$_s" -gt 0 ] || fail "c_threads on one CPU: no output suspended"
+		rm -rf "$T/ref"
+		echo "ok - c_threads $_v: the same $1 files with -j 1, -j 2, one open output ($_s suspensions)"
+	done
+}
+
 # count_ending_in_block START COUNT: the least length >= COUNT whose slice
 # [START, START+length) of $T/prog.ips does not end on a branch (by the
 # truth $T/prog.truth), so that the slice has instructions after its last

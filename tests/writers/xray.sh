@@ -26,14 +26,6 @@ scratch
 "$TRACE" -o "$T/true.truth" -- /bin/true >/dev/null 2>"$T/trace.err" ||
 	skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
 
-conv() {	# conv NAME FORMAT [ptconv options]: NAME.data into $T/NAME.out
-	n=$1 f=$2
-	shift 2
-	rm -rf "$T/$n.out"
-	"$PTCONV" "$T/$n.data" -f "$f" -o "$T/$n.out" --buildid-dir "$T/bid" -q "$@" ||
-		fail "$n: ptconv -f $f $* exited $?"
-}
-
 check() {	# check NAME [xray_truth options]
 	n=$1
 	shift
@@ -46,9 +38,7 @@ check() {	# check NAME [xray_truth options]
 
 for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso c_forkexec \
 	 c_spawn c_mainexit; do
-	"$TRACE" -o "$T/$p.truth" -- "$CORPUS/$p" >/dev/null 2>"$T/$p.err"
-	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(tail -3 "$T/$p.err")"
-	"$ENC" -o "$T/$p.data" --buildid-dir "$T/bid" "$T/$p.truth" || fail "$p: ptgen-encode"
+	record $p "$CORPUS/$p"
 	conv $p xray
 	# llvm-xray 14's account takes the first record it reads as the
 	# earliest: a process whose threads it reads in another order than
@@ -66,9 +56,7 @@ done
 CXX=${CXX_FOR_TESTS:-c++}
 if command -v "$CXX" >/dev/null && "$CXX" -O1 -o "$T/exc" "$top_srcdir/tests/writers/xray_exc.cc" 2>"$T/cxx.err"; then
 	p=exc
-	"$TRACE" -o "$T/$p.truth" -- "$T/exc" >/dev/null 2>"$T/$p.err"
-	grep -q '^X ' "$T/$p.truth" || fail "$p: ptgen-trace failed: $(tail -3 "$T/$p.err")"
-	"$ENC" -o "$T/$p.data" --buildid-dir "$T/bid" "$T/$p.truth" || fail "$p: ptgen-encode"
+	record $p "$T/exc"
 	conv $p xray
 	check $p
 	"$LLVM_XRAY" account -m "$T/$p.out"/xray.*.map.elf "$T/$p.out"/xray.*.fdr >"$T/acc" || fail "$p: account"
@@ -101,45 +89,10 @@ done
 
 # A trace that starts inside the recursion: the truth cut at the 150th
 # call of c_recurse's most called function (depth), user mode entered
-# where the branch before it led
-python3 - "$T/c_recurse.truth" "$T/cut.truth" <<'EOF' || fail "cutting the truth"
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-calls = {}
-for l in lines:
-    f = l.split()
-    if f and f[0] == "B" and f[5] == "2":
-        calls[f[4]] = calls.get(f[4], 0) + 1
-hot = max(calls, key=calls.get)
-n, cut = 0, None
-for i, l in enumerate(lines):
-    f = l.split()
-    if f and f[0] == "B" and f[5] == "2" and f[4] == hot:
-        n += 1
-        if n == 150:
-            cut = i
-            break
-prev = [l.split() for l in lines[:cut] if l.startswith("B ")][-1]
-dest = prev[4] if prev[6] == "1" else hex(int(prev[3], 16) + int(prev[7]))
-out = [l for l in lines[:cut] if l and l[0] not in "BRA"]
-out.append("R %s %s %s" % (prev[1], prev[2], dest))
-open(sys.argv[2], "w").write("\n".join(out + lines[cut:]))
-EOF
-"$ENC" -o "$T/cut.data" --buildid-dir "$T/bid" "$T/cut.truth" || fail "ptgen-encode of the cut truth"
-conv cut xray
-check cut
-grep -q ' [1-9][0-9][0-9] returns without a frame' "$T/cmp" || fail "cut: no returns without calls"
-
-# An overflow deep in the recursion: the frames open then are left at
-# the loss; the returns after it that would have left them leave nothing
-n=$(grep '^B ' "$T/c_recurse.truth" | awk -v hot="$(grep '^B ' "$T/cut.truth" | head -1 | cut -d' ' -f5)" '
-	$6 == 2 && $5 == hot && ++k == 150 { print NR; exit }')
-[ -n "$n" ] || fail "no place for the overflow"
-"$ENC" -o "$T/c_recurse.data" --buildid-dir "$T/bid" --gaps "$T/gaps" --ovf-at "$n:40" "$T/c_recurse.truth" ||
-	fail "ptgen-encode --ovf-at"
-conv c_recurse xray
-check c_recurse --gaps "$T/gaps"
-grep -q ' [1-9][0-9][0-9] returns without a frame' "$T/cmp" || fail "overflow: no returns left without frames"
+# where the branch before it led.  An overflow deep in the recursion (at
+# the same call): the frames open then are left at the loss; the returns
+# after it that would have left them leave nothing
+inside_recursion xray frame
 
 # Times far apart and a loss, fed to the writer directly
 # (tests/writers/xray_feed.c): f lasts 10 s (a TSCWrap record), g 200 ns,
@@ -172,21 +125,5 @@ echo "ok - --per-cpu and a .ptc refused (exit 2); a used directory keeps this ru
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened: on one CPU they take turns), per
 # thread and per CPU
-for v in --per-thread ""; do
-	# shellcheck disable=SC2086
-	"$ENC" -o "$T/c_threads.data" --buildid-dir "$T/bid" $v "$T/c_threads.truth" || fail "ptgen-encode $v"
-	conv c_threads xray -j 1
-	mv "$T/c_threads.out" "$T/ref"
-	for o in "-j 2" "-j 2 --max-open-outputs 1"; do
-		# shellcheck disable=SC2086
-		conv c_threads xray $o
-		for f in "$T"/ref/xray.*; do
-			cmp "$f" "$T/c_threads.out/${f##*/}" || fail "c_threads $v $o: ${f##*/} differs from -j 1"
-		done
-	done
-	s=$(sed -n 's/.*"output_suspensions": *\([0-9]*\).*/\1/p' "$T/c_threads.out/summary.json")
-	[ -n "$v" ] || [ "$s" -gt 0 ] || fail "c_threads on one CPU: no output suspended"
-	rm -rf "$T/ref"
-	echo "ok - c_threads $v: the same files with -j 1, -j 2, one open output ($s suspensions)"
-done
+same_bytes xray xray.
 exit 0

@@ -1,8 +1,10 @@
-/* Test feeder for -f xray: a few calls with chosen times, symbols and a
- * loss, handed to the xray writer directly, so that tests/writers/xray.sh
- * can check what llvm-xray makes of times far apart (TSCWrap records) and
- * of frames left at a loss, against the numbers below.
- * usage: xray_feed DIR   (writes DIR/xray.7.fdr and its maps)
+/* Test feeder for -f xray and -f perfetto: a few calls with chosen times,
+ * symbols and a loss, handed to the writer directly, so that
+ * tests/writers/xray.sh can check what llvm-xray makes of times far apart
+ * (TSCWrap records) and of frames left at a loss, and perfetto.sh the
+ * slices, against the numbers below.
+ * usage: xray_feed DIR [FORMAT]   (xray: writes DIR/xray.7.fdr and its
+ * maps; perfetto: DIR/perfetto.pftrace)
  *
  * Symbols: f at 0x1000, g at 0x1100, h at 0x1200 (0x100 bytes each).
  * Thread 7 of process 7, times in ns:
@@ -74,8 +76,8 @@ int main(int argc, char **argv)
 	};
 	struct ptc_branch after[] = { br(0x1280, 0x605, PTC_BR_RET, 13 * G + 50) };
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: xray_feed DIR\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: xray_feed DIR [FORMAT]\n");
 		return 2;
 	}
 	if (ptc_writer_procs_new(&procs) < 0)
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
 	cfg.outdir = argv[1];
 	cfg.symbols = &syms;
 	cfg.procs = procs;
-	if (ptc_writer_new(&w, "xray", &cfg) < 0)
+	if (ptc_writer_new(&w, argc == 3 ? argv[2] : "xray", &cfg) < 0)
 		return 1;
 	memset(&g, 0, sizeof(g));
 	g.cause = PTC_GAP_OVERFLOW;

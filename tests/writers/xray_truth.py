@@ -67,13 +67,15 @@ class Elf:
                         continue
                     if d[stroff + st_name] == 0:
                         continue
-                    syms.append((st_value, st_size))
+                    syms.append((st_value, st_size, d[stroff + st_name:d.index(b"\0", stroff + st_name)]))
             if syms:
                 break
-        self.starts = sorted(set(a for a, _ in syms))
+        self.starts = sorted(set(a for a, _, _ in syms))
         self.sizes = {}
-        for a, s in syms:
+        self.names = {}     # start -> the names of the symbols there
+        for a, s, n in syms:
             self.sizes.setdefault(a, []).append(s)
+            self.names.setdefault(a, set()).add(n.decode("utf-8", "replace"))
 
     def vaddr(self, off):
         for (o, n, v) in self.loads:
@@ -359,23 +361,34 @@ def read_log(path):
     return (version, hz), threads
 
 
-def main():
-    ap = argparse.ArgumentParser(description="-f xray against a ptgen ground truth")
+def truth_args(description):
+    """The arguments of a check against a truth (this one's and
+    perfetto_truth.py's)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("truth")
     ap.add_argument("outdir")
     ap.add_argument("--gaps", help="ptgen-encode's record of its losses")
     ap.add_argument("--untimed", action="store_true", help="times are instruction counts")
+    return ap
+
+
+def read_gaps(path):
+    """ptgen-encode's record of its losses, for read_truth (None: none)."""
+    gaps = {}
+    for line in open(path) if path else []:
+        m = re.search(r"first (\d+) resume (\d+)", line)
+        if m:
+            gaps.setdefault(None, []).append((int(m.group(1)), int(m.group(2))))
+    return gaps
+
+
+def main():
+    ap = truth_args("-f xray against a ptgen ground truth")
     ap.add_argument("--llvm-xray", help="check llvm-xray's account, stack, graph, convert")
     ap.add_argument("-v", action="store_true", help="the most called functions")
     a = ap.parse_args()
-    truth_path, outdir, gaps_file, untimed, llvm, verbose = a.truth, a.outdir, a.gaps, a.untimed, a.llvm_xray, a.v
-    gaps = {}
-    if gaps_file:
-        for line in open(gaps_file):
-            m = re.search(r"first (\d+) resume (\d+)", line)
-            if m:
-                gaps.setdefault(None, []).append((int(m.group(1)), int(m.group(2))))
-    want = read_truth(truth_path, gaps)
+    truth_path, outdir, untimed, llvm, verbose = a.truth, a.outdir, a.untimed, a.llvm_xray, a.v
+    want = read_truth(truth_path, read_gaps(a.gaps))
     errors = 0
     pids = sorted(set(th.pid for th in want.values() if th.events))
     for pid in pids:
