@@ -637,6 +637,22 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	return 0;
 }
 
+/* OR the nb low bits of v into bits from bit at on, in zeroed bytes with
+ * 8 to spare after the last one written (little-endian bit order: bit k
+ * is bit k % 8 of byte k / 8). */
+static inline void put_bits(uint8_t *bits, uint32_t at, uint64_t v, unsigned nb)
+{
+	while (nb) {
+		unsigned take = nb > 56 ? 56 : nb;
+		uint8_t *p = bits + (at >> 3);
+
+		ptc_put64(p, ptc_le64(p) | (v & ((1ull << take) - 1)) << (at & 7));
+		v >>= take;
+		nb -= take;
+		at += take;
+	}
+}
+
 /* put_branch() for the records that need nothing but the static part's
  * prediction: the previous record's way out names this record's node, the
  * time and flags are unchanged, and the branch is conditional, direct, or
@@ -675,9 +691,12 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 		n = i + 4096;	/* bounds the room reserved below */
 	if (n - i > room)
 		n = i + room;
-	if (buf_grow(&w->bits, (n - i) / 8 + 2) < 0 || buf_grow(&w->slots, (n - i) * 5) < 0)
+	/* Room for a bit per record, zeroed (bits are ORed in), and 8 bytes
+	 * more: a path's bits go in with one 64-bit store. */
+	if (buf_grow(&w->bits, (n - i) / 8 + 2 + 8) < 0 || buf_grow(&w->slots, (n - i) * 5) < 0)
 		return i;
-	bits = w->bits.p + w->bits.len;	/* the byte after the last one in use */
+	bits = w->bits.p;
+	memset(bits + w->bits.len, 0, (n - i) / 8 + 2 + 8);
 	slots = w->slots.p + w->slots.len;
 	while (i < n) {
 		const struct ptc_branch *r = &b[i];
@@ -699,8 +718,8 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 				    (e->n_ind < 1 || nodes[e->ind_node[0]].edge[0] == e->ind_edge[0]) &&
 				    (e->n_ind < 2 || nodes[e->ind_node[1]].edge[0] == e->ind_edge[1])) {
 					/* seen: its bits, its slots, where it ends */
-					uint64_t v = mp->taken, sv = e->slots;
-					unsigned nb = mp->bits, k;
+					uint64_t sv = e->slots;
+					unsigned k;
 
 					if (r->time != time) {
 						if (time_event(w, c_records + (uint32_t)(i - i0), r->time) < 0)
@@ -708,18 +727,8 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 						time = r->time;
 					}
 
-					while (nb) {
-						unsigned take = 8 - (bitn & 7);
-
-						if (!(bitn & 7))
-							*bits++ = 0;
-						if (take > nb)
-							take = nb;
-						bits[-1] |= (uint8_t)((v & ((1u << take) - 1)) << (bitn & 7));
-						v >>= take;
-						nb -= take;
-						bitn += take;
-					}
+					put_bits(bits, bitn, mp->taken, mp->bits);
+					bitn += mp->bits;
 					for (k = 0; k < e->slots_len; k++, sv >>= 8)
 						*slots++ = (uint8_t)sv;
 					pn = e->to_node;
@@ -760,9 +769,7 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 			break;
 		if (r->kind == PTC_BR_COND) {
 			uint32_t t = r->taken != 0;
-			if (!(bitn & 7))
-				*bits++ = 0;
-			bits[-1] |= (uint8_t)(t << (bitn & 7));
+			bits[bitn >> 3] |= (uint8_t)(t << (bitn & 7));
 			bitn++;
 			way = t;
 			start = t ? r->target : r->ip + r->length;
@@ -842,7 +849,7 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 			}
 		}
 	}
-	w->bits.len = (size_t)(bits - w->bits.p);
+	w->bits.len = (bitn + 7) >> 3;
 	w->slots.len = (size_t)(slots - w->slots.p);
 	w->c_bitn = bitn;
 	w->pred_edge = nodes[pn].edge[way];
