@@ -106,7 +106,7 @@ struct ptc_perf_reader {
 	uint8_t *tracing;
 
 	struct ptc_perf_stats stats;
-	uint32_t last_type;		/* of the last record read from the input (not decompressed) */
+	uint32_t last_type;		/* of the last record delivered */
 	char *warnings[MAX_WARNINGS];
 	size_t nr_warnings;
 	char errmsg[512];
@@ -2212,6 +2212,7 @@ static int deliver(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 	parse_sid(r, rec);
 	note_time(r, rec);
 	r->stats.records[rec->type]++;
+	r->last_type = rec->type;
 	return 1;
 }
 
@@ -2340,7 +2341,6 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 		}
 
 		memset(rec, 0, sizeof(*rec));
-		r->last_type = type;
 		rec->type = type;
 		rec->misc = ptc_le16(r->buf + r->pos + 4);
 		rec->size = size;
