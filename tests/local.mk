@@ -13,7 +13,10 @@ TESTS += tests/pt_cut.sh
 EXTRA_DIST += tests/pt_cut.sh
 # Damaged record headers: reading goes on at the next intact record.
 TESTS += tests/reader_resync.sh
-EXTRA_DIST += tests/reader_resync.sh
+EXTRA_DIST += tests/reader_resync.sh tests/perf_layout.py
+# The corruption matrix: every kind of damage, the loss accounted for.
+TESTS += tests/corrupt_matrix.sh
+EXTRA_DIST += tests/corrupt_matrix.sh
 # Many live threads with few outputs open (--max-open-outputs).
 TESTS += tests/pt_live_threads.sh
 EXTRA_DIST += tests/pt_live_threads.sh

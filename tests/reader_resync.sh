@@ -18,45 +18,23 @@
 . "${top_srcdir:-.}/tests/lib/common.sh"
 command -v python3 >/dev/null || skip "python3 not installed"
 need_walk
-gen() {
-	name=$1
-	shift
-	"$WALK" --branches 12000 --seed 5 --threads 2 --aux-chunk 4096 --psb-period 0 "$@" \
-		--truth "$T/$name.truth" -o "$T/$name.data" "$BIN" 2>"$T/err" || { cat "$T/err"; fail "ptgen-walk $*"; }
-}
-gen c
-gen t --per-thread
-gen p --pipe
-gen z --compress 3
+W="--branches 12000 --seed 5 --threads 2 --aux-chunk 4096 --psb-period 0"
+walk_gen c $W
+walk_gen t $W --per-thread
+walk_gen p $W --pipe
+walk_gen z $W --compress 3
 python3 - "$PTCONV" "$top_srcdir/tests" "$T" <<'EOF' || fail "damaged recordings"
 import contextlib, io, json, os, random, shutil, struct, subprocess, sys
 ptconv, tests, tmp = sys.argv[1:4]
 sys.path.insert(0, tests)
 import pt_truth_compare as ptc
+from perf_layout import records
 
 fails = []
 runs = 0
 truths = {}
 read_truth = ptc.read_truth
 ptc.read_truth = lambda p: truths.setdefault(p, read_truth(p))   # once per recording
-
-
-def records(blob):
-    """(offset, type, size, payload) of the data section's records, read
-    from the perf.data layout; the data section's start and end."""
-    if blob[8:16] == struct.pack('<Q', 16):
-        start, end = 16, len(blob)
-    else:
-        start, size = struct.unpack_from('<QQ', blob, 40)
-        end = start + size
-    out, off = [], start
-    while off < end:
-        t, _, s = struct.unpack_from('<IHH', blob, off)
-        more = struct.unpack_from('<Q', blob, off + 8)[0] if t == 71 else 0
-        out.append((off, t, s, more))
-        off += s + more
-    assert off == end
-    return out, start, end
 
 
 def convert(path, out, strict=True):

@@ -311,20 +311,27 @@ static int convert(int argc, char **argv)
 		ptc_cli_error("%s", err_s);
 		return PTC_EXIT_INPUT;
 	}
-	/* The AUXTRACE_INFO record says which trace this is; it comes before
-	 * any trace data, so a second reader does the conversion. */
+	/* The AUXTRACE_INFO record says which trace this is; perf writes it
+	 * before any trace data, so a second reader does the conversion.  In
+	 * a file whose records are out of order it is looked for further on
+	 * (the converters take it wherever it is); a pipe cannot be read
+	 * twice: there, trace data before it ends the search. */
 	{
 		struct ptc_perf_record rec;
 		uint32_t type = 0;
+		uint64_t first_aux = UINT64_MAX, info_at = 0;
 		int err;
 
 		while ((err = ptc_perf_next(r, &rec)) > 0) {
 			struct ptc_perf_auxtrace_info ai;
-			if (rec.type == PTC_REC_AUXTRACE) {
-				break;
+			if (rec.type == PTC_REC_AUXTRACE && first_aux == UINT64_MAX) {
+				first_aux = rec.offset;
+				if (!strcmp(o.input, "-"))
+					break;
 			}
 			if (rec.type == PTC_REC_AUXTRACE_INFO && ptc_perf_parse_auxtrace_info(&rec, &ai) == 0) {
 				type = ai.type;
+				info_at = rec.offset;
 				break;
 			}
 		}
@@ -333,8 +340,17 @@ static int convert(int argc, char **argv)
 			ptc_perf_close(r);
 			return PTC_EXIT_INPUT;
 		}
+		if (type && first_aux != UINT64_MAX && !o.quiet)
+			ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": trace data (AUXTRACE) before the "
+				      "AUXTRACE_INFO record at offset 0x%" PRIx64 ": records out of order, "
+				      "read all the same", o.input, first_aux, info_at);
 		if (type != PTC_AUXTRACE_INTEL_PT && type != PTC_AUXTRACE_ARM_SPE) {
-			if (type == 0 && ptc_perf_nr_skips(r))
+			if (type == 0 && first_aux != UINT64_MAX && !strcmp(o.input, "-"))
+				ptc_cli_error("%s: offset 0x%" PRIx64 ": trace data (AUXTRACE) before any "
+					      "AUXTRACE_INFO record, which says what trace it is: records out "
+					      "of order, or the AUXTRACE_INFO record lost; give the recording as "
+					      "a file to look further", "standard input", first_aux);
+			else if (type == 0 && ptc_perf_nr_skips(r))
 				ptc_cli_error("%s: no AUXTRACE_INFO record, which says what trace the recording "
 					      "holds; the input is damaged, the record may have been in it: %s",
 					      o.input, ptc_perf_skip(r, 0)->message);

@@ -193,6 +193,7 @@ struct conv {
 	uint64_t prog_total, prog_done;		/* trace bytes, for the progress line */
 	time_t prog_t0;
 	uint64_t untimed_cpus;		/* CPUs whose threads cannot be told apart (no timing) */
+	const struct ptc_perf_attr *pt_attr;	/* the Intel PT event (NULL: not known) */
 
 	/* -j on the windows of one queue: workers decode them ahead */
 	int ahead;			/* on */
@@ -993,14 +994,22 @@ static void env_orphan_gap(void *ctx, const struct ptc_gap *g)
 
 /* ---- queues ---- */
 
-static struct queue *get_queue(struct conv *c, uint32_t idx, int cpu, uint32_t tid)
+static struct queue *find_queue(struct conv *c, uint32_t idx)
 {
 	size_t i;
-	struct queue *n;
 
 	for (i = 0; i < c->nq; i++)
 		if (c->q[i].idx == idx)
 			return &c->q[i];
+	return NULL;
+}
+
+static struct queue *get_queue(struct conv *c, uint32_t idx, int cpu, uint32_t tid)
+{
+	struct queue *n = find_queue(c, idx);
+
+	if (n)
+		return n;
 	n = realloc(c->q, (c->nq + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
@@ -1011,6 +1020,77 @@ static struct queue *get_queue(struct conv *c, uint32_t idx, int cpu, uint32_t t
 	n->cpu = cpu;
 	n->tid = tid;
 	return n;
+}
+
+/* Which AUX buffer an AUX record is about: in a per-CPU recording its
+ * CPU's; in a per-thread one the event's, found by its sample id (the
+ * event's ids are listed in the order of the per-thread buffers, which
+ * AUXTRACE records number), else by the thread (a record written after
+ * the thread's exit may name none: tid 0).  Returns the queue index, or
+ * -1 when the record does not say. */
+static int64_t aux_queue_index(const struct conv *c, const struct ptc_sb_aux *a)
+{
+	size_t k;
+
+	if (!c->per_thread || !a->have_id || !c->pt_attr)
+		return -1;
+	for (k = 0; k < c->pt_attr->nr_ids; k++)
+		if (c->pt_attr->ids[k] == a->id)
+			return (int64_t)k;
+	return -1;
+}
+
+static int aux_of_queue(const struct conv *c, const struct ptc_sb_aux *a, const struct queue *q)
+{
+	int64_t k;
+
+	if (!c->per_thread)
+		return a->cpu >= 0 && a->cpu == q->cpu;
+	k = aux_queue_index(c, a);
+	if (k >= 0)
+		return (uint64_t)k == q->idx;
+	return a->tid && a->tid == q->tid;
+}
+
+/* A CPU (per-CPU recording) or thread (per-thread) whose AUX records say
+ * its AUX buffer held trace data but which has no AUXTRACE record at all
+ * (each lost in damaged input or removed from the file): an empty queue,
+ * whose data plan_runs() makes an aux-lost gap, so that the loss is
+ * counted and placed rather than invisible.  (A per-thread AUX buffer is
+ * never shared with an inherited child: the kernel refuses to map one.) */
+static int add_unheld_queues(struct conv *c)
+{
+	size_t naux = 0, i, k;
+	const struct ptc_sb_aux *aux = ptc_sb_aux_records(c->sb, &naux);
+	uint32_t idx = UINT32_MAX;
+
+	for (i = 0; i < naux; i++) {
+		int64_t known = aux_queue_index(c, &aux[i]);
+		uint32_t tid = aux[i].tid;
+		int held = 0;
+
+		if (!aux[i].aux_size || (aux[i].flags & PTC_AUX_FLAG_OVERWRITE) ||
+		    (c->per_thread ? known < 0 && !aux[i].tid : aux[i].cpu < 0))
+			continue;	/* it does not say which buffer */
+		for (k = 0; k < c->nq && !held; k++)
+			held = aux_of_queue(c, &aux[i], &c->q[k]);
+		if (held)
+			continue;
+		if (known >= 0) {
+			idx = (uint32_t)known;
+			/* the thread, from a record that names it */
+			for (k = 0; k < naux && !tid; k++)
+				if (aux_queue_index(c, &aux[k]) == known)
+					tid = aux[k].tid;
+		} else {
+			while (find_queue(c, idx))
+				idx--;	/* an index no AUXTRACE record used */
+		}
+		if (!get_queue(c, idx, c->per_thread ? -1 : aux[i].cpu,
+			       c->per_thread && tid ? tid : UINT32_MAX))
+			return -ptc_err_nomem;
+	}
+	return 0;
 }
 
 static int cmp_piece(const void *a, const void *b)
@@ -1045,12 +1125,16 @@ static int plan_runs(struct conv *c, struct queue *q)
 	struct cut *cuts = NULL;
 	size_t nc = 0, i, j, naux = 0, cap;
 	const struct ptc_sb_aux *aux = c->sb ? ptc_sb_aux_records(c->sb, &naux) : NULL;
+	uint64_t claimed = 0;	/* where the AUX records say the queue's data ends */
 
 	if (q->np)
 		qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
 	for (i = 0; i < naux; i++) {
-		int mine = c->per_thread ? aux[i].tid == q->tid : aux[i].cpu == q->cpu;
+		int mine = aux_of_queue(c, &aux[i], q);
 		struct cut *n;
+		if (mine && aux[i].aux_size && !(aux[i].flags & PTC_AUX_FLAG_OVERWRITE) &&
+		    aux[i].aux_offset + aux[i].aux_size > claimed)
+			claimed = aux[i].aux_offset + aux[i].aux_size;
 		if (!mine || !(aux[i].flags & (PTC_AUX_FLAG_TRUNCATED | PTC_AUX_FLAG_PARTIAL |
 					       PTC_AUX_FLAG_COLLISION)))
 			continue;
@@ -1197,12 +1281,17 @@ static int plan_runs(struct conv *c, struct queue *q)
 			prev_end = r.end;
 			q->runs[j++] = r;
 		}
-		if (damaged) {
-			/* the queue's last data was in damaged input: an
-			 * unknown amount lost at its end */
-			q->tail.start = q->tail.end = data_end > prev_end ? data_end : prev_end;
-			q->tail.lost = UINT64_MAX;
-			q->tail.why = DAMAGED_WHY;
+		if (damaged || claimed > (data_end > prev_end ? data_end : prev_end)) {
+			/* the queue's last data was in damaged input, or its
+			 * last AUXTRACE records are gone (destroyed, or
+			 * removed whole): the kernel's AUX records say how
+			 * much the AUX buffer held, an unknown amount when
+			 * they end before */
+			uint64_t end = data_end > prev_end ? data_end : prev_end;
+			q->tail.start = q->tail.end = end > claimed ? end : claimed;
+			q->tail.lost = claimed > end ? claimed - prev_end : UINT64_MAX;
+			q->tail.why = damaged ? DAMAGED_WHY : "AUX records say the AUX buffer held trace data "
+							      "that no AUXTRACE record of the recording holds";
 		} else if (data_end > prev_end) {
 			q->tail.start = q->tail.end = data_end;
 			q->tail.lost = data_end - prev_end;
@@ -2428,6 +2517,8 @@ static void set_params(struct conv *c, const uint64_t *priv, size_t n)
 		const struct ptc_perf_attr *a = ptc_perf_attr(c->r, i);
 		if (a->attr.type != priv[PTC_PT_PMU_TYPE])
 			continue;
+		if (!c->pt_attr)
+			c->pt_attr = a;
 		c->have_tsc_config = 1;
 		c->tsc_enabled = (a->attr.config & priv[PTC_PT_TSC_BIT]) != 0;
 		if (n > PTC_PT_MTC_FREQ_BITS) {
@@ -2531,6 +2622,9 @@ void ptc_convert_json_damage(struct ptc_json *j, const struct ptc_perf_reader *r
 
 	ptc_json_u64(j, "skipped_input_bytes", r ? ptc_perf_stats(r)->skipped_bytes : 0);
 	ptc_json_u64(j, "repaired_records", r ? ptc_perf_stats(r)->repairs : 0);
+	/* feature sections cut off or too large: what they say (build-ids,
+	 * the CPU, ...) is missing */
+	ptc_json_u64(j, "unread_features", r ? ptc_perf_stats(r)->features_unread : 0);
 	ptc_json_begin_array(j, "input_damage");
 	for (i = 0; i < n; i++) {
 		const struct ptc_perf_skip *s = ptc_perf_skip(r, i);
@@ -3004,7 +3098,8 @@ static int exit_status(struct conv *c)
 		return c->fatal;
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
-	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage)
+	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage ||
+	    (c->r && ptc_perf_stats(c->r)->features_unread))
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
 }
@@ -3111,6 +3206,11 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 	}
 	if (!c.nq) {
 		ptc_cli_error("%s: no Intel PT trace data (no AUXTRACE records)", opt->input);
+		free_conv(&c);
+		return PTC_EXIT_INPUT;
+	}
+	if (add_unheld_queues(&c) < 0) {
+		ptc_cli_error("%s: %s", opt->input, ptc_errstr(-ptc_err_nomem));
 		free_conv(&c);
 		return PTC_EXIT_INPUT;
 	}

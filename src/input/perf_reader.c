@@ -106,6 +106,7 @@ struct ptc_perf_reader {
 	uint8_t *tracing;
 
 	struct ptc_perf_stats stats;
+	uint32_t last_type;		/* of the last record delivered */
 	char *warnings[MAX_WARNINGS];
 	size_t nr_warnings;
 	char errmsg[512];
@@ -865,12 +866,14 @@ static void features_read(struct ptc_perf_reader *r, const uint8_t *hdr)
 	    (uint64_t)nr * 16 > r->file_size - tab_off) {
 		warn_at(r, tab_off, "feature section table (%d entries) is past the end of the file "
 			"at 0x%llx: features not read", nr, (unsigned long long)r->file_size);
+		r->stats.features_unread += (uint64_t)nr;
 		free(sec);
 		return;
 	}
 	if (in_pread(r, sec, (size_t)nr * 16, tab_off) < 0) {
 		r->failed = 0;
 		warn_at(r, tab_off, "feature section table unreadable");
+		r->stats.features_unread += (uint64_t)nr;
 		free(sec);
 		return;
 	}
@@ -888,11 +891,13 @@ static void features_read(struct ptc_perf_reader *r, const uint8_t *hdr)
 				"feature %d section [0x%llx, +%llu) is past the end of the file at 0x%llx",
 				bit, (unsigned long long)off, (unsigned long long)size,
 				(unsigned long long)r->file_size);
+			r->stats.features_unread++;
 			continue;
 		}
 		if (size > FEAT_MAX) {
 			warn_at(r, off, "feature %d section of %llu bytes is too large; skipped", bit,
 				(unsigned long long)size);
+			r->stats.features_unread++;
 			continue;
 		}
 		p = malloc(size ? (size_t)size : 1);
@@ -2207,7 +2212,23 @@ static int deliver(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 	parse_sid(r, rec);
 	note_time(r, rec);
 	r->stats.records[rec->type]++;
+	r->last_type = rec->type;
 	return 1;
+}
+
+/* The end of a pipe-mode recording, which has no size to say it is whole:
+ * a recorder that ends its rounds of records with FINISHED_ROUND (perf
+ * does, the last round too) ends the stream with one.  Records after the
+ * last one are a round cut short (a copy interrupted at a record's
+ * boundary): an error, once they are read, so that the loss of the rest of
+ * the round is not taken for the end of the recording. */
+static int round_ended(struct ptc_perf_reader *r, uint64_t off)
+{
+	if (!r->info.pipe_mode || !r->stats.records[PTC_REC_FINISHED_ROUND] ||
+	    r->last_type == PTC_REC_FINISHED_ROUND)
+		return 0;
+	return fail_at(r, ptc_err_truncated, off, "the input ends inside a round of records (the "
+		       "recorder ends each with FINISHED_ROUND): cut short, the rest of the round lost");
 }
 
 /* The tail of the input does not hold a whole record: 0 at the end, 1 to
@@ -2222,7 +2243,7 @@ static int at_tail(struct ptc_perf_reader *r, uint64_t off, size_t have, uint32_
 		r->stats.trailing_bytes = have;
 		warn_at(r, off, "%zu bytes of trailing garbage after the last record", have);
 		r->ended = 1;
-		return 0;
+		return round_ended(r, off);
 	}
 	if (have < 8)
 		return fail_at(r, ptc_err_truncated, off, "input ends inside a record header (%zu bytes left)",
@@ -2427,7 +2448,7 @@ int ptc_perf_next(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
 			return fail_at(r, ptc_err_truncated, r->zrec_off,
 				       "the input ends inside a record that straddles compressed records "
 				       "(%zu bytes pending)", r->zlen - r->zpos);
-		return 0;
+		return round_ended(r, off);
 	}
 }
 

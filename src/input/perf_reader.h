@@ -138,6 +138,8 @@ struct ptc_perf_stats {
 	uint64_t skips;				/* places where the reading resynchronised */
 	uint64_t skipped_bytes;			/* input bytes skipped there, lost */
 	uint64_t repairs;			/* damaged records read whole anyway */
+	uint64_t features_unread;		/* feature sections past the file's end or too
+						 * large: not read (a warning says which) */
 };
 
 /* Where the reader met damage in the data section.  bytes is what it

@@ -546,6 +546,8 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 		d->time = rec_time(rec);
 		d->cpu = (rec->sid.valid & PTC_SID_CPU) ? (int)rec->sid.cpu : -1;
 		d->tid = (rec->sid.valid & PTC_SID_TID) ? rec->sid.tid : 0;
+		d->have_id = (rec->sid.valid & PTC_SID_ID) != 0;
+		d->id = rec->sid.id;
 		return 0;
 	}
 	case PERF_RECORD_LOST: {

@@ -52,6 +52,8 @@ struct ptc_sb_aux {
 	uint64_t aux_offset, aux_size, flags, time;
 	int cpu;			/* -1 when unknown */
 	uint32_t tid;
+	int have_id;
+	uint64_t id;			/* the event's sample id, when have_id */
 };
 
 /* Where a CPU's switch timeline comes from (bits). */

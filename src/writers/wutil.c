@@ -389,6 +389,7 @@ bad:
 		deflateEnd(&z->gz);
 	fclose(z->f);
 	free(z);
+	errno = ENOMEM;	/* (the encoders' setup fails for want of memory) */
 	return -ptc_err_nomem;
 }
 
@@ -411,6 +412,14 @@ int ptc_zout_append(struct ptc_zout **z, const char *path, enum ptc_zkind kind, 
 uint64_t ptc_zout_size_in(const struct ptc_zout *z)
 {
 	return z ? z->total_in : 0;
+}
+
+/* The encoder ran out of memory (xz's needs tens of MB): its error says
+ * so, not a write's (ptc_zout_errno). */
+static int mem_fail(struct ptc_zout *z)
+{
+	z->err_no = ENOMEM;
+	return -ptc_err_nomem;
 }
 
 static int write_out(struct ptc_zout *z, const void *p, size_t n)
@@ -443,7 +452,7 @@ static int gz_retire(struct ptc_zout *z)
 			pthread_cond_wait(&z->done, &z->mu);
 		pthread_mutex_unlock(&z->mu);
 	}
-	err = j->err;
+	err = j->err == -ptc_err_nomem ? mem_fail(z) : j->err;
 	if (!err)
 		err = write_out(z, j->out, j->out_len);
 	j->state = J_FREE;
@@ -525,6 +534,8 @@ static int drain(struct ptc_zout *z, int how)
 			z->xz.next_out = z->out;
 			z->xz.avail_out = sizeof(z->out);
 			r = lzma_code(&z->xz, finish ? LZMA_FINISH : LZMA_RUN);
+			if (r == LZMA_MEM_ERROR)
+				return mem_fail(z);
 			if (r != LZMA_OK && r != LZMA_STREAM_END)
 				return -ptc_err_internal;
 			if ((err = write_out(z, z->out, sizeof(z->out) - z->xz.avail_out)) < 0)
@@ -717,7 +728,7 @@ static int zdone(struct ptc_zout *z, int err)
 	ptc_zsusp_free(z->sus);
 	err_no = z->err_no;
 	free(z);
-	if (err == -ptc_err_io && err_no)
+	if ((err == -ptc_err_io || err == -ptc_err_nomem) && err_no)
 		errno = err_no;	/* the reason, for the caller's message */
 	return err;
 }

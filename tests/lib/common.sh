@@ -41,6 +41,14 @@ need_walk() {
 	BIN=$(walk_binary)
 	scratch
 }
+# walk_gen NAME OPTIONS...: ptgen-walk's recording of $BIN made with
+# OPTIONS, $T/NAME.data, and its ground truth $T/NAME.truth (need_walk first).
+walk_gen() {
+	name=$1
+	shift
+	"$WALK" "$@" --truth "$T/$name.truth" -o "$T/$name.data" "$BIN" 2>"$T/err" ||
+		{ cat "$T/err"; fail "ptgen-walk $*"; }
+}
 # mutate_seeds SEEDDIR OUTDIR "CUTS" END STEP [START]: for every seed, its
 # prefixes of CUTS bytes (plus half and all but one byte) and copies with
 # one byte set to 0xff at offsets START (default 0), START+STEP... below

@@ -74,7 +74,11 @@ int ptc_pt_bystanders_note(struct ptc_pt_bystanders *by, const struct ptc_gap *g
 		if (err < 0)
 			return err;
 	}
-	if (!by->env->threads_between || by->cpu < 0 || !g->time)
+	/* A loss at no known time is everyone's only when the queue held no
+	 * trace at all (its AUXTRACE records all lost): then every thread
+	 * switched in on the CPU lost branches, from the start. */
+	if (!by->env->threads_between || by->cpu < 0 ||
+	    (!g->time && (resumer || !by->stats || by->stats->bytes)))
 		return 0;
 	by->gap = *g;
 	by->gap.resume_ip = 0;

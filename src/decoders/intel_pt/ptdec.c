@@ -762,8 +762,10 @@ static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t res
 	err = emit_gap_to(d, pg->thr, &pg->gap);
 	if (err < 0)
 		return err;
-	/* Another thread that resumes after the gap has lost its history too. */
-	if (d->thr && d->thr != pg->thr) {
+	/* Another thread that resumes after the gap has lost its history too
+	 * (no one resumed when decoding is still where no thread is known:
+	 * the gap is its owner's alone, not an unattributed one besides). */
+	if (d->thr && d->thr != pg->thr && d->thr != &d->orphan) {
 		d->thr->pending_insns = 0;
 		d->thr->depth = 0;
 		d->thr->after_gap = 1;
