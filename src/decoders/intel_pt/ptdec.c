@@ -2573,6 +2573,12 @@ struct shadow {
 	int seen;			/* replay: a record of it was replayed */
 };
 
+/* The records a thread's call stack follows: calls and returns. */
+#define STACK_KINDS ((1u << PTC_BR_CALL) | (1u << PTC_BR_CALL_IND) | (1u << PTC_BR_RET))
+/* Their lanes in struct ptc_path's kinds. */
+#define STACK_LANES ((0x1ffull << 9 * PTC_BR_CALL) | (0x1ffull << 9 * PTC_BR_CALL_IND) | \
+		     (0x1ffull << 9 * PTC_BR_RET))
+
 struct ptc_pt_ahead {
 	uint64_t offset;
 	size_t size;
@@ -2589,6 +2595,10 @@ struct ptc_pt_ahead {
 	size_t nbr, capbr;
 	struct ptc_path_mark *marks;	/* the paths among them (at: index in br) */
 	size_t nmarks, capmarks;
+	/* The calls and returns among them (indices in br), for the replay's
+	 * call stack: it need not look at the other records. */
+	uint32_t *stk;
+	size_t nstk, capstk;
 	struct shadow **sh;
 	size_t nsh;
 	int end_sh;			/* the thread decoding ended in (-1: none) */
@@ -2598,6 +2608,7 @@ struct ptc_pt_ahead {
 	int started;
 	size_t op, done;		/* next op; records of it replayed */
 	size_t mnext;			/* the next mark to replay */
+	size_t snext;			/* the next call or return to replay */
 	size_t drop;			/* records of the first thread seen before the window */
 	int64_t delta;			/* instructions its first record gains */
 };
@@ -2632,7 +2643,47 @@ static int ahead_push_op(struct ptc_pt_ahead *a, int op, uint32_t sh, uint64_t x
 	return 0;
 }
 
-static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
+/* Note the calls and returns of records b[0, n), about to be br[base, base
+ * + n), in the log's list of them; the paths among them (nm marks m, at
+ * relative to b) without any are passed over whole. */
+static int log_stack(struct ptc_pt_ahead *a, size_t base, const struct ptc_branch *b, size_t n,
+		     const struct ptc_path_mark *m, size_t nm)
+{
+	size_t i, k = 0;
+
+	if (base + n > UINT32_MAX) {
+		ahead_unusable(a, "too many branches");
+		return -ptc_err_overflow;
+	}
+	for (i = 0; i < n;) {
+		if (k < nm && m[k].at == i) {
+			const struct ptc_path *p = m[k++].path;
+
+			if (!(p->kinds & STACK_LANES)) {
+				i += p->records;
+				continue;
+			}
+		}
+		if ((1u << b[i].kind) & STACK_KINDS) {
+			if (a->nstk == a->capstk) {
+				size_t ncap = a->capstk ? a->capstk * 2 : 1024;
+				uint32_t *ns = realloc(a->stk, ncap * sizeof(*ns));
+
+				if (!ns) {
+					ahead_unusable(a, "out of memory");
+					return -ptc_err_nomem;
+				}
+				a->stk = ns;
+				a->capstk = ncap;
+			}
+			a->stk[a->nstk++] = (uint32_t)(base + i);
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct shadow *s = ctx;
 	struct ptc_pt_ahead *a = s->a;
@@ -2651,6 +2702,8 @@ static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
 		a->br = nb;
 		a->capbr = ncap;
 	}
+	if (log_stack(a, a->nbr, b, n, m, nm) < 0)
+		return -ptc_err_nomem;
 	memcpy(a->br + a->nbr, b, n * sizeof(*b));
 	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->a + last->b == a->nbr)
 		last->b += n;
@@ -2658,6 +2711,12 @@ static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
 		return -ptc_err_nomem;
 	a->nbr += n;
 	return 0;
+}
+
+/* shadow_paths() with no paths. */
+static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
+{
+	return log_branches(ctx, b, n, NULL, 0);
 }
 
 static int shadow_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
@@ -2679,7 +2738,7 @@ static int shadow_paths(void *ctx, const struct ptc_branch *b, size_t n, const s
 		a->marks = nmk;
 		a->capmarks = ncap;
 	}
-	if (shadow_branches(ctx, b, n) < 0)
+	if (log_branches(ctx, b, n, m, nm) < 0)
 		return -ptc_err_nomem;
 	for (i = 0; i < nm; i++) {
 		a->marks[a->nmarks].at = (uint32_t)(base + m[i].at);
@@ -2847,7 +2906,7 @@ static void free_shadows(struct ptc_pt_ahead *a)
 static void ahead_clear(struct ptc_pt_ahead *a)
 {
 	free_shadows(a);
-	a->nops = a->nbr = a->nmarks = a->mnext = 0;
+	a->nops = a->nbr = a->nmarks = a->mnext = a->nstk = a->snext = 0;
 	a->unusable = NULL;
 	a->synced = a->sync_st = a->early_event = a->started = a->timed = a->untimed = 0;
 	a->sync_off = a->sync_ip = 0;
@@ -2944,6 +3003,7 @@ void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
 	free(a->ops);
 	free(a->br);
 	free(a->marks);
+	free(a->stk);
 	free(a->end);
 	free(a);
 }
@@ -3019,11 +3079,6 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 /* What emit() and the walker's call stack did with record b of the log's
  * thread s, on the real thread t: its first record takes the pending
  * instructions and the gap flag the thread brought into the window. */
-/* The records a thread's call stack follows: calls and returns. */
-#define STACK_KINDS ((1u << PTC_BR_CALL) | (1u << PTC_BR_CALL_IND) | (1u << PTC_BR_RET))
-/* Their lanes in struct ptc_path's kinds. */
-#define STACK_LANES ((0x1ffull << 9 * PTC_BR_CALL) | (0x1ffull << 9 * PTC_BR_CALL_IND) | \
-		     (0x1ffull << 9 * PTC_BR_RET))
 
 /* The first record of shadow s that goes to its real thread t: with the
  * instructions and the gap flag t holds for it. */
@@ -3096,7 +3151,7 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 {
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
-	size_t i, n, nm;
+	size_t n, nm;
 
 	(void)d;
 	if (!t)
@@ -3107,32 +3162,21 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 		struct ptc_branch *src = &a->br[o->a + a->done];
 
 		if (!t->nbatch && o->b - a->done >= PTC_PT_BATCH) {
-			size_t k = 0;
+			size_t lo = o->a + a->done, hi = lo + PTC_PT_BATCH;
 
 			if (!s->seen)
 				replay_first(a, s, t, o, &src[0]);
 			/* ptc_pt_thread_flush_settled() of the full batch: what
 			 * it would keep goes to the batch */
 			n = settled(t, src, PTC_PT_BATCH);
-			nm = log_marks(a, o->a + a->done, o->a + a->done + n, t->marks);
-			/* the calls and returns on the call stack; a path
-			 * without any is passed over whole */
-			for (i = 0; i < PTC_PT_BATCH;) {
-				/* another core wrote the log: ask for its lines
-				 * early (two records a line) */
-				__builtin_prefetch(&src[i + 64]);
-				if (k < nm && t->marks[k].at == i) {
-					const struct ptc_path *p = t->marks[k++].path;
-
-					if (!(p->kinds & STACK_LANES)) {
-						i += p->records;
-						continue;
-					}
-				}
-				if (((1u << src[i].kind) & STACK_KINDS) && replay_stack(t, &src[i]) < 0)
+			nm = log_marks(a, lo, lo + n, t->marks);
+			/* the calls and returns on the call stack (the log
+			 * lists them) */
+			while (a->snext < a->nstk && a->stk[a->snext] < lo)
+				a->snext++;
+			for (; a->snext < a->nstk && a->stk[a->snext] < hi; a->snext++)
+				if (replay_stack(t, &a->br[a->stk[a->snext]]) < 0)
 					return -ptc_err_nomem;
-				i++;
-			}
 			a->done += PTC_PT_BATCH;
 			if (n < PTC_PT_BATCH)
 				t->batch[t->nbatch++] = src[n];
