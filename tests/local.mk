@@ -14,6 +14,9 @@ EXTRA_DIST += tests/pt_cut.sh
 # Damaged record headers: reading goes on at the next intact record.
 TESTS += tests/reader_resync.sh
 EXTRA_DIST += tests/reader_resync.sh tests/perf_layout.py
+# Sideband records framed but not parseable: a counted loss.
+TESTS += tests/reader_malformed.sh
+EXTRA_DIST += tests/reader_malformed.sh
 # The corruption matrix: every kind of damage, the loss accounted for.
 TESTS += tests/corrupt_matrix.sh
 EXTRA_DIST += tests/corrupt_matrix.sh

@@ -155,6 +155,7 @@ struct conv {
 	char input_error[512];
 	uint64_t unread_bytes;
 	uint64_t damage;	/* places where the reader skipped damaged input */
+	uint64_t malformed_records;	/* sideband records that could not be parsed */
 
 	struct queue *q;
 	size_t nq;
@@ -2378,9 +2379,26 @@ static int report_damage(struct conv *c)
 	return 0;
 }
 
+/* Malformed sideband records in a row: from offset, bytes long, after a
+ * record of time t_start. */
+struct bad_records {
+	uint64_t offset, bytes, t_start;
+};
+
+/* They end before a record of time t_end (PTC_SB_TIME_MAX: the file's end). */
+static int add_bad(struct conv *c, struct bad_records *bad, uint64_t t_end)
+{
+	int err = ptc_sb_add_damage(c->sb, bad->offset, bad->bytes, bad->t_start, t_end);
+
+	bad->bytes = 0;
+	return err;
+}
+
 static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
+	struct bad_records bad = { 0 };
+	uint64_t last_time = 0;
 	int err;
 	uint64_t *privcopy = NULL;
 
@@ -2390,6 +2408,11 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 	if (err < 0)
 		return err;
 	while ((err = ptc_perf_next(c->r, &rec)) > 0) {
+		if (rec.sid.valid & PTC_SID_TIME) {
+			if (bad.bytes && (err = add_bad(c, &bad, rec.sid.time)) < 0)
+				return err;
+			last_time = rec.sid.time;
+		}
 		if (rec.type == PTC_REC_AUXTRACE_INFO && !privcopy) {
 			struct ptc_perf_auxtrace_info ai;
 			if (ptc_perf_parse_auxtrace_info(&rec, &ai) == 0 && ai.type == PTC_AUXTRACE_INTEL_PT) {
@@ -2453,9 +2476,26 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 					      ae.msg ? ae.msg : "");
 		} else {
 			err = ptc_sb_add_record(c->sb, &rec);
-			if (err < 0 && !c->opt->quiet)
-				ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": malformed %s record, ignored",
-					      ptc_perf_name(c->r), rec.offset, ptc_perf_record_name(rec.type));
+			if (err == -ptc_err_nomem)
+				return err;
+			if (err < 0) {
+				/* What it said (a switch, a mapping, a thread's
+				 * start) is lost: a lost range from the last
+				 * record's time to the next one's, as for damage
+				 * the reader skipped, so that the threads it may
+				 * concern get a gap and --strict fails. */
+				if (!c->opt->quiet)
+					ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": malformed %s record, "
+						      "counted as lost", ptc_perf_name(c->r), rec.offset,
+						      ptc_perf_record_name(rec.type));
+				if (!bad.bytes) {
+					bad.offset = rec.offset;
+					bad.t_start = last_time;
+				}
+				bad.bytes = rec.offset + rec.size - bad.offset;
+				c->malformed_records++;
+				continue;
+			}
 			if (rec.type == PERF_RECORD_SAMPLE) {
 				err = read_sched_switch(c, &rec);
 				if (err < 0)
@@ -2471,6 +2511,8 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 		snprintf(c->input_error, sizeof(c->input_error), "%s", ptc_perf_errmsg(c->r));
 		c->unread_bytes = fsize > got ? fsize - got : 0;
 	}
+	if (bad.bytes && add_bad(c, &bad, PTC_SB_TIME_MAX) < 0)
+		return -ptc_err_nomem;
 	err = report_damage(c);
 	if (err < 0)
 		return err;
@@ -2733,6 +2775,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			ptc_json_null(&j, "input_error");
 		ptc_json_u64(&j, "unread_input_bytes", c->unread_bytes);
 		ptc_convert_json_damage(&j, c->r);
+		ptc_json_u64(&j, "malformed_records", c->malformed_records);
 		if (c->sb) {
 			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
 			ptc_json_u64(&j, "lost_records", lost);
@@ -3098,7 +3141,7 @@ static int exit_status(struct conv *c)
 		return c->fatal;
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
-	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage ||
+	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage || c->malformed_records ||
 	    (c->r && ptc_perf_stats(c->r)->features_unread))
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
