@@ -521,11 +521,15 @@ static inline int call_pushes(const struct ptc_tbranch *b)
 	return !(b->flags & PTC_TBF_TARGET_IS_FALL);
 }
 
+static int shadow_hint(struct ptc_pt_thread *t, uint32_t i);
+
 /* Push the return address of the call at table entry i of the current
  * region (bip its run-time address). */
 static inline int push_ret(struct ptc_pt_thread *t, const struct ptc_tbranch *b, uint32_t i, uint64_t bip)
 {
 	if (t->depth == t->stack_cap && grow_stack(t) < 0)
+		return -ptc_err_nomem;
+	if (t->no_hold && shadow_hint(t, i) < 0)
 		return -ptc_err_nomem;
 	t->stack[t->depth] = bip + b->length;
 	t->stack_call[t->depth] = i;
@@ -2571,7 +2575,34 @@ struct shadow {
 	uint32_t idx;
 	struct ptc_pt_thread *real;	/* replay: the thread it stands for */
 	int seen;			/* replay: a record of it was replayed */
+	/* The table index of each call it pushed, in order: the replay gives
+	 * the real thread's call stack the same hints, so that a return
+	 * finds where it goes as it would have (ret_position()). */
+	uint32_t *hints;
+	size_t nhints, caphints;
+	size_t hnext;			/* replay: the next one to give */
 };
+
+static struct shadow *shadow_of(struct ptc_pt_thread *t);
+
+static int shadow_hint(struct ptc_pt_thread *t, uint32_t i)
+{
+	struct shadow *s = shadow_of(t);
+
+	if (s->nhints == s->caphints) {
+		size_t ncap = s->caphints ? s->caphints * 2 : 256;
+		uint32_t *n = realloc(s->hints, ncap * sizeof(*n));
+
+		if (!n) {
+			ahead_unusable(s->a, "out of memory");
+			return -ptc_err_nomem;
+		}
+		s->hints = n;
+		s->caphints = ncap;
+	}
+	s->hints[s->nhints++] = i;
+	return 0;
+}
 
 /* The records a thread's call stack follows: calls and returns. */
 #define STACK_KINDS ((1u << PTC_BR_CALL) | (1u << PTC_BR_CALL_IND) | (1u << PTC_BR_RET))
@@ -2894,6 +2925,7 @@ static void free_shadows(struct ptc_pt_ahead *a)
 
 	for (i = 0; i < a->nsh; i++) {
 		ptc_pt_thread_fini(&a->sh[i]->t);
+		free(a->sh[i]->hints);
 		free(a->sh[i]);
 	}
 	free(a->sh);
@@ -3097,17 +3129,22 @@ static void replay_first(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt
 	s->seen = 1;
 }
 
-/* A call or return b on the real call stack of t, as the walker keeps it
- * (the table index of the call, a hint for the return's search, is not
- * known). */
-static int replay_stack(struct ptc_pt_thread *t, const struct ptc_branch *b)
+/* Does call record b push its return address?  (push_ret()'s callers) */
+static int record_pushes(const struct ptc_branch *b)
 {
-	if (b->kind == PTC_BR_CALL_IND ||
-	    (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */)) {
+	return b->kind == PTC_BR_CALL_IND ||
+	       (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */);
+}
+
+/* A call or return b of shadow s on the real call stack of t, as the
+ * walker keeps it: with the table index the shadow's call had. */
+static int replay_stack(struct shadow *s, struct ptc_pt_thread *t, const struct ptc_branch *b)
+{
+	if (record_pushes(b)) {
 		if (t->depth == t->stack_cap && grow_stack(t) < 0)
 			return -ptc_err_nomem;
 		t->stack[t->depth] = b->ip + b->length;
-		t->stack_call[t->depth] = PTC_NO_BRANCH;
+		t->stack_call[t->depth] = s->hnext < s->nhints ? s->hints[s->hnext++] : PTC_NO_BRANCH;
 		t->depth++;
 	} else if (b->kind == PTC_BR_RET && t->depth && t->stack[t->depth - 1] == b->target) {
 		t->depth--;
@@ -3121,7 +3158,7 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 {
 	if (!s->seen)
 		replay_first(a, s, t, o, b);
-	return ((1u << b->kind) & STACK_KINDS) ? replay_stack(t, b) : 0;
+	return ((1u << b->kind) & STACK_KINDS) ? replay_stack(s, t, b) : 0;
 }
 
 /* The log's marks of paths whose records are all in br[lo, hi), relative
@@ -3156,8 +3193,11 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 	(void)d;
 	if (!t)
 		return -ptc_err_internal;
-	if (a->op == 1 && a->done < a->drop)
-		a->done = a->drop;	/* taken before the PSB already */
+	if (a->op == 1 && a->done < a->drop) {
+		/* taken before the PSB already (their calls' hints too) */
+		for (; a->done < a->drop; a->done++)
+			s->hnext += record_pushes(&a->br[o->a + a->done]);
+	}
 	while (a->done < o->b) {
 		struct ptc_branch *src = &a->br[o->a + a->done];
 
@@ -3175,7 +3215,7 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 			while (a->snext < a->nstk && a->stk[a->snext] < lo)
 				a->snext++;
 			for (; a->snext < a->nstk && a->stk[a->snext] < hi; a->snext++)
-				if (replay_stack(t, &a->br[a->stk[a->snext]]) < 0)
+				if (replay_stack(s, t, &a->br[a->stk[a->snext]]) < 0)
 					return -ptc_err_nomem;
 			a->done += PTC_PT_BATCH;
 			if (n < PTC_PT_BATCH)
