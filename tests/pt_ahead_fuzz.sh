@@ -1,6 +1,7 @@
 #!/bin/sh
 # The differential fuzz target of windows decoded ahead (fuzz_pt_ahead.c)
-# on its own seeds (inputs it once failed on: a PSB+ without a TSC) and the
+# on its own seeds (inputs it once failed on: a PSB+ without a TSC, a decode
+# error right after a TNT packet) and the
 # PT decoder's, and cut and damaged copies of them
 # (mutate_seeds): the replay hands the thread the same branches and gaps as
 # decoding in place, and is used, not only refused.

@@ -1918,6 +1918,20 @@ found:
 		}							\
 	} while (0)
 
+/* A query at the branch at bip failed.  A bad query (the packet is not
+ * the kind asked for) consumed nothing: step() asks again and sorts it
+ * out.  Any other failure is reported here, as step() would have: asking
+ * again may get an answer (libipt's query decoder keeps a TNT packet whose
+ * read-ahead failed and gives its bits next time), so the walker and
+ * step() would go on differently from the same failure. */
+#define WALK_QUERY_FAILED(st_, kind_)					\
+	do {								\
+		if ((st_) == -pte_bad_query)				\
+			goto slow;					\
+		WALK_SAVE();						\
+		return query_failed(d, (st_), bip, (kind_));		\
+	} while (0)
+
 static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
 	struct ptc_pt_thread *t = d->thr;
@@ -2052,11 +2066,11 @@ cond_step:
 			 * query runs. */
 			if (b->target_next != PTC_NO_BRANCH)
 				__builtin_prefetch(&tb[b->target_next]);
+			bip = (uint64_t)((int64_t)b->ip + bias);
 			st2 = q_cond_branch(d, &taken);
 			if (st2 < 0)
-				goto slow;	/* step() reports it */
+				WALK_QUERY_FAILED(st2, PTC_BR_COND);
 			st = st2;
-			bip = (uint64_t)((int64_t)b->ip + bias);
 			tgt = (uint64_t)((int64_t)b->target + bias);
 			WALK_EMIT(bip, tgt, PTC_BR_COND, taken);
 			d->nchain = 0;
@@ -2113,7 +2127,7 @@ other:
 				goto slow;
 			st2 = q_cond_branch(d, &taken);
 			if (st2 < 0)
-				goto slow;
+				WALK_QUERY_FAILED(st2, PTC_BR_RET);
 			st = st2;
 			if (!taken) {
 				WALK_SAVE();
@@ -2131,7 +2145,7 @@ other:
 		case PTC_BR_CALL_IND:
 			st2 = q_indirect_branch(d, &tgt);
 			if (st2 < 0)
-				goto slow;
+				WALK_QUERY_FAILED(st2, kind);
 			st = st2;
 			if (st & pts_ip_suppressed) {
 				WALK_SAVE();
@@ -2175,6 +2189,7 @@ slow:
 	return step(d, until);
 }
 
+#undef WALK_QUERY_FAILED
 #undef WALK_EMIT
 #undef WALK_SAVE
 
