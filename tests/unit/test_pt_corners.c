@@ -441,6 +441,16 @@ static const char expect_bdm70[] = "0x400001 0x0 far 1 2\n0x400004 0x0 far 1 2\n
  * (that names --cpu); the branches are those above. */
 static const char expect_bdm70_other[] = "gap disabled\n0x400001 0x0 far 1 2 after-gap\n0x400004 0x0 far 1 2\n";
 
+/* ---- item 8: a PSB+ no decoder can synchronise at ----
+ *
+ * On code_syscall: a PSB+ whose FUP has the reserved IP compression 5
+ * (Intel SDM: reserved), then nop, syscall from +00 (TIP.PGE, TIP.PGD):
+ * what ran there cannot be placed, a decode gap up to the next PSB; from
+ * its TIP.PGE at +03: nop, syscall (2).  (Both engines skipped such a
+ * PSB silently, without a gap.) */
+#define PSB_RESERVED_FUP "raw:02820282028202820282028202820282" "9901" "bd0000000000000000" "0223"
+static const char expect_psb_broken[] = "gap decode\n0x400004 0x0 far 1 2 after-gap\n";
+
 /* ---- item 8: a far return (retfq) ----
  *
  *   +00 90     nop
@@ -537,6 +547,7 @@ static const struct corner {
 	  .detail = "--cpu" },
 	{ "ovf_after_jcc", CODE(code_pgd_jcc), "psb pge@+0 tnt:1 ovf fup@+4 pgd@k", expect_ovf_taken, NULL },
 	{ "ovf_after_jcc_fall", CODE(code_pgd_jcc), "psb pge@+0 tnt:0 ovf fup@+4 pgd@k", expect_ovf_fall, NULL },
+	{ "psb_broken", CODE(code_syscall), PSB_RESERVED_FUP " pge@+0 pgd@k psb pge@+3 pgd@k", expect_psb_broken, NULL },
 	{ "retfq", CODE(code_retfq), "psb pge@+0 tip@+3 pgd@k", expect_retfq, NULL },
 	{ "bdm70_other_cpu", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
 	  .cpu = "6/85/4", .erratum = "bdm70" },

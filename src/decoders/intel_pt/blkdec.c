@@ -575,12 +575,11 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			if (pt_blk_get_sync_offset(d->blk, &off) == 0 && off < d->min_sync && st >= 0)
 				continue;
 			if (st < 0) {
-				/* a broken PSB+: the next one; a packet libipt does
-				 * not know there (it reads ahead) is a loss */
-				if (st == -pte_bad_opc) {
-					d->sync_off = off;
-					decode_error(d, st);
-				}
+				/* a broken PSB+ (or a packet libipt does not know
+				 * right after it: it reads ahead): a loss up to
+				 * the next PSB, which is tried */
+				d->sync_off = off;
+				decode_error(d, st);
 				d->min_sync = off + 1;
 				continue;
 			}

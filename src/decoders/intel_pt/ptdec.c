@@ -1259,16 +1259,14 @@ static int resync(struct ptc_pt_decoder *d)
 		if (off < d->min_sync)
 			continue;
 		if (st < 0) {
-			/* A broken PSB+: try the next one.  A packet libipt
-			 * does not know there (right after PSBEND, libipt reads
-			 * ahead) is a loss up to the next PSB. */
-			if (st == -pte_bad_opc) {
-				char wbuf[160];
+			/* A broken PSB+ (or a packet libipt does not know
+			 * right after it: libipt reads ahead): a loss up to
+			 * the next PSB, which is tried. */
+			char wbuf[160];
 
-				d->last_sync_off = off;
-				open_gap(d, PTC_GAP_DECODE, d->base + off, "at the PSB at 0x%" PRIx64 ": %s",
-					 d->base + off, why(d, st, wbuf, sizeof(wbuf)));
-			}
+			d->last_sync_off = off;
+			open_gap(d, PTC_GAP_DECODE, d->base + off, "at the PSB at 0x%" PRIx64 ": %s", d->base + off,
+				 why(d, st, wbuf, sizeof(wbuf)));
 			d->min_sync = off + 1;
 			cont = 0;
 			continue;
