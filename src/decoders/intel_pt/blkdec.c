@@ -648,6 +648,11 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 				 * -pte_eos) */
 				st = -pte_eos;
 			err = take_pending(d);
+			if (err >= 0 && st == -pte_nomap && !b.ninsn && b.ip && d->hb.active &&
+			    d->hb.kind != PTC_BR_COND)
+				/* the held branch went to b.ip (libipt says where
+				 * it failed to read code), as the walker has it */
+				err = resolve(d, b.ip, 0);
 			if (err >= 0 && b.ninsn) {
 				if (st >= 0 || st == -pte_eos) {
 					/* taken one step late: at the end of the window
