@@ -4,8 +4,8 @@
 # beyond, the bytes up to the next PSB become a gap.  A real program
 # (ptgen-trace) is encoded with a PSB every 2 KiB and converted with
 # 64-byte windows limited to 1 KiB (PTCONV_WINDOW_MAX_BYTES): both engines must
-#   - report each skip as a decode gap from the window's end to a PSB that
-#     Linux perf's packet dump lists, with no PSB of perf's strictly inside,
+#   - report each skip as a decode gap from the window's end to the first
+#     PSB after it that Linux perf's packet dump lists,
 #     and count its bytes once (lost-bytes = resume - aux);
 #   - decode everything else exactly (each run between gaps is a run of
 #     the ground truth, pt_truth_compare.py);
@@ -44,10 +44,11 @@ for f in glob.glob(sys.argv[2] + "/*.txt"):
         r = None if kv["resume"] == "-" else int(kv["resume"], 16)
         lost = int(kv["lost-bytes"])
         skips += 1
-        inside = [p for p in psb if a < p < (r if r is not None else 1 << 62)]
+        inside = [p for p in psb if a < p <= (r if r is not None else 1 << 62)]
         if r is not None:
-            # resumed in the PSB+ of the first PSB after the window's end
-            if not inside or inside[0] > r or len(inside) > 1:
+            # resumed at the first PSB after the window's end: the loss
+            # ends there (ptconv-convert(1), GAPS)
+            if inside != [r]:
                 sys.exit("gap %x-%x: not resumed at the first PSB after it (perf: %s)"
                          % (a, r, [hex(p) for p in inside[:2]]))
             if lost != r - a:

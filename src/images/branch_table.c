@@ -22,6 +22,7 @@
 
 #include "common/error.h"
 #include "common/trace_event.h"
+#include "images/branch_kind.h"
 #include "images/image_int.h"
 #include "images/x86_newer.h"
 
@@ -35,8 +36,7 @@ static void init_decoder(ZydisDecoder *dec)
 	ZydisDecoderEnableMode(dec, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
 }
 
-/* The branch kind of a decoded instruction, or -1 for a non-branch. */
-static int branch_kind(const ZydisDecodedInstruction *in)
+int ptc_branch_kind(const ZydisDecodedInstruction *in)
 {
 	int dflt = in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
 
@@ -129,7 +129,7 @@ static void decode_at(const ZydisDecoder *dec, const struct ptc_span *s, uint64_
 		return;
 	}
 	d->length = in.length;
-	d->kind = (int8_t)branch_kind(&in);
+	d->kind = (int8_t)ptc_branch_kind(&in);
 	d->target = (d->kind == PTC_BR_JMP || d->kind == PTC_BR_CALL || d->kind == PTC_BR_COND)
 		? direct_target(&in, p) : 0;
 }
@@ -291,7 +291,7 @@ static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s
 				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
 				&in)))
 			return -ptc_err_decode;
-		if (branch_kind(&in) >= 0)
+		if (ptc_branch_kind(&in) >= 0)
 			return -ptc_err_decode;
 		n++;
 		addr += in.length;

@@ -1,6 +1,6 @@
 # Executable images: ELF/raw code loading, branch tables (Zydis), image cache.
 noinst_HEADERS += src/images/image.h src/images/locate.h
-libptconv_a_SOURCES += src/images/image.c src/images/image_int.h src/images/branch_table.c \
+libptconv_a_SOURCES += src/images/image.c src/images/image_int.h src/images/branch_table.c src/images/branch_kind.h \
 	src/images/x86_newer.c src/images/x86_newer.h
 libptconv_a_SOURCES += src/images/image_cache.c src/images/symtab.c src/images/symtab.h
 check_PROGRAMS += tests/unit/test_image

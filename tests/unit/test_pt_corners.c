@@ -37,6 +37,8 @@
  *	pgd	TIP.PGD with no IP (suppressed)
  *	tnt:BITS	a TNT packet, its branches in order (tnt:110: taken,
  *		taken, not taken)
+ *	ovf	OVF: the processor dropped packets (a FUP after it says
+ *		where tracing resumes)
  *	pwr	power events only libipt's query decoder reads: PWRE (C6)
  *		then PWRX (woken by an interrupt)
  *	raw:HEX	bytes as they are, for packets libipt's encoder cannot write
@@ -117,6 +119,8 @@ static void script(struct seq *s, const char *name, const char *text)
 			}
 			CHECK(pt_enc_sync_set(s->enc, off) == 0, "%s: encoder offset", name);
 			continue;
+		} else if (!strcmp(w, "ovf")) {
+			p.type = ppt_ovf;
 		} else if (!strcmp(w, "abort")) {
 			p.type = ppt_mode;
 			p.payload.mode.leaf = pt_mol_tsx;
@@ -437,6 +441,64 @@ static const char expect_bdm70[] = "0x400001 0x0 far 1 2\n0x400004 0x0 far 1 2\n
  * (that names --cpu); the branches are those above. */
 static const char expect_bdm70_other[] = "gap disabled\n0x400001 0x0 far 1 2 after-gap\n0x400004 0x0 far 1 2\n";
 
+/* ---- item 8: a PSB+ no decoder can synchronise at ----
+ *
+ * On code_syscall: a PSB+ whose FUP has the reserved IP compression 5
+ * (Intel SDM: reserved), then nop, syscall from +00 (TIP.PGE, TIP.PGD):
+ * what ran there cannot be placed, a decode gap up to the next PSB; from
+ * its TIP.PGE at +03: nop, syscall (2).  (Both engines skipped such a
+ * PSB silently, without a gap.) */
+#define PSB_RESERVED_FUP "raw:02820282028202820282028202820282" "9901" "bd0000000000000000" "0223"
+static const char expect_psb_broken[] = "gap decode\n0x400004 0x0 far 1 2 after-gap\n";
+
+/* ---- item 8: a branch into code no image covers ----
+ *
+ *   +00 90              nop
+ *   +01 e8 fa ff 0f 00  call 0x500000 (no image there)
+ *   +06 90              nop
+ *   +07 0f 05           syscall
+ *
+ * nop, call (2): it went to 0x500000, where the code is unknown: a
+ * no-image gap; what runs there ends in the kernel (TIP.PGD); after a
+ * PSB+, tracing comes back at +06: nop, syscall (2).  The same with an
+ * indirect jump (code_jmp_nomap: +01 ff e0 jmp rax, its TIP at 0x500000;
+ * +03 nop, +04 syscall). */
+static const char code_call_nomap[] = "\x90\xe8\xfa\xff\x0f\x00\x90\x0f\x05";
+static const char expect_call_nomap[] = "0x400001 0x500000 call 1 2\ngap no-image\n0x400007 0x0 far 1 2 after-gap\n";
+static const char code_jmp_nomap[] = "\x90\xff\xe0\x90\x0f\x05";
+static const char expect_jmp_nomap[] = "0x400001 0x500000 jmp-ind 1 2\ngap no-image\n0x400004 0x0 far 1 2 after-gap\n";
+/* libipt's block decoder reads the packets after the branch up to and
+ * into the next PSB+ (for the events that may bind there) before it fails
+ * on the code at 0x500000: the libipt engine resumes at the PSB after
+ * that one (none here).  The branch is kept (it dropped it before). */
+#define LIBIPT_NOMAP                                                                 \
+	"# libipt's block decoder has read into the next PSB+ when it fails on the\n" \
+	"# code no image covers: decoding resumes at the PSB after that (none here)\n"
+static const char libipt_call_nomap[] = LIBIPT_NOMAP "0x400001 0x500000 call 1 2\ngap no-image\n";
+static const char libipt_jmp_nomap[] = LIBIPT_NOMAP "0x400001 0x500000 jmp-ind 1 2\ngap no-image\n";
+
+/* ---- item 8: a far return (retfq) ----
+ *
+ *   +00 90     nop
+ *   +01 48 cb  retfq (REX.W retf: a far return, its TIP names where it went)
+ *   +03 90     nop
+ *   +04 0f 05  syscall
+ *
+ * nop, retfq to +03 (2): a far transfer, kind far, as every far branch;
+ * nop, syscall (2). */
+static const char code_retfq[] = "\x90\x48\xcb\x90\x0f\x05";
+static const char expect_retfq[] = "0x400001 0x400003 far 1 2\n0x400004 0x0 far 1 2\n";
+
+/* ---- items 8 and 9: an overflow right after a branch's packet ----
+ *
+ * On code_pgd_jcc: test, je (2) taken (its bit before the OVF); the OVF
+ * loses what ran until the FUP at +04: an overflow gap; nop, syscall (2),
+ * counted from +04.  (The libipt engine dropped the je: libipt's block
+ * decoder had taken its bit, but the block that would say where it went
+ * is the one the overflow lost.)  With the bit not taken: the same. */
+static const char expect_ovf_taken[] = "0x400002 0x400010 cond 1 2\ngap overflow\n0x400005 0x0 far 1 2 after-gap\n";
+static const char expect_ovf_fall[] = "0x400002 0x400010 cond 0 2\ngap overflow\n0x400005 0x0 far 1 2 after-gap\n";
+
 /* Which of them the libipt loaded knows (pt_library_version()). */
 enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
 
@@ -509,6 +571,14 @@ static const struct corner {
 	  .cpu = "6/85/4", .erratum = "bdm70" },
 	{ "bdm70_other", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70_other,
 	  .detail = "--cpu" },
+	{ "ovf_after_jcc", CODE(code_pgd_jcc), "psb pge@+0 tnt:1 ovf fup@+4 pgd@k", expect_ovf_taken, NULL },
+	{ "ovf_after_jcc_fall", CODE(code_pgd_jcc), "psb pge@+0 tnt:0 ovf fup@+4 pgd@k", expect_ovf_fall, NULL },
+	{ "psb_broken", CODE(code_syscall), PSB_RESERVED_FUP " pge@+0 pgd@k psb pge@+3 pgd@k", expect_psb_broken, NULL },
+	{ "call_nomap", CODE(code_call_nomap), "psb pge@+0 pgd@k psb pge@+6 pgd@k", expect_call_nomap,
+	  libipt_call_nomap },
+	{ "jmp_nomap", CODE(code_jmp_nomap), "psb pge@+0 tip@0x500000 pgd@k psb pge@+3 pgd@k", expect_jmp_nomap,
+	  libipt_jmp_nomap },
+	{ "retfq", CODE(code_retfq), "psb pge@+0 tip@+3 pgd@k", expect_retfq, NULL },
 	{ "bdm70_other_cpu", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
 	  .cpu = "6/85/4", .erratum = "bdm70" },
 #undef CODE

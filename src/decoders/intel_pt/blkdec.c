@@ -17,7 +17,9 @@
 #include "common/error.h"
 #include "decoders/intel_pt/blkdec.h"
 #include "decoders/intel_pt/bystanders.h"
+#include "decoders/intel_pt/loss.h"
 #include "decoders/intel_pt/unknown.h"
+#include "images/branch_kind.h"
 #include "images/x86_newer.h"
 
 struct held_branch {
@@ -42,10 +44,8 @@ struct ptc_blk_decoder {
 	struct ptc_pt_thread orphan;
 	struct held_branch hb;
 	uint64_t tsc, time;
-	int gap_open;
-	struct ptc_gap gap;
-	struct ptc_pt_thread *gap_thr;
-	char detail[200];
+	struct ptc_pt_loss loss;	/* the loss being decoded past (loss.h) */
+	struct ptc_pt_losses ls;
 	/* A closed gap whose time span is not known yet: the threads switched
 	 * in on this CPU during it get the gap once time moves on. */
 	struct ptc_pt_bystanders by;
@@ -185,65 +185,17 @@ static void open_gap(struct ptc_blk_decoder *d, int cause, const char *fmt, ...)
 	uint64_t off = 0;
 
 	d->hb.active = 0;
-	if (d->gap_open)
-		return;
 	if (d->blk)
 		pt_blk_get_offset(d->blk, &off);
-	memset(&d->gap, 0, sizeof(d->gap));
-	d->gap_open = 1;
-	d->gap_thr = d->thr;
-	d->gap.cause = (uint8_t)cause;
-	d->gap.aux_offset = d->base + off;
-	d->gap.resume_offset = UINT64_MAX;
-	d->gap.time = d->time;
-	d->gap.lost_branches = UINT64_MAX;
 	va_start(ap, fmt);
-	vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
+	if (ptc_pt_loss_open(&d->loss, &d->ls, d->thr, d->enabled, cause, d->base + off, d->time, fmt, ap))
+		d->enabled = 0;
 	va_end(ap);
-	d->gap.detail = d->detail;
-	d->thr->pending_insns = 0;
-	d->thr->after_gap = 1;
-	d->enabled = 0;
-}
-
-static int put_gap(struct ptc_blk_decoder *d, struct ptc_pt_thread *t)
-{
-	if (t == &d->orphan) {
-		if (d->env.orphan_gap)
-			d->env.orphan_gap(d->env.ctx, &d->gap);
-		return 0;
-	}
-	return ptc_pt_thread_gap(t, &d->gap);
 }
 
 static int close_gap(struct ptc_blk_decoder *d, uint64_t off, uint64_t ip)
 {
-	int err;
-
-	if (!d->gap_open)
-		return 0;
-	d->gap_open = 0;
-	d->gap.resume_offset = off;
-	d->gap.resume_ip = ip;
-	if (off != UINT64_MAX && off > d->gap.aux_offset)
-		d->gap.lost_bytes += off - d->gap.aux_offset;
-	d->st.lost_bytes += d->gap.lost_bytes;
-	/* one gap, even when two threads are told (the one it began in and
-	 * the one it ends in) */
-	d->st.gaps++;
-	d->st.gaps_by_cause[d->gap.cause]++;
-	err = put_gap(d, d->gap_thr);
-	if (err >= 0 && d->thr != d->gap_thr) {
-		d->thr->pending_insns = 0;
-		d->thr->after_gap = 1;
-		err = put_gap(d, d->thr);
-	}
-	if (err >= 0)
-		/* and so have those switched in on this CPU meanwhile (not
-		 * counted again: one loss) */
-		err = ptc_pt_bystanders_note(&d->by, &d->gap, d->gap_thr, off == UINT64_MAX ? NULL : d->thr,
-					     d->time);
-	return err;
+	return ptc_pt_loss_close(&d->loss, &d->ls, d->thr, off, ip, d->time);
 }
 
 /* The thread running now: libipt reads its code. */
@@ -268,6 +220,10 @@ static int enable(struct ptc_blk_decoder *d, uint64_t ip)
 	int err;
 
 	d->enabled = 1;
+	if (d->loss.active && region(d, ip) < 0)
+		/* tracing resumes in code no image covers: the loss goes on
+		 * until decoding resumes in known code (loss.h) */
+		return 0;
 	pt_blk_get_offset(d->blk, &off);
 	err = close_gap(d, d->base + off, ip);
 	if (err >= 0 && t != &d->orphan)
@@ -306,28 +262,8 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 		if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], ip, &t)))
 			*target = t;
 	}
-	switch (in.meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-		return PTC_BR_COND;
-	case ZYDIS_CATEGORY_UNCOND_BR:
-		if (in.mnemonic != ZYDIS_MNEMONIC_JMP)
-			return PTC_BR_FAR;
-		if (ops[0].type == ZYDIS_OPERAND_TYPE_POINTER || in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
-			return PTC_BR_FAR;
-		return direct ? PTC_BR_JMP : PTC_BR_JMP_IND;
-	case ZYDIS_CATEGORY_CALL:
-		if (ops[0].type == ZYDIS_OPERAND_TYPE_POINTER || in.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
-			return PTC_BR_FAR;
-		return direct ? PTC_BR_CALL : PTC_BR_CALL_IND;
-	case ZYDIS_CATEGORY_RET:
-		return in.mnemonic == ZYDIS_MNEMONIC_RET ? PTC_BR_RET : PTC_BR_FAR;
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_SYSRET:
-	case ZYDIS_CATEGORY_INTERRUPT:
-		return PTC_BR_FAR;
-	default:
-		return -1;
-	}
+	/* the same kinds as the walker's tables (a far return is far) */
+	return ptc_branch_kind(&in);
 }
 
 /* Turn a block into branch events: libipt follows direct jumps and calls
@@ -387,8 +323,33 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, ui
 	return 0;
 }
 
+/* An overflow follows the held branch: libipt decoded it (a block ends at
+ * a branch once its packet says where it goes) but the next block, which
+ * would say where, is lost.  A direct jump or call went to its target; a
+ * conditional branch the way the last TNT bit before the OVF packet says
+ * (the bit libipt gave it: no packet of the segment binds after it); any
+ * other is dropped with the loss. */
+static int resolve_before_ovf(struct ptc_blk_decoder *d)
+{
+	struct held_branch *h = &d->hb;
+	uint64_t off = 0;
+	int bit;
+
+	if (!h->active)
+		return 0;
+	if (h->kind == PTC_BR_JMP || h->kind == PTC_BR_CALL)
+		return resolve(d, h->target, 0);
+	if (h->kind != PTC_BR_COND || pt_blk_get_offset(d->blk, &off) < 0)
+		return 0;
+	bit = ptc_pt_ovf_scan(&d->cfg, d->sync_off, off, &off);
+	if (bit < 0)
+		return 0;
+	return resolve(d, bit ? h->target : h->ip + (uint64_t)h->length, 0);
+}
+
 static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, uint64_t until, int *stop)
 {
+	uint64_t off = 0;
 	int err = 0;
 
 	update_time(d, ev);
@@ -414,7 +375,7 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 			open_gap(d, PTC_GAP_DISABLED, "trace enabled at 0x%" PRIx64 " while already enabled%s",
 				 ev->variant.enabled.ip,
 				 ptc_pt_errata_hint(d->p.cpu_family != 0, "BDM70", hint, sizeof(hint)));
-			d->gap.ip = d->psb_fup;
+			d->loss.gap.ip = d->psb_fup;
 		}
 		d->psb_fup = 0;
 		if (err >= 0)
@@ -432,8 +393,13 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 		*stop = d->time >= until;
 		break;
 	case ptev_overflow:
-		d->hb.active = 0;
+		/* the branch held was decoded before the packets were lost */
+		err = resolve_before_ovf(d);
+		if (err < 0)
+			return err;
 		open_gap(d, PTC_GAP_OVERFLOW, "overflow: the CPU dropped trace packets");
+		if (pt_blk_get_offset(d->blk, &off) == 0)
+			ptc_pt_loss_at_ovf(&d->loss, &d->cfg, d->base, d->sync_off, off);
 		if (!ev->ip_suppressed)
 			err = enable(d, ev->variant.overflow.ip);
 		break;
@@ -519,7 +485,7 @@ static int continue_walk(struct ptc_blk_decoder *d, uint64_t sync_off)
 
 	d->continuing = 0;
 	on = sync_off == 0 ? psb_ip(&d->cfg, 0, &ip) : -pte_nosync;
-	if (on <= 0 || !d->enabled || d->gap_open) {
+	if (on <= 0 || !d->enabled || d->loss.active) {
 		/* tracing off at the PSB (the tail had nowhere to go), or a
 		 * broken PSB: take the tail whole, as at the end of a piece */
 		err = take_tail(d);
@@ -574,6 +540,10 @@ static void decode_error(struct ptc_blk_decoder *d, int st)
 		open_gap(d, PTC_GAP_DECODE, "libipt: %s at a TSX abort at 0x%" PRIx64 "%s", what, ip,
 			 ptc_pt_errata_hint(0, "BDM64", hint, sizeof(hint)));
 	} else {
+		if (st == -pte_nomap && d->hb.active && (d->hb.kind == PTC_BR_JMP || d->hb.kind == PTC_BR_CALL))
+			/* a direct branch into code no image covers: it went
+			 * there, and that is where decoding fails */
+			resolve(d, d->hb.target, 0);
 		open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
 	}
 	/* (an instruction libipt does not know is found in a block taken
@@ -605,18 +575,18 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			if (pt_blk_get_sync_offset(d->blk, &off) == 0 && off < d->min_sync && st >= 0)
 				continue;
 			if (st < 0) {
-				/* a broken PSB+: the next one; a packet libipt does
-				 * not know there (it reads ahead) is a loss */
-				if (st == -pte_bad_opc) {
-					d->sync_off = off;
-					decode_error(d, st);
-				}
+				/* a broken PSB+ (or a packet libipt does not know
+				 * right after it: it reads ahead): a loss up to
+				 * the next PSB, which is tried */
+				d->sync_off = off;
+				decode_error(d, st);
 				d->min_sync = off + 1;
 				continue;
 			}
 			d->sync_off = off;
 			d->min_sync = off + 1;
 			d->synced = 1;
+			ptc_pt_loss_synced(&d->loss, d->base + off);
 			d->status = st;
 			d->st.psb++;
 			update_time(d, NULL);
@@ -678,6 +648,11 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 				 * -pte_eos) */
 				st = -pte_eos;
 			err = take_pending(d);
+			if (err >= 0 && st == -pte_nomap && !b.ninsn && b.ip && d->hb.active &&
+			    d->hb.kind != PTC_BR_COND)
+				/* the held branch went to b.ip (libipt says where
+				 * it failed to read code), as the walker has it */
+				err = resolve(d, b.ip, 0);
 			if (err >= 0 && b.ninsn) {
 				if (st >= 0 || st == -pte_eos) {
 					/* taken one step late: at the end of the window
@@ -729,7 +704,7 @@ int ptc_blk_decoder_new(struct ptc_blk_decoder **out, const struct ptc_pt_params
 	d->qtid = queue_tid;
 	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
 	d->thr = &d->orphan;
-	ptc_pt_bystanders_init(&d->by, &d->env, cpu, NULL);
+	ptc_pt_losses_init(&d->ls, &d->by, &d->env, cpu, queue_tid, &d->st, &d->orphan);
 	pt_config_init(&d->cfg);
 	if (p->cpu_family) {
 		d->cfg.cpu.vendor = pcv_intel;
@@ -800,12 +775,12 @@ int ptc_blk_decoder_set_buffer(struct ptc_blk_decoder *d, const uint8_t *buf, si
 	err = take_tail(d);
 	if (err < 0 && !undecodable(err))
 		return err;
-	if (lost && !d->gap_open) {
+	if (lost && !d->loss.active) {
 		/* as in the walker: the gap starts where the lost bytes do,
 		 * and closing it counts up to where decoding resumes */
 		open_gap(d, gap_cause, "%s", why ? why : "trace data missing");
-		d->gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
-		d->gap.lost_bytes = 0;
+		d->loss.gap.aux_offset = offset - (lost != UINT64_MAX ? lost : 0);
+		d->loss.gap.lost_bytes = 0;
 	}
 	d->hb.active = 0;
 	d->enabled = 0;
@@ -829,8 +804,7 @@ int ptc_blk_decoder_finish(struct ptc_blk_decoder *d)
 	if (err >= 0 || undecodable(err))
 		err = resolve(d, 0, 1);
 
-	if (d->gap_open && d->end > d->gap.aux_offset)
-		d->gap.lost_bytes += d->end - d->gap.aux_offset;
+	ptc_pt_loss_to_end(&d->loss, d->end);
 	if (err >= 0)
 		err = close_gap(d, UINT64_MAX, 0);
 	if (d->blk) {
@@ -851,8 +825,8 @@ uint64_t ptc_blk_decoder_settled_time(const struct ptc_blk_decoder *d)
 
 	if (d->have_pend || d->have_tail || d->hb.active)
 		return 0;
-	if (d->gap_open && d->gap.time < t)
-		t = d->gap.time;
+	if (d->loss.active && d->loss.gap.time < t)
+		t = d->loss.gap.time;
 	if (d->by.pending && d->by.gap.time < t)
 		t = d->by.gap.time;
 	return t;

@@ -9,7 +9,7 @@
 #define BYSTANDERS_MAX 256
 
 void ptc_pt_bystanders_init(struct ptc_pt_bystanders *by, const struct ptc_pt_env *env, int cpu,
-			    struct ptc_pt_stats *stats)
+			    const struct ptc_pt_stats *stats)
 {
 	memset(by, 0, sizeof(*by));
 	by->env = env;
@@ -45,10 +45,8 @@ static int tell(struct ptc_pt_bystanders *by, uint64_t until)
 		t->pending_insns = 0;
 		t->depth = 0;
 		t->after_gap = 1;
-		if (by->stats) {
-			by->stats->gaps++;
-			by->stats->gaps_by_cause[by->gap.cause]++;
-		}
+		/* (not counted in the decoder's statistics: one loss, counted
+		 * where it closed, loss.h) */
 		err = ptc_pt_thread_gap(t, &by->gap);
 		if (err < 0)
 			return err;

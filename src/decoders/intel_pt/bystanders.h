@@ -28,7 +28,7 @@
 struct ptc_pt_bystanders {
 	const struct ptc_pt_env *env;	/* asked for threads_between */
 	int cpu;			/* <0: a per-thread queue, nobody else runs */
-	struct ptc_pt_stats *stats;	/* counts each bystander's gap (NULL: not) */
+	const struct ptc_pt_stats *stats;	/* the decoder's: did its queue hold any trace */
 	int pending;			/* a gap waits for time to move past it */
 	struct ptc_gap gap;		/* what the bystanders get */
 	struct ptc_pt_thread *owner;	/* told already: the thread the loss began in */
@@ -36,9 +36,11 @@ struct ptc_pt_bystanders {
 	char detail[160];
 };
 
-/* env (and stats, the decoder's, when not NULL) must outlive by. */
+/* env and stats (the decoder's, or NULL) must outlive by.  The
+ * bystanders' gaps are not counted in the decoder's statistics: the loss
+ * is, once (loss.h). */
 void ptc_pt_bystanders_init(struct ptc_pt_bystanders *by, const struct ptc_pt_env *env, int cpu,
-			    struct ptc_pt_stats *stats);
+			    const struct ptc_pt_stats *stats);
 
 /* Gap g was closed (given to owner and to resumer, the thread running
  * where decoding resumed, NULL when the trace ended in the gap) at

@@ -6,6 +6,7 @@ libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec
 	src/decoders/intel_pt/tnt_path.c src/decoders/intel_pt/tnt_path.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
+	src/decoders/intel_pt/loss.c src/decoders/intel_pt/loss.h \
 	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h \
 	src/decoders/intel_pt/unknown.c src/decoders/intel_pt/unknown.h
 TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
@@ -89,3 +90,7 @@ tests_unit_test_pt_status_SOURCES = tests/unit/test_pt_status.c
 TESTS += tests/unit/test_pt_status
 TESTS += tests/pt_corners.sh
 EXTRA_DIST += tests/pt_corners.sh
+# One gap per loss, the same with both engines, against the losses the
+# encoder made and perf's packets (issue 15, items 8 and 9)
+TESTS += tests/pt_gap_rule.sh
+EXTRA_DIST += tests/pt_gap_rule.sh tests/pt_gap_rule.py

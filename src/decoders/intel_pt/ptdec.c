@@ -32,6 +32,7 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 #include "common/error.h"
 #include "decoders/intel_pt/bystanders.h"
 #include "decoders/intel_pt/fastq.h"
+#include "decoders/intel_pt/loss.h"
 #include "decoders/intel_pt/ptdec.h"
 #include "decoders/intel_pt/tnt_path.h"
 #include "decoders/intel_pt/unknown.h"
@@ -45,13 +46,6 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
  * 16-byte frames is 2^19); beyond, the oldest half is dropped, so that a
  * trace that only calls does not grow memory without bound. */
 #define STACK_MAX (1u << 21)
-
-struct pending_gap {
-	int active;
-	struct ptc_gap gap;
-	struct ptc_pt_thread *thr;
-	char detail[160];
-};
 
 struct ptc_pt_decoder {
 	struct ptc_pt_params p;
@@ -111,7 +105,8 @@ struct ptc_pt_decoder {
 	uint64_t tsc, time;	/* last known */
 	int have_tsc;
 
-	struct pending_gap pg;
+	struct ptc_pt_loss pg;		/* the loss being decoded past (loss.h) */
+	struct ptc_pt_losses ls;
 	/* A closed gap whose time span is not known yet: the threads switched
 	 * in on this CPU during it get the gap once time moves on. */
 	struct ptc_pt_bystanders by;
@@ -258,6 +253,11 @@ static uint64_t branch_next_ip(const struct ptc_branch *b)
 	if (b->kind == PTC_BR_FAR && !b->target)
 		return b->ip + b->length;
 	return b->taken ? b->target : b->ip + b->length;
+}
+
+uint64_t ptc_pt_thread_stream_ip(const struct ptc_pt_thread *t)
+{
+	return t->nbatch ? branch_next_ip(&t->batch[t->nbatch - 1]) : t->next_ip;
 }
 
 /* Is b a far transfer (into the kernel) whose user-mode destination is not
@@ -662,18 +662,6 @@ static uint64_t cur_offset(struct ptc_pt_decoder *d)
 	return d->base + off;
 }
 
-static int emit_gap_to(struct ptc_pt_decoder *d, struct ptc_pt_thread *t, const struct ptc_gap *g)
-{
-	d->st.gaps++;
-	d->st.gaps_by_cause[g->cause]++;
-	if (!t || t == &d->orphan) {
-		if (d->env.orphan_gap)
-			d->env.orphan_gap(d->env.ctx, g);
-		return 0;
-	}
-	return ptc_pt_thread_gap(t, g);
-}
-
 /* The trace stops being exact here: the current thread loses its pending
  * instructions and its call stack.  The gap is emitted when decoding resumes
  * (so that it can say where), or at the end. */
@@ -682,8 +670,9 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 
 static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const char *fmt, ...)
 {
-	struct pending_gap *pg = &d->pg;
+	struct ptc_pt_loss *pg = &d->pg;
 	va_list ap;
+	int opened;
 
 	if (d->spec_mode || d->nspec)
 		d->spec_run_failed = 1;
@@ -704,82 +693,22 @@ static void open_gap(struct ptc_pt_decoder *d, int cause, uint64_t offset, const
 		if (!pg->active) {
 			open_gap(d, PTC_GAP_AUX_LOST, d->spec_start,
 				 "AUX data with a hole (PARTIAL/COLLISION): the segment did not decode consistently");
-			pg->thr = first;
+			pg->owner = first;
 			return;
 		}
 	}
-	if (pg->active) {
-		/* One gap absorbs the next failure before resuming. */
-		return;
-	}
-	memset(&pg->gap, 0, sizeof(pg->gap));
-	pg->active = 1;
-	pg->thr = d->thr;
-	if (pg->thr == &d->orphan) {
-		/* Not decoding anyone yet (e.g. the loss is at the start):
-		 * the gap belongs to whoever the sideband says ran. */
-		struct ptc_pt_thread *t = d->env.thread_at(d->env.ctx, d->cpu, d->qtid, d->time);
-		if (t) {
-			/* which loses its history, as below */
-			pg->thr = t;
-			t->pending_insns = 0;
-			t->depth = 0;
-			t->after_gap = 1;
-		}
-	}
-	pg->gap.cause = (uint8_t)cause;
-	pg->gap.aux_offset = offset;
-	pg->gap.resume_offset = UINT64_MAX;
-	pg->gap.time = d->time;
-	pg->gap.ip = d->enabled ? d->ip : 0;
-	pg->gap.lost_branches = UINT64_MAX;
 	va_start(ap, fmt);
-	vsnprintf(pg->detail, sizeof(pg->detail), fmt, ap);
+	opened = ptc_pt_loss_open(pg, &d->ls, d->thr, d->enabled, cause, offset, d->time, fmt, ap);
 	va_end(ap);
-	pg->gap.detail = pg->detail;
-	if (d->thr) {
-		d->thr->pending_insns = 0;
-		d->thr->depth = 0;
-		d->thr->after_gap = 1;
-	}
+	if (!opened)
+		return;	/* one gap absorbs the next failure before resuming */
 	d->enabled = 0;
 	d->have_idx = 0;
 }
 
 static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t resume_ip)
 {
-	struct pending_gap *pg = &d->pg;
-	int err;
-
-	if (!pg->active)
-		return 0;
-	pg->active = 0;
-	pg->gap.resume_offset = resume_off;
-	pg->gap.resume_ip = resume_ip;
-	if (resume_off != UINT64_MAX && resume_off > pg->gap.aux_offset)
-		pg->gap.lost_bytes += resume_off - pg->gap.aux_offset;
-	d->st.lost_bytes += pg->gap.lost_bytes;
-	/* A rough estimate from what was decoded so far: branches per byte. */
-	if (d->st.bytes && pg->gap.lost_bytes && pg->gap.lost_bytes != UINT64_MAX)
-		pg->gap.lost_branches = (uint64_t)((double)d->st.branches / (double)d->st.bytes *
-						   (double)pg->gap.lost_bytes);
-	err = emit_gap_to(d, pg->thr, &pg->gap);
-	if (err < 0)
-		return err;
-	/* Another thread that resumes after the gap has lost its history too
-	 * (no one resumed when decoding is still where no thread is known:
-	 * the gap is its owner's alone, not an unattributed one besides). */
-	if (d->thr && d->thr != pg->thr && d->thr != &d->orphan) {
-		d->thr->pending_insns = 0;
-		d->thr->depth = 0;
-		d->thr->after_gap = 1;
-		err = emit_gap_to(d, d->thr, &pg->gap);
-	}
-	if (err >= 0)
-		/* and so have those switched in on this CPU meanwhile */
-		err = ptc_pt_bystanders_note(&d->by, &pg->gap, pg->thr,
-					     resume_off == UINT64_MAX ? NULL : d->thr, d->time);
-	return err;
+	return ptc_pt_loss_close(&d->pg, &d->ls, d->thr, resume_off, resume_ip, d->time);
 }
 
 /* ---- regions ---- */
@@ -994,6 +923,10 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	d->have_idx = 0;
 	d->nchain = 0;
 	d->ndirect = 0;
+	if (d->pg.active && peek_region(d, ip) < 0)
+		/* tracing resumes in code no image covers: the loss goes on
+		 * until decoding resumes in known code (loss.h) */
+		return 0;
 	err = close_gap(d, cur_offset(d), ip);
 	/* (not while branches are held for --check-partial: they come first) */
 	if (err >= 0 && t != &d->orphan && !d->nspec)
@@ -1187,6 +1120,7 @@ static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 	case ptev_overflow:
 		d->have_ev = 0;
 		open_gap(d, PTC_GAP_OVERFLOW, cur_offset(d), "overflow: the CPU dropped trace packets");
+		ptc_pt_loss_at_ovf(&d->pg, &d->cfg, d->base, d->last_sync_off, cur_offset(d) - d->base);
 		if (!ev->ip_suppressed)
 			return enable_at(d, ev->variant.overflow.ip);
 		return 0;
@@ -1329,16 +1263,14 @@ static int resync(struct ptc_pt_decoder *d)
 		if (off < d->min_sync)
 			continue;
 		if (st < 0) {
-			/* A broken PSB+: try the next one.  A packet libipt
-			 * does not know there (right after PSBEND, libipt reads
-			 * ahead) is a loss up to the next PSB. */
-			if (st == -pte_bad_opc) {
-				char wbuf[160];
+			/* A broken PSB+ (or a packet libipt does not know
+			 * right after it: libipt reads ahead): a loss up to
+			 * the next PSB, which is tried. */
+			char wbuf[160];
 
-				d->last_sync_off = off;
-				open_gap(d, PTC_GAP_DECODE, d->base + off, "at the PSB at 0x%" PRIx64 ": %s",
-					 d->base + off, why(d, st, wbuf, sizeof(wbuf)));
-			}
+			d->last_sync_off = off;
+			open_gap(d, PTC_GAP_DECODE, d->base + off, "at the PSB at 0x%" PRIx64 ": %s", d->base + off,
+				 why(d, st, wbuf, sizeof(wbuf)));
 			d->min_sync = off + 1;
 			cont = 0;
 			continue;
@@ -1348,6 +1280,7 @@ static int resync(struct ptc_pt_decoder *d)
 	d->synced = 1;
 	d->min_sync = off + 1;
 	d->last_sync_off = off;
+	ptc_pt_loss_synced(&d->pg, d->base + off);
 	d->st.psb++;
 	if (cont) {
 		struct psb_place at;
@@ -2289,7 +2222,7 @@ static void start_state(struct ptc_pt_decoder *d, int cpu, uint32_t queue_tid)
 	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
 	d->thr = &d->orphan;
 	d->rc_pid = UINT32_MAX;
-	ptc_pt_bystanders_init(&d->by, &d->env, cpu, &d->st);
+	ptc_pt_losses_init(&d->ls, &d->by, &d->env, cpu, queue_tid, &d->st, &d->orphan);
 }
 
 int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *p,
@@ -2520,9 +2453,8 @@ int ptc_pt_decoder_finish(struct ptc_pt_decoder *d)
 	int err;
 
 	end_spec(d);
-	if (d->pg.active && d->piece_off + d->piece_size > d->pg.gap.aux_offset)
-		/* never resumed: everything to the end is lost */
-		d->pg.gap.lost_bytes += d->piece_off + d->piece_size - d->pg.gap.aux_offset;
+	/* never resumed: everything to the end is lost */
+	ptc_pt_loss_to_end(&d->pg, d->piece_off + d->piece_size);
 	err = close_gap(d, UINT64_MAX, 0);
 
 	drop_query(d);

@@ -100,6 +100,9 @@ int ptc_pt_thread_copy_stack(struct ptc_pt_thread *child, const struct ptc_pt_th
  * told after the batched branches).  A gap that names its resume IP says
  * where the stream continues.  Returns 0 or the sink's error. */
 int ptc_pt_thread_gap(struct ptc_pt_thread *t, const struct ptc_gap *g);
+/* Where the thread's branch stream (batched or handed over) continues:
+ * after its last branch, or where it last started; 0 unknown. */
+uint64_t ptc_pt_thread_stream_ip(const struct ptc_pt_thread *t);
 /* Tracing (re)starts at ip in the thread.  Right after a far transfer
  * (kept back by ptc_pt_thread_flush_settled()), ip is where it went: its
  * target, or 0 when that is the next instruction.  Otherwise, at the start

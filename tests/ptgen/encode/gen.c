@@ -91,6 +91,12 @@ struct thread {
 	int preempted;		/* second pass */
 	uint64_t resume_ip;
 	uint64_t next_ip;	/* after the last branch */
+	/* --gaps: where the packets written so far say the thread's branch
+	 * stream continues: after its last branch that wrote a packet or a
+	 * TNT bit, or where it entered user mode after a far branch (an
+	 * interrupt's resumption continues the block it left) */
+	uint64_t pkt_ip;
+	int far_out;
 };
 
 struct queue {
@@ -556,6 +562,10 @@ static int aux_sink(void *ctx, const uint8_t *data, size_t size, uint64_t off)
 			nkept = size - (b - a);
 			q->dropped += b - a;
 			flags = PTC_AUX_FLAG_PARTIAL;
+			if (g->gaps)
+				/* the AUX record a decoder skips (kept offsets) */
+				fprintf(g->gaps, "partial queue %u aux %llu size %llu\n", q->idx,
+					(unsigned long long)q->kept, (unsigned long long)nkept);
 		}
 	}
 	if (q->dump && nkept && fwrite(kept, 1, nkept, q->dump) != nkept)
@@ -1012,7 +1022,7 @@ static enum ptenc_kind kind_of(int k)
 	return (enum ptenc_kind)k;
 }
 
-static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *ev)
+static void ovf_check(struct gen *g, struct queue *q, struct thread *t, const struct truth_event *ev)
 {
 	if (g->o.ovf_at && g->branches == g->o.ovf_at && !g->ovf_q) {
 		g->ovf_q = q;
@@ -1020,11 +1030,16 @@ static void ovf_check(struct gen *g, struct queue *q, const struct truth_event *
 		g->ovf_line = ev->line;
 		/* Branches after the last packet before the OVF are lost
 		 * with it: the decoder cannot tell how far the CPU got. */
-		if (g->gaps)
-			fprintf(g->gaps, "ovf queue %u offset %llu first %llu",
-				q->idx, (unsigned long long)(ptenc_offset(q->enc) - q->dropped),
-				(unsigned long long)g->taken_at_packet);
+		uint64_t before = ptenc_offset(q->enc) - q->dropped;
+
 		check(g, ptenc_overflow(q->enc, tsc_of(ev->time)), "OVF");
+		/* ovf_at: the OVF packet's offset (it ends the stream so far:
+		 * 2 bytes, after the TNT bits it flushed) */
+		if (g->gaps)
+			fprintf(g->gaps, "ovf queue %u offset %llu first %llu last_ip 0x%llx ovf_at %llu",
+				q->idx, (unsigned long long)before, (unsigned long long)g->taken_at_packet,
+				(unsigned long long)t->pkt_ip,
+				(unsigned long long)(ptenc_offset(q->enc) - 2 - q->dropped));
 	}
 	if (g->ovf_q == q && ptenc_in_overflow(q->enc)) {
 		if (g->ovf_left) {
@@ -1094,6 +1109,7 @@ static void kernel_entry(struct gen *g, struct thread *t, uint64_t tm, int far,
 
 	q->now = tm;
 	t->in_user = 0;
+	t->far_out |= far;
 	if (far)
 		check(g, ptenc_far_exit(q->enc, tsc_of(tm)), "far branch");
 	else
@@ -1107,6 +1123,9 @@ static void user_entry(struct gen *g, struct thread *t, uint64_t tm, uint64_t ip
 
 	q->now = tm;
 	t->in_user = 1;
+	if (t->far_out || !t->pkt_ip)
+		t->pkt_ip = ip;
+	t->far_out = 0;
 	check(g, ptenc_resume(q->enc, tsc_of(tm), ip), "resume");
 }
 
@@ -1224,7 +1243,7 @@ void gen_event(struct gen *g, struct truth_event *ev)
 			die("%s:%llu: branch while not in user mode (no R line before it)",
 			    g->o.truth, (unsigned long long)ev->line);
 		drop_track(g, q);
-		ovf_check(g, q, ev);
+		ovf_check(g, q, t, ev);
 		t->insns_since_irq += ev->insns;
 		if (g->o.interrupt_every && t->insns_since_irq >= g->o.interrupt_every &&
 		    !ptenc_in_overflow(q->enc)) {
@@ -1247,6 +1266,8 @@ void gen_event(struct gen *g, struct truth_event *ev)
 		 * lost ranges start before it. */
 		if (ev->kind != PTENC_JMP && ev->kind != PTENC_CALL)
 			g->taken_at_packet = g->taken;
+		if (ev->kind != PTENC_JMP && ev->kind != PTENC_CALL && ev->kind != PTENC_FAR)
+			t->pkt_ip = ev->taken ? ev->target : ev->ip + ev->blen;
 		if (ev->kind != PTENC_COND || ev->taken)
 			g->taken++;
 		drop_track(g, q);

@@ -1,0 +1,166 @@
+/* One loss, one gap, for both engines: see loss.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "decoders/intel_pt/loss.h"
+
+void ptc_pt_losses_init(struct ptc_pt_losses *ls, struct ptc_pt_bystanders *by, const struct ptc_pt_env *env,
+			int cpu, uint32_t qtid, struct ptc_pt_stats *st, struct ptc_pt_thread *orphan)
+{
+	ptc_pt_bystanders_init(by, env, cpu, st);
+	*ls = (struct ptc_pt_losses){ .env = env, .cpu = cpu, .qtid = qtid, .st = st, .orphan = orphan, .by = by };
+}
+
+/* A thread that lost data loses what it was in the middle of. */
+static void lose_history(struct ptc_pt_thread *t)
+{
+	t->pending_insns = 0;
+	t->depth = 0;
+	t->after_gap = 1;
+}
+
+int ptc_pt_loss_open(struct ptc_pt_loss *l, const struct ptc_pt_losses *ls, struct ptc_pt_thread *t,
+		     int enabled, int cause, uint64_t offset, uint64_t time, const char *fmt, va_list ap)
+{
+	if (l->active)
+		return 0;	/* the same loss: nothing was decoded since it began */
+	memset(&l->gap, 0, sizeof(l->gap));
+	l->active = 1;
+	l->owner = t;
+	l->psb = UINT64_MAX;	/* none since it began */
+	if (t == ls->orphan && ls->env->thread_at) {
+		/* Not decoding anyone yet (e.g. the loss is at the start):
+		 * the gap belongs to whoever the sideband says ran. */
+		struct ptc_pt_thread *o = ls->env->thread_at(ls->env->ctx, ls->cpu, ls->qtid, time);
+		if (o) {
+			l->owner = o;
+			lose_history(o);
+		}
+	}
+	l->gap.cause = (uint8_t)cause;
+	l->gap.aux_offset = offset;
+	l->gap.resume_offset = UINT64_MAX;
+	l->gap.time = time;
+	/* where the exact stream ends: the same in both engines, since
+	 * both hand the thread the same branches */
+	l->gap.ip = enabled && l->owner ? ptc_pt_thread_stream_ip(l->owner) : 0;
+	l->gap.lost_branches = UINT64_MAX;
+	vsnprintf(l->detail, sizeof(l->detail), fmt, ap);
+	l->gap.detail = l->detail;
+	if (t)
+		lose_history(t);
+	return 1;
+}
+
+void ptc_pt_loss_to_end(struct ptc_pt_loss *l, uint64_t end)
+{
+	if (l->active && end > l->gap.aux_offset)
+		l->gap.lost_bytes += end - l->gap.aux_offset;
+}
+
+/* Tell thread t (the orphan: the environment, as nobody's) of the gap. */
+static int tell(const struct ptc_pt_losses *ls, struct ptc_pt_thread *t, const struct ptc_gap *g)
+{
+	if (!t || t == ls->orphan) {
+		if (ls->env->orphan_gap)
+			ls->env->orphan_gap(ls->env->ctx, g);
+		return 0;
+	}
+	return ptc_pt_thread_gap(t, g);
+}
+
+int ptc_pt_loss_close(struct ptc_pt_loss *l, const struct ptc_pt_losses *ls, struct ptc_pt_thread *cur,
+		      uint64_t resume_off, uint64_t resume_ip, uint64_t now)
+{
+	struct ptc_pt_stats *st = ls->st;
+	struct ptc_gap *g = &l->gap;
+	int err;
+
+	if (!l->active)
+		return 0;
+	l->active = 0;
+	if (resume_off != UINT64_MAX && l->psb != UINT64_MAX && l->psb < resume_off)
+		/* resynchronised there: the bytes after it were decoded */
+		resume_off = l->psb;
+	else if (resume_off != UINT64_MAX && g->cause == PTC_GAP_OVERFLOW)
+		/* the packets after the OVF were decoded: nothing of the
+		 * trace was lost, only what the processor never wrote */
+		resume_off = g->aux_offset;
+	g->resume_offset = resume_off;
+	g->resume_ip = resume_ip;
+	if (resume_off != UINT64_MAX && resume_off > g->aux_offset)
+		g->lost_bytes += resume_off - g->aux_offset;
+	/* one loss: counted once, however many threads are told */
+	st->gaps++;
+	st->gaps_by_cause[g->cause]++;
+	st->lost_bytes += g->lost_bytes;
+	/* A rough estimate from what was decoded so far: branches per byte. */
+	if (st->bytes && g->lost_bytes && g->lost_bytes != UINT64_MAX)
+		g->lost_branches = (uint64_t)((double)st->branches / (double)st->bytes * (double)g->lost_bytes);
+	err = tell(ls, l->owner, g);
+	/* Another thread that resumes after the gap has lost its history
+	 * too (nobody known there: the gap is the owner's alone). */
+	if (err >= 0 && cur && cur != l->owner && cur != ls->orphan) {
+		lose_history(cur);
+		err = tell(ls, cur, g);
+	}
+	if (err >= 0)
+		/* and so have those switched in on this CPU meanwhile */
+		err = ptc_pt_bystanders_note(ls->by, g, l->owner, resume_off == UINT64_MAX ? NULL : cur, now);
+	return err;
+}
+
+int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t *ovf)
+{
+	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(cfg);
+	struct pt_packet p;
+	uint64_t off;
+	int bit = -1, at_ovf = -1;
+
+	*ovf = to;
+	if (!pk)
+		return -1;
+	if (pt_pkt_sync_set(pk, from) < 0) {
+		pt_pkt_free_decoder(pk);
+		return -1;
+	}
+	while (pt_pkt_get_offset(pk, &off) == 0 && off < to && pt_pkt_next(pk, &p, sizeof(p)) > 0) {
+		switch (p.type) {
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+			/* the packet's last bit is its least significant */
+			if (p.payload.tnt.bit_size)
+				bit = (int)(p.payload.tnt.payload & 1);
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_fup:
+		case ppt_psb:
+			bit = -1;
+			break;
+		case ppt_ovf:
+			*ovf = off;
+			at_ovf = bit;
+			bit = -1;
+			break;
+		default:
+			break;
+		}
+	}
+	pt_pkt_free_decoder(pk);
+	return at_ovf;
+}
+
+void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
+			uint64_t now)
+{
+	uint64_t ovf;
+
+	if (!l->active || l->gap.cause != PTC_GAP_OVERFLOW || l->gap.aux_offset != base + now)
+		return;	/* not one that just began here */
+	ptc_pt_ovf_scan(cfg, sync, now, &ovf);
+	l->gap.aux_offset = base + ovf;
+}
