@@ -40,15 +40,14 @@ for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso
 	 c_spawn c_mainexit; do
 	record $p "$CORPUS/$p"
 	conv $p xray
-	# llvm-xray 14's account takes the first record it reads as the
-	# earliest: a process whose threads it reads in another order than
-	# their start needs xray:threads (ptconv-formats(5))
-	if [ -n "$(awk '$1 == "T" { n[$3]++ } END { for (p in n) if (n[p] > 1) print p }' "$T/$p.truth")" ]; then
-		$CHECK "$T/$p.truth" "$T/$p.out" >"$T/cmp" 2>&1 || { cat "$T/cmp" >&2; fail "$p: -f xray"; }
-		sed "s/^/ok - $p: /" "$T/cmp"
-		conv $p xray:threads
-	fi
+	# (llvm-xray reads the per-process log of several threads too: each
+	# buffer starts with a custom event at the process's first record)
 	check $p
+	from_ptc $p xray
+	if [ -n "$(awk '$1 == "T" { n[$3]++ } END { for (p in n) if (n[p] > 1) print p }' "$T/$p.truth")" ]; then
+		conv $p xray:threads
+		check $p
+	fi
 done
 
 # C++ exceptions: the unwinder's jump to a landing pad leaves the frames
@@ -59,6 +58,7 @@ if command -v "$CXX" >/dev/null && "$CXX" -O1 -o "$T/exc" "$top_srcdir/tests/wri
 	record $p "$T/exc"
 	conv $p xray
 	check $p
+	from_ptc $p xray
 	"$LLVM_XRAY" account -m "$T/$p.out"/xray.*.map.elf "$T/$p.out"/xray.*.fdr >"$T/acc" || fail "$p: account"
 	for f in "21 thrower(int)" "3 catcher(int)" "1 main"; do
 		awk '{ print $2, $NF }' "$T/acc" | grep -qx "$f" || { cat "$T/acc" >&2; fail "$p: account: not $f"; }
@@ -85,6 +85,7 @@ for p in c_recurse c_signal c_threads; do
 		fail "$p: ptgen-encode --timing=none"
 	conv $p xray:threads
 	check $p --untimed
+	from_ptc $p xray:threads
 done
 
 # A trace that starts inside the recursion: the truth cut at the 150th
@@ -106,21 +107,22 @@ printf '%s\n' 'count,sum,function' '1,1.000000e+01,"f"' '1,2.000000e-07,"g"' '1,
 	fail "xray_feed: llvm-xray account"
 echo "ok - 10 s in one call (TSCWrap), 200 ns, a frame left at a loss after 1 s: llvm-xray accounts them so"
 
-# Refused: --per-cpu streams (threads mixed), a .ptc trace (one thread, no
-# symbols); a run into a directory of an earlier one removes its xray files
+# Refused: --per-cpu streams (threads mixed), a thread's .ptc trace given
+# twice; a run into a directory of an earlier one removes its xray files
 "$ENC" -o "$T/c_threads.data" --buildid-dir "$T/bid" "$T/c_threads.truth" || fail "ptgen-encode"
 "$PTCONV" "$T/c_threads.data" -f xray --per-cpu -o "$T/pc" --buildid-dir "$T/bid" -q 2>"$T/err"
 [ $? = 2 ] && grep -q "per-cpu" "$T/err" || fail "-f xray --per-cpu: not refused as a usage error"
 conv c_threads ptconv,xray:threads
-"$PTCONV" "$(ls "$T"/c_threads.out/trace.*.ptc | head -1)" -f xray -o "$T/pc" -q 2>"$T/err"
-[ $? = 2 ] && grep -q "recording" "$T/err" || fail "-f xray from a .ptc: not refused as a usage error"
+set -- "$T"/c_threads.out/trace.*.ptc
+"$PTCONV" convert "$1" "$2" "$1" -f xray -o "$T/pc" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "same thread" "$T/err" || fail "a .ptc given twice: not refused as a usage error"
 "$PTCONV" "$T/c_threads.data" -f xray -o "$T/c_threads.out" --buildid-dir "$T/bid" -q 2>/dev/null ||
 	fail "a run into a used directory"
 left=$(cd "$T/c_threads.out" && ls -A | grep -v -E '^(summary\.json|xray\.[0-9]+\.(fdr|map\.yaml|map\.elf))$')
 [ -z "$left" ] || fail "a used directory: left there: $left"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not all(sorted(t["files"]) == sorted(sys.argv[2:]) for t in d["threads"]))' \
 	"$T/c_threads.out/summary.json" $(cd "$T/c_threads.out" && ls xray.*) || fail "summary.json does not list the xray files of every thread"
-echo "ok - --per-cpu and a .ptc refused (exit 2); a used directory keeps this run's files only, summary.json lists them"
+echo "ok - --per-cpu and a .ptc given twice refused (exit 2); a used directory keeps this run's files only, summary.json lists them"
 
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened: on one CPU they take turns), per
