@@ -195,6 +195,7 @@ def read(path):
     ver, hsize, flags, pid, tid, cpu, nrec, ninsn, soff, tail = struct.unpack_from("<IIIIIiQQQQ", data, 8)
     if ver not in (1, 2, 3) or hsize != 64 or not flags & 1 or flags & ~3:
         truth.fail("header: version %d size %d flags %d" % (ver, hsize, flags))
+    untimed = bool(flags & 2)
     zn, sn = struct.unpack_from("<QQ", data, soff)
     s = unzstd(data[soff + 16:soff + 16 + zn])
     if len(s) != sn:
@@ -289,7 +290,7 @@ def read(path):
                  tables_end=tables_end, edges=ne, spans=nspans, gaps=ng, code=codesz, strings=strsz,
                  cpu=cpu, chunks=chunks, symbol_bytes=symsz, symbols=nsyms, static_head=80 if ver >= 3 else 64)
     return dict(pid=pid, tid=tid, comm=comm, recs=recs, code=code, tail=tail, ninsn=ninsn, nodes=nodes,
-                parts=parts, syms=syms, untimed=bool(flags & 2))
+                parts=parts, syms=syms, untimed=untimed)
 
 
 def main():

@@ -50,6 +50,24 @@ for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso
 	fi
 done
 
+# A slice keeps the symbols of its code: every entry it embeds is one of
+# the whole trace's (whose xray files are the recording's, above), and its
+# xray map names c_recurse's functions (the program's own part of the run:
+# its last 20000 instructions; the dynamic loader's come first)
+set -- "$T/c_recurse.ptc"/trace.*.ptc
+n=$("$PTCONV" info --json "$1" | sed -n 's/.*"instructions": *\([0-9]*\).*/\1/p')
+"$PTCONV" slice --start $((n - 20000)) --count 20000 -o "$T/slice.ptc" "$1" || fail "slice"
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import read_ptc
+key = lambda t: {e[1:] for e in read_ptc.read(t)["syms"]}
+s, w = key(sys.argv[2]), key(sys.argv[3])
+sys.exit(0 if s and s <= w else "the slice has %d entries, %d not the trace'"'"'s" % (len(s), len(s - w)))' \
+	"$top_srcdir/tests/writers" "$T/slice.ptc" "$1" || fail "the slice's symbols"
+"$PTCONV" convert "$T/slice.ptc" -f xray -o "$T/slice.out" -q || fail "xray from the slice"
+for f in depth up down; do
+	grep -q "function-name: \"$f\"" "$T/slice.out"/xray.*.map.yaml || fail "the slice's map does not name $f"
+done
+echo "ok - a slice of c_recurse keeps the trace's symbols; its xray map names depth, up, down"
+
 # C++ exceptions: the unwinder's jump to a landing pad leaves the frames
 # of the recursion it unwinds; llvm-xray demangles the ELF map's names
 CXX=${CXX_FOR_TESTS:-c++}
