@@ -19,7 +19,7 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: ptconv [convert] FILE [options]\n"
-		"       ptconv [convert] TRACE.ptc [-f LIST] [--bbv N] [-o DIR] [-j N]\n"
+		"       ptconv [convert] TRACE.ptc... [-f LIST] [--bbv N] [-o DIR] [-j N]\n"
 		"       ptconv [convert] --pt FILE --image PATH[:ADDR[:OFFSET]]... [--cpu F/M/S] [options]\n"
 		"  -f, --format LIST     output formats, comma-separated (default ptconv):\n"
 		"                          ptconv   ptconv's own compact trace (.ptc), every instruction\n"

@@ -1,12 +1,15 @@
-/* ptconv convert TRACE.ptc: a trace in ptconv's own format turned into the
- * other formats.
+/* ptconv convert TRACE.ptc...: traces in ptconv's own format turned into
+ * the other formats.
  *
  * The records are read back with libptconv-trace and given to the writers
  * as the decoders give them branch events; the code bytes the
- * per-instruction formats decode come from the blocks the trace embeds.  So
+ * per-instruction formats decode come from the blocks the trace embeds,
+ * the function symbols xray and perfetto need from the symbols it embeds
+ * (at the record being written: the batches end where they change).  So
  * neither the recording nor the binaries are needed: a trace kept on its
  * own, or a slice cut by ptconv slice for a simulation point, becomes a
- * ChampSim, CBP2025, BT9 or xtrace trace (ptconv-convert(1)).
+ * ChampSim, CBP2025, BT9 or xtrace trace, and the traces of a process's
+ * threads its XRay logs and Perfetto timeline (ptconv-convert(1)).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -134,13 +134,19 @@ conv c_threads ptconv,xray:threads
 set -- "$T"/c_threads.out/trace.*.ptc
 "$PTCONV" convert "$1" "$2" "$1" -f xray -o "$T/pc" -q 2>"$T/err"
 [ $? = 2 ] && grep -q "same thread" "$T/err" || fail "a .ptc given twice: not refused as a usage error"
+"$PTCONV" convert "$1" "$T/c_threads.data" -f xray -o "$T/pc" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "not a ptconv trace" "$T/err" || fail "a .ptc and a recording: not refused as a usage error"
+# a trace of version 2 (before the symbols): functions by address, said so
+"$PTCONV" convert "$top_srcdir/tests/fuzz/seeds/fuzz_ptc_trace/chunks-v2.ptc" -f xray -o "$T/v2" -q 2>"$T/err" &&
+	grep -q "holds no symbols" "$T/err" && ! grep -q 'function-name: "[a-z_]*"' "$T/v2"/xray.*.map.yaml ||
+	fail "a version 2 trace: not converted by address with a warning"
 "$PTCONV" "$T/c_threads.data" -f xray -o "$T/c_threads.out" --buildid-dir "$T/bid" -q 2>/dev/null ||
 	fail "a run into a used directory"
 left=$(cd "$T/c_threads.out" && ls -A | grep -v -E '^(summary\.json|xray\.[0-9]+\.(fdr|map\.yaml|map\.elf))$')
 [ -z "$left" ] || fail "a used directory: left there: $left"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not all(sorted(t["files"]) == sorted(sys.argv[2:]) for t in d["threads"]))' \
 	"$T/c_threads.out/summary.json" $(cd "$T/c_threads.out" && ls xray.*) || fail "summary.json does not list the xray files of every thread"
-echo "ok - --per-cpu and a .ptc given twice refused (exit 2); a used directory keeps this run's files only, summary.json lists them"
+echo "ok - --per-cpu, a .ptc given twice and a .ptc with a recording refused (exit 2), a version 2 .ptc named by address with a warning; a used directory keeps this run's files only, summary.json lists them"
 
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened: on one CPU they take turns), per
