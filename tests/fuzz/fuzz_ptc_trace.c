@@ -1,7 +1,9 @@
 /* Fuzz target: the readers of ptconv's own trace format and of xtrace
  * streams must reject any input with an error, never crash or allocate
  * what the input merely claims. */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* memfd_create (the build defines it too) */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
