@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define PTC_TRACE_VERSION 2
+#define PTC_TRACE_VERSION 3
 
 /* Record kinds: 0..6 are branches (the cbp-experiments type numbers, plus
  * 6 = far transfer such as syscall), 7 is a gap. */
@@ -119,7 +119,7 @@ struct ptc_trace_layout {
 	uint64_t chunk_raw_bytes;	/* expanded: taken bits, target slots, events */
 	uint64_t max_chunk_records;	/* records of the largest chunk */
 	uint64_t static_bytes;		/* the static part as stored, with its size head */
-	uint64_t static_raw_bytes;	/* expanded: the sum of the six below */
+	uint64_t static_raw_bytes;	/* expanded: the sum of the six below and symbol_bytes */
 	uint64_t static_head_bytes;	/* its fixed head of counts */
 	uint64_t table_bytes;		/* node, edge and code span tables */
 	uint64_t index_bytes;		/* the chunk index */
@@ -129,6 +129,9 @@ struct ptc_trace_layout {
 	uint64_t edges;			/* successor edges of all nodes */
 	uint64_t code_ranges;		/* contiguous ranges of embedded code */
 	uint64_t other_bytes;		/* in the file but in none of the three parts */
+	/* (version 3) */
+	uint64_t symbol_bytes;		/* the function symbols of the executed code */
+	uint64_t symbols;		/* their entries */
 };
 
 struct ptc_trace;
@@ -183,6 +186,31 @@ const char *ptc_trace_gap_cause_name(int cause);
 
 const char *ptc_trace_errmsg(const struct ptc_trace *t);
 const char *ptc_trace_errstr(int code);
+
+/* What the trace says of its recording. */
+enum ptc_trace_file_flags {
+	PTC_TRACE_UNTIMED = 1 << 1,	/* the recording had no timing packets (times are 0) */
+};
+uint32_t ptc_trace_flags(const struct ptc_trace *t);
+
+/* Function symbols (version 3): what the recording's images said, when
+ * the trace was written, of the addresses of its branches and their
+ * targets.  The answer for run-time address addr at record number record:
+ * 1 and *sym filled, or 0 (sym zeroed) when the trace holds none (an
+ * address in no image, or not among those).  lo <= addr < hi are the
+ * addresses around addr with the same answer. */
+struct ptc_trace_symbol {
+	uint64_t start;			/* the function's run-time start, 0 when none */
+	uint64_t lo, hi;
+	const char *name;		/* its name, NULL when none; valid while the trace is open */
+	const char *image;		/* the file addr lies in as the recording names it, NULL none */
+	uint64_t vaddr;			/* addr as an address of that file */
+};
+int ptc_trace_symbol(const struct ptc_trace *t, uint64_t record, uint64_t addr, struct ptc_trace_symbol *sym);
+/* The answers are the same from record to the record before the one
+ * returned (UINT64_MAX: to the end): the first record after record at
+ * which the mappings changed. */
+uint64_t ptc_trace_symbols_change(const struct ptc_trace *t, uint64_t record);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "writers/writers.h"
+
 /* Exit statuses (documented in ptconv(1)). */
 enum ptc_exit {
 	PTC_EXIT_OK = 0,	/* done, the output is exact */
@@ -49,9 +51,11 @@ struct ptc_perf_reader;
  * the recording's AUXTRACE_INFO says arm_spe; returns an enum ptc_exit. */
 int ptc_convert_arm_spe(const struct ptc_convert_options *opt, struct ptc_perf_reader *r);
 
-/* ptconv convert TRACE.ptc (src/cli/convert_ptc.c): a trace of ptconv's
- * own format into opt->formats, its code from the trace; an enum ptc_exit. */
-int ptc_convert_ptc(const struct ptc_convert_options *opt, uint64_t bbv_interval);
+/* ptconv convert TRACE.ptc... (src/cli/convert_ptc.c): traces of ptconv's
+ * own format (of different threads) into opt->formats, their code and
+ * symbols from the traces; an enum ptc_exit. */
+int ptc_convert_ptc(const struct ptc_convert_options *opt, const char *const *inputs, int n_inputs,
+		    uint64_t bbv_interval);
 /* A writer of formats (ptc_writer_new with cfg, cfg->code set to code,
  * which reads the code embedded in t) for t's thread, begun; its sink in
  * *s.  0 or a negative error (*w may be set: free it). */
@@ -60,8 +64,19 @@ struct ptc_writer;
 struct ptc_writer_config;
 struct ptc_code_reader;
 struct ptc_sink;
+struct ptc_trace_syms;
 int ptc_trace_writer_begin(struct ptc_trace *t, const char *formats, struct ptc_writer_config *cfg,
-			   struct ptc_code_reader *code, struct ptc_writer **w, struct ptc_sink *s);
+			   struct ptc_code_reader *code, struct ptc_trace_syms *syms, struct ptc_writer **w,
+			   struct ptc_sink *s);
+/* The function symbols t embeds, as the writers ask for them
+ * (cfg->symbols): the answers at record number `record` of t, which the
+ * caller keeps at the record being written (the answers change only at
+ * ptc_trace_symbols_change()). */
+struct ptc_trace_syms {
+	struct ptc_symbol_reader reader;
+	struct ptc_trace *t;
+	uint64_t record;
+};
 /* A code reader over the code bytes embedded in t (ptc_trace_code). */
 void ptc_trace_code_reader(struct ptc_trace *t, struct ptc_code_reader *code);
 /* Whether path starts like a ptconv trace. */

@@ -19,7 +19,7 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: ptconv [convert] FILE [options]\n"
-		"       ptconv [convert] TRACE.ptc [-f LIST] [--bbv N] [-o DIR] [-j N]\n"
+		"       ptconv [convert] TRACE.ptc... [-f LIST] [--bbv N] [-o DIR] [-j N]\n"
 		"       ptconv [convert] --pt FILE --image PATH[:ADDR[:OFFSET]]... [--cpu F/M/S] [options]\n"
 		"  -f, --format LIST     output formats, comma-separated (default ptconv):\n"
 		"                          ptconv   ptconv's own compact trace (.ptc), every instruction\n"
@@ -289,13 +289,23 @@ static int convert(int argc, char **argv)
 		o.input = pt.raw_pt;
 		return ptc_convert_raw_pt(&o, &pt);
 	}
-	if (optind + 1 != argc) {
+	if (optind + 1 > argc || (optind + 1 < argc && !ptc_is_ptc_trace(argv[optind]))) {
 		usage(stderr);
 		return PTC_EXIT_USAGE;
 	}
 	o.input = argv[optind];
 
 	if (strcmp(o.input, "-") && ptc_is_ptc_trace(o.input)) {
+		int k;
+		/* several: the threads of a process, for the formats that
+		 * write them together (xray, perfetto) */
+		for (k = optind + 1; k < argc; k++) {
+			if (!ptc_is_ptc_trace(argv[k])) {
+				ptc_cli_error("%s: not a ptconv trace (several inputs are the .ptc traces "
+					      "of a process's threads)", argv[k]);
+				return PTC_EXIT_USAGE;
+			}
+		}
 		/* one thread's trace, its code inside: nothing to decode,
 		 * select or look up */
 		if (o.per_cpu || o.pid != -1 || o.tid != -1 || o.comm || o.time_start ||
@@ -305,7 +315,7 @@ static int convert(int argc, char **argv)
 				      o.input);
 			return PTC_EXIT_USAGE;
 		}
-		return ptc_convert_ptc(&o, pt.bbv_interval);
+		return ptc_convert_ptc(&o, (const char *const *)argv + optind, argc - optind, pt.bbv_interval);
 	}
 	if (ptc_perf_open(&r, o.input, err_s, sizeof(err_s)) < 0) {
 		ptc_cli_error("%s", err_s);

@@ -46,6 +46,7 @@ int cmd_slice(int argc, char **argv)
 	struct ptc_writer *w = NULL;
 	struct ptc_writer_config cfg = { 0 };
 	struct ptc_code_reader code;
+	struct ptc_trace_syms syms;
 	struct ptc_sink s;
 	uint32_t before;
 	char *end;
@@ -132,7 +133,7 @@ int cmd_slice(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), ".ptconv-slice-%ld", (long)getpid());
 	cfg.outdir = dirname(tmpdir);
 	cfg.prefix = prefix;
-	if ((err = ptc_trace_writer_begin(t, "ptconv", &cfg, &code, &w, &s)) < 0)
+	if ((err = ptc_trace_writer_begin(t, "ptconv", &cfg, &code, &syms, &w, &s)) < 0)
 		goto werr;
 	{
 		struct ptc_gap g = { PTC_GAP_START, 0, UINT64_MAX, r.time, 0, first_ip, 0, 0, "slice start" };
@@ -158,6 +159,8 @@ int cmd_slice(int argc, char **argv)
 			}
 			ptc_branch_from_record(&r, &b);
 			b.insns = n;
+			/* (the record just read: its symbols are kept) */
+			syms.record = ptc_trace_tell(t, NULL) - 1;
 			b.flags = (uint8_t)(r.flags | (done == 0 ? PTC_TRACE_SLICE_START : 0));
 			if ((err = s.branches(s.ctx, &b, 1)) < 0)
 				goto werr;

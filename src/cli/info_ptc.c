@@ -60,7 +60,7 @@ static double per_branch(uint64_t bytes, uint64_t branches)
 	return branches ? (double)bytes / (double)branches : 0.0;
 }
 
-static void print_text(const char *path, const struct ptc_trace_info *in, const struct ptc_trace_layout *l,
+static void print_text(const struct ptc_trace *t, const char *path, const struct ptc_trace_info *in, const struct ptc_trace_layout *l,
 		       const struct gap_summary *g, int have_time, uint64_t first, uint64_t last)
 {
 	printf("%-17s%s (ptconv trace, format version %u)\n", "file:", path, in->version);
@@ -86,6 +86,9 @@ static void print_text(const char *path, const struct ptc_trace_info *in, const 
 	       in->static_branches, l->edges);
 	printf("%-17s%" PRIu64 ", up to %" PRIu64 " records each\n", "chunks:", in->chunks, l->max_chunk_records);
 	printf("%-17s%" PRIu64 " bytes in %" PRIu64 " ranges\n", "embedded code:", l->code_bytes, l->code_ranges);
+	if (in->version >= 3)
+		printf("%-17s%" PRIu64 " address ranges%s\n", "symbols:", l->symbols,
+		       ptc_trace_flags(t) & PTC_TRACE_UNTIMED ? "; recorded without timing packets" : "");
 	printf("%-17s%" PRIu64 " bytes, %.3f per branch\n", "size:", l->file_bytes,
 	       per_branch(l->file_bytes, in->branches));
 	printf("  %-24s%12" PRIu64 "\n", "header", l->header_bytes);
@@ -100,11 +103,13 @@ static void print_text(const char *path, const struct ptc_trace_info *in, const 
 	printf("    %-22s%12" PRIu64 "\n", "gap table", l->gap_table_bytes);
 	printf("    %-22s%12" PRIu64 "\n", "code", l->code_bytes);
 	printf("    %-22s%12" PRIu64 "\n", "strings", l->string_bytes);
+	if (in->version >= 3)
+		printf("    %-22s%12" PRIu64 "\n", "symbols", l->symbol_bytes);
 	if (l->other_bytes)
 		printf("  %-24s%12" PRIu64 "  (in no part of the trace)\n", "other", l->other_bytes);
 }
 
-static void print_json(const char *path, const struct ptc_trace_info *in, const struct ptc_trace_layout *l,
+static void print_json(const struct ptc_trace *t, const char *path, const struct ptc_trace_info *in, const struct ptc_trace_layout *l,
 		       const struct gap_summary *g, int have_time, uint64_t first, uint64_t last)
 {
 	struct ptc_json j;
@@ -136,6 +141,8 @@ static void print_json(const char *path, const struct ptc_trace_info *in, const 
 	ptc_json_u64(&j, "chunks", in->chunks);
 	ptc_json_u64(&j, "max_chunk_records", l->max_chunk_records);
 	ptc_json_u64(&j, "code_ranges", l->code_ranges);
+	ptc_json_u64(&j, "symbols", l->symbols);
+	ptc_json_bool(&j, "untimed", !!(ptc_trace_flags(t) & PTC_TRACE_UNTIMED));
 	ptc_json_begin_object(&j, "bytes");
 	ptc_json_u64(&j, "file", l->file_bytes);
 	ptc_json_u64(&j, "header", l->header_bytes);
@@ -149,6 +156,7 @@ static void print_json(const char *path, const struct ptc_trace_info *in, const 
 	ptc_json_u64(&j, "gap_table", l->gap_table_bytes);
 	ptc_json_u64(&j, "code", l->code_bytes);
 	ptc_json_u64(&j, "strings", l->string_bytes);
+	ptc_json_u64(&j, "symbols", l->symbol_bytes);
 	ptc_json_u64(&j, "other", l->other_bytes);
 	ptc_json_end_object(&j);
 	ptc_json_end_object(&j);
@@ -186,9 +194,9 @@ int ptc_info_ptc(const char *path, int json)
 		have_time = err >= 0;
 	}
 	if (json)
-		print_json(path, &in, &l, &g, have_time, first, last);
+		print_json(t, path, &in, &l, &g, have_time, first, last);
 	else
-		print_text(path, &in, &l, &g, have_time, first, last);
+		print_text(t, path, &in, &l, &g, have_time, first, last);
 	fflush(stdout);
 	if (err < 0)
 		ptc_cli_error("%s", ptc_trace_errmsg(t)[0] ? ptc_trace_errmsg(t) : ptc_errstr(err));

@@ -5,7 +5,7 @@ libptconv_a_SOURCES += src/writers/writers.c src/writers/writers.h src/writers/f
 	src/writers/bt9.c src/writers/champsim.c src/writers/cbp2025.c \
 	src/writers/xtrace.c src/writers/xtrace.h src/writers/bbv.c src/writers/outfile.c \
 	src/writers/xray.c src/writers/calls.c src/writers/calls.h src/writers/procs.c \
-	src/writers/perfetto.c
+	src/writers/perfetto.c src/writers/ptc_syms.c src/writers/ptc_syms.h
 # -f perfetto's messages, compiled by protoc-c into the build tree
 nodist_libptconv_a_SOURCES = src/writers/perfetto_trace.pb-c.c src/writers/perfetto_trace.pb-c.h
 BUILT_SOURCES = src/writers/perfetto_trace.pb-c.c src/writers/perfetto_trace.pb-c.h
@@ -24,7 +24,8 @@ libptconv_trace_la_SOURCES = src/writers/trace_reader.c src/writers/ptc_format.h
 	src/common/trace_names.c
 # 1:0:1: ptc_trace_kind_name and ptc_trace_gap_cause_name added.
 # 2:0:2: ptc_trace_layout added.
-libptconv_trace_la_LDFLAGS = -version-info 2:0:2 -export-symbols-regex '^ptc_trace_'
+# 3:0:3: ptc_trace_flags, ptc_trace_symbol and ptc_trace_symbols_change added (format version 3).
+libptconv_trace_la_LDFLAGS = -version-info 3:0:3 -export-symbols-regex '^ptc_trace_'
 libptconv_trace_la_LIBADD = -lzstd
 libptconv_trace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=default
 pkginclude_HEADERS = include/ptconv/trace.h
@@ -41,8 +42,9 @@ tests_writers_bench_reader_SOURCES = tests/writers/bench_reader.c
 TESTS += tests/writers/formats.sh tests/writers/consumers.sh
 # -f xray against the ground truth, read back by llvm-xray (skipped without it)
 TESTS += tests/writers/xray.sh
-check_PROGRAMS += tests/writers/xray_feed
-tests_writers_xray_feed_SOURCES = tests/writers/xray_feed.c
+check_PROGRAMS += tests/writers/xray_feed tests/writers/ptc_syms_feed
+tests_writers_xray_feed_SOURCES = tests/writers/xray_feed.c tests/writers/feed.h
+tests_writers_ptc_syms_feed_SOURCES = tests/writers/ptc_syms_feed.c tests/writers/feed.h
 EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_feed.c \
 	tests/writers/xray_exc.cc tests/writers/cut_truth.py
 # -f perfetto against the ground truth, read by an independent reader

@@ -1,4 +1,4 @@
-/* On-disk layout of ptconv's own trace format, version 2, and what the reader still reads of version 1 (ptconv-trace(5)).
+/* On-disk layout of ptconv's own trace format, version 3, and what the reader still reads of versions 1 and 2 (ptconv-trace(5)).
  * Shared by the writer (ptconv.c) and the reader library (trace_reader.c). */
 #ifndef PTC_WRITERS_PTC_FORMAT_H
 #define PTC_WRITERS_PTC_FORMAT_H
@@ -9,9 +9,10 @@
 #include <string.h>
 
 #define PTCF_MAGIC "PTCTRACE"
-#define PTCF_VERSION 2
+#define PTCF_VERSION 3
 #define PTCF_HEADER_SIZE 64
 #define PTCF_FLAG_COMPLETE 1u
+#define PTCF_FLAG_UNTIMED 2u	/* the recording had no timing packets */
 
 /* header offsets */
 #define PTCF_H_VERSION 8
@@ -25,9 +26,13 @@
 #define PTCF_H_STATIC 48
 #define PTCF_H_TAIL 56
 
-/* static part: 64-byte head, LEB128 node and edge tables, fixed-size chunk
- * index and gaps, code, strings */
+/* static part: 64-byte head (80 from version 3), LEB128 node and edge
+ * tables, fixed-size chunk index and gaps, code, strings, and from version
+ * 3 the function symbols */
 #define PTCF_S_HEAD 64
+#define PTCF_S_HEAD_V3 80
+#define PTCF_S_SYMBYTES 64	/* u64: bytes of the symbol table */
+#define PTCF_S_SYMS 72		/* u64: its entries */
 #define PTCF_CHUNK_SIZE 48
 #define PTCF_GAP_SIZE 72
 

@@ -18,6 +18,7 @@
 #include "writers/fmt.h"
 #include "writers/insn.h"
 #include "writers/ptc_format.h"
+#include "writers/ptc_syms.h"
 #include "writers/wutil.h"
 
 /* A node as the record loop reads it: one cache line (the array is
@@ -78,6 +79,7 @@ struct ptcw {
 	struct ptc_map edge_of;	/* (node, destination) -> indirect edge */
 	struct buf code, strings, gaps, chunks;
 	uint64_t n_gaps;
+	struct ptc_symw syms;	/* the function symbols of the executed code */
 
 	/* stream state */
 	uint64_t next_start;	/* start of the next block, 0 unknown */
@@ -444,6 +446,12 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 	n->edge[0] = n->edge[1] = PTCF_NO_NODE;
 	n->succ[0] = n->succ[1] = PTCF_NO_NODE;
 	embed_code(w, start, start <= b->ip ? b->ip + b->length : 0, &w->more[*id]);
+	/* the addresses the function-level formats look up (calls.c): the
+	 * branch's, and where a direct one goes */
+	if ((err = ptc_symw_note(&w->syms, w->cfg->symbols, b->ip, w->records)) < 0 ||
+	    (!is_indirect(b->kind) && b->target &&
+	     (err = ptc_symw_note(&w->syms, w->cfg->symbols, b->target, w->records)) < 0))
+		return err;
 	if (b->kind == PTC_BR_COND) {
 		if ((err = new_edge(w, *id, b->ip + b->length, &n->edge[0])) < 0 ||
 		    (err = new_edge(w, *id, b->target, &n->edge[1])) < 0)
@@ -615,6 +623,10 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 				if (e == UINT32_MAX) {
 					if ((err = new_edge(w, id, b->target, &e)) < 0 ||
 					    (err = ptc_map_put(&w->edge_of, key, e)) < 0)
+						return err;
+					/* (a return's destination is never looked up) */
+					if (b->kind != PTC_BR_RET && b->target &&
+					    (err = ptc_symw_note(&w->syms, w->cfg->symbols, b->target, w->records)) < 0)
 						return err;
 					n = &w->nodes[id];
 				}
@@ -1000,16 +1012,46 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 	return err;
 }
 
+/* The function symbols (ptc_syms.h) as ptconv-trace(5) lays them out. */
+static int symbol_table(struct ptcw *w, struct buf *b)
+{
+	const struct ptc_symw *s = &w->syms;
+	struct ptc_symw_entry *v = ptc_symw_sorted(s);
+	uint64_t from = 0, lo = 0;
+	size_t i;
+	int err = v ? buf_varint(b, s->nimages) : -ptc_err_nomem;
+
+	for (i = 0; !err && i < s->nimages; i++) {
+		size_t n = strlen(s->images[i]);
+		if ((err = buf_varint(b, n)) == 0)
+			err = buf_put(b, s->images[i], n);
+	}
+	for (i = 0; !err && i < s->n; i++) {
+		const struct ptc_symw_entry *e = &v[i];
+		if (buf_varint(b, e->from - from) < 0 || buf_varint(b, zigzag(e->lo - lo)) < 0 ||
+		    buf_varint(b, e->hi - e->lo - 1) < 0 || buf_varint(b, e->image) < 0 ||
+		    (e->image && buf_varint(b, zigzag(e->vaddr - e->lo)) < 0) ||
+		    buf_varint(b, e->start ? zigzag(e->start - e->lo) + 1 : 0) < 0 ||
+		    (e->start && (buf_varint(b, e->name_len) < 0 || buf_put(b, s->names + e->name, e->name_len) < 0)))
+			err = -ptc_err_nomem;
+		from = e->from;
+		lo = e->lo;
+	}
+	free(v);
+	return err;
+}
+
 static int write_static(struct ptcw *w)
 {
 	struct buf s = { 0 }, spans = { 0 }, code = { 0 };
 	struct ptcf_start_map map = { 0 };
-	uint8_t head[PTCF_S_HEAD], *z = NULL;
+	struct buf syms = { 0 };
+	uint8_t head[PTCF_S_HEAD_V3], *z = NULL;
 	uint32_t i, e, k, n_spans = 0;
 	size_t bound, zn;
 	int err = -ptc_err_nomem;
 
-	if ((err = code_spans(w, &spans, &code, &n_spans)) < 0)
+	if ((err = code_spans(w, &spans, &code, &n_spans)) < 0 || (err = symbol_table(w, &syms)) < 0)
 		goto out;
 	err = -ptc_err_nomem;
 	if (ptcf_start_map_build(&map, NODE_STARTS(w), w->n_nodes) < 0)
@@ -1025,6 +1067,8 @@ static int write_static(struct ptcw *w)
 	ptc_put32(head + 48, (uint32_t)strlen(w->comm));
 	ptc_put32(head + 52, n_spans);
 	ptc_put64(head + 56, w->branches);
+	ptc_put64(head + PTCF_S_SYMBYTES, syms.len);
+	ptc_put64(head + PTCF_S_SYMS, w->syms.n);
 	if (buf_put(&s, head, sizeof(head)) < 0)
 		goto out;
 	/* Node and edge tables, one column per field (ptconv-trace(5)):
@@ -1088,7 +1132,8 @@ static int write_static(struct ptcw *w)
 	    buf_put(&s, w->gaps.p, w->gaps.len) < 0 ||
 	    buf_put(&s, code.p, code.len) < 0 ||
 	    buf_put(&s, w->comm, strlen(w->comm)) < 0 ||
-	    buf_put(&s, w->strings.p, w->strings.len) < 0)
+	    buf_put(&s, w->strings.p, w->strings.len) < 0 ||
+	    buf_put(&s, syms.p, syms.len) < 0)
 		goto out;
 	bound = ZSTD_compressBound(s.len);
 	z = malloc(bound + 16);
@@ -1116,6 +1161,7 @@ out:
 	free(code.p);
 	free(s.p);
 	free(z);
+	free(syms.p);
 	return err;
 }
 
@@ -1127,7 +1173,7 @@ static int write_header(struct ptcw *w, uint32_t flags, uint64_t static_off)
 	memcpy(h, PTCF_MAGIC, 8);
 	ptc_put32(h + PTCF_H_VERSION, PTCF_VERSION);
 	ptc_put32(h + PTCF_H_HSIZE, PTCF_HEADER_SIZE);
-	ptc_put32(h + PTCF_H_FLAGS, flags);
+	ptc_put32(h + PTCF_H_FLAGS, flags | (w->cfg->untimed ? PTCF_FLAG_UNTIMED : 0));
 	ptc_put32(h + PTCF_H_PID, w->pid);
 	ptc_put32(h + PTCF_H_TID, w->tid);
 	ptc_put32(h + PTCF_H_CPU, (uint32_t)w->cpu);
@@ -1220,6 +1266,7 @@ static void ptcw_free(void *st)
 	free(w->hash);
 	free(w->edges);
 	ptc_map_free(&w->edge_of);
+	ptc_symw_free(&w->syms);
 	free(w->code.p);
 	free(w->strings.p);
 	free(w->gaps.p);
@@ -1251,7 +1298,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->pred_edge = PTCF_NO_NODE;
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
-	if (!w->hash || ptc_map_init(&w->edge_of) < 0) {
+	if (!w->hash || ptc_map_init(&w->edge_of) < 0 || ptc_symw_init(&w->syms) < 0) {
 		ptcw_free(w);
 		return -ptc_err_nomem;
 	}

@@ -94,6 +94,13 @@ struct range {
 	uint64_t start, end, off;
 };
 
+/* An embedded symbol entry (version 3): the answer for [lo, hi) from
+ * record `from` on. */
+struct rsym {
+	uint64_t from, lo, hi, start, vaddr;
+	const char *name, *image;	/* in syms_text; NULL none */
+};
+
 struct ptc_trace {
 	FILE *f;
 	char path[1024];
@@ -118,6 +125,12 @@ struct ptc_trace {
 	uint64_t strings_size;
 	struct range *ranges;
 	uint64_t n_ranges;
+	struct rsym *syms;	/* sorted by (from, lo); of one from, disjoint */
+	uint64_t n_syms, sym_bytes;
+	uint64_t *groups;	/* where each run of one from begins, n_groups + 1 */
+	uint64_t n_groups;
+	char *syms_text;	/* the names and image names, each NUL-terminated */
+	uint32_t flags;		/* the header's */
 	uint64_t static_off, static_comp, static_raw, table_bytes;	/* for ptc_trace_layout */
 
 	/* decoding state */
@@ -585,10 +598,92 @@ static int build_hot(struct ptc_trace *t, uint64_t off)
 	return 0;
 }
 
+/* The symbol table (version 3) of len bytes at p, in the static part at
+ * file offset off. */
+static int load_syms(struct ptc_trace *t, uint64_t off, const uint8_t *p, uint64_t len)
+{
+	const uint8_t *q = p, *end = p + len;
+	uint64_t n_images = 0, i, v, from = 0, lo = 0, text = 0, k;
+	const char **images = NULL;
+	int err = 0;
+
+	if (!len)
+		return 0;
+	t->syms = calloc(t->n_syms + 1, sizeof(*t->syms));
+	t->groups = calloc(t->n_syms + 2, sizeof(*t->groups));
+	t->syms_text = malloc(len + t->n_syms + 1);	/* each string is shorter than its entry */
+	if (!t->syms || !t->groups || !t->syms_text)
+		return fail(t, ptc_err_nomem, off, "out of memory");
+	if (get_varint(&q, end, &n_images) < 0 || n_images > len)
+		goto bad;
+	images = calloc(n_images + 1, sizeof(*images));
+	if (!images)
+		return fail(t, ptc_err_nomem, off, "out of memory");
+	for (i = 0; i < n_images; i++) {
+		if (get_varint(&q, end, &v) < 0 || v > (uint64_t)(end - q))
+			goto bad;
+		images[i] = t->syms_text + text;
+		memcpy(t->syms_text + text, q, v);
+		t->syms_text[text + v] = 0;
+		text += v + 1;
+		q += v;
+	}
+	for (i = 0; i < t->n_syms; i++) {
+		struct rsym *e = &t->syms[i];
+		uint64_t d, size, image, start;
+
+		if (get_varint(&q, end, &d) < 0 || get_varint(&q, end, &v) < 0 ||
+		    get_varint(&q, end, &size) < 0 || get_varint(&q, end, &image) < 0 || image > n_images)
+			goto bad;
+		e->from = from + d;
+		e->lo = lo + unzigzag(v);
+		e->hi = e->lo + size + 1;
+		if (e->from < from || e->hi <= e->lo)
+			goto bad;
+		/* sorted by record, then address; of one record, disjoint */
+		if (i && (d == 0 ? e->lo < t->syms[i - 1].hi : 0))
+			goto bad;
+		if (!i || d)
+			t->groups[t->n_groups++] = i;
+		if (image) {
+			if (get_varint(&q, end, &v) < 0)
+				goto bad;
+			e->image = images[image - 1];
+			e->vaddr = e->lo + unzigzag(v);
+		}
+		if (get_varint(&q, end, &start) < 0)
+			goto bad;
+		if (start) {
+			e->start = e->lo + unzigzag(start - 1);
+			if (!e->start || get_varint(&q, end, &v) < 0 || v > (uint64_t)(end - q))
+				goto bad;
+			e->name = t->syms_text + text;
+			memcpy(t->syms_text + text, q, v);
+			t->syms_text[text + v] = 0;
+			text += v + 1;
+			q += v;
+		}
+		from = e->from;
+		lo = e->lo;
+	}
+	if (q != end)
+		goto bad;
+	t->groups[t->n_groups] = t->n_syms;
+	free(images);
+	return 0;
+bad:
+	k = (uint64_t)(q - p);
+	err = fail(t, ptc_err_bad_record, off, "static part: the symbol table is inconsistent at its byte %"
+		   PRIu64, k);
+	free(images);
+	return err;
+}
+
 static int load_static(struct ptc_trace *t, uint64_t off)
 {
 	uint8_t h16[16], *s = NULL, *z = NULL, *p;
 	uint64_t zn, sn, need, i, n_spans = 0, bad_node = UINT64_MAX;
+	uint64_t hs = t->info.version >= 3 ? PTCF_S_HEAD_V3 : PTCF_S_HEAD;
 	struct lnode *ln = NULL;
 	struct expansion x = { { NULL, 0, 0 }, NULL, 0, 0, 0, 0 };
 	int err;
@@ -600,7 +695,7 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	if (zn > t->size - off - 16)
 		return fail(t, ptc_err_bad_size, off, "static part of %" PRIu64 " bytes beyond the end", zn);
 	/* zstd expands at most ~ 1:32000 */
-	if (sn < PTCF_S_HEAD || sn > PTCF_MAX_STATIC_RAW || sn / 40000 > zn + 1)
+	if (sn < hs || sn > PTCF_MAX_STATIC_RAW || sn / 40000 > zn + 1)
 		return fail(t, ptc_err_bad_size, off + 8, "impossible static size %" PRIu64, sn);
 	z = malloc(zn ? zn : 1);
 	if (!z) {
@@ -612,7 +707,7 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	 * head of zeros). */
 	if ((err = read_at(t, off + 16, z, zn)) < 0 ||
 	    (err = expand_start(t, off + 16, &x, z, (size_t)zn, (size_t)sn)) < 0 ||
-	    (err = expand_to(t, off + 16, &x, PTCF_S_HEAD)) < 0)
+	    (err = expand_to(t, off + 16, &x, (size_t)hs)) < 0)
 		goto out;
 	s = x.buf;
 	t->n_nodes = ptc_le64(s);
@@ -623,15 +718,20 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	t->strings_size = ptc_le64(s + 40);
 	if (t->info.version >= 2)
 		n_spans = ptc_le32(s + 52);
+	if (t->info.version >= 3) {
+		t->sym_bytes = ptc_le64(s + PTCF_S_SYMBYTES);
+		t->n_syms = ptc_le64(s + PTCF_S_SYMS);
+	}
+	/* (an entry takes at least 5 bytes) */
 	if (t->n_nodes > sn || t->n_edges > sn || t->n_chunks > sn || t->n_gaps > sn ||
 	    t->code_size > sn || t->strings_size > sn || t->n_nodes > MAX_NODES ||
-	    t->n_edges >= PTCF_NO_NODE)
+	    t->n_edges >= PTCF_NO_NODE || t->sym_bytes > sn || t->n_syms > t->sym_bytes / 5)
 		goto bad;
 	/* The fixed-size tables and blobs after the LEB128 node, edge (and
 	 * span) tables must fit; the least a node, an edge and a span take
 	 * is 8, 2 and 0 bytes (version 1), 4, 1 and 2 (version 2). */
-	need = PTCF_S_HEAD + t->n_chunks * PTCF_CHUNK_SIZE + t->n_gaps * PTCF_GAP_SIZE +
-	       t->code_size + t->strings_size;
+	need = hs + t->n_chunks * PTCF_CHUNK_SIZE + t->n_gaps * PTCF_GAP_SIZE +
+	       t->code_size + t->strings_size + t->sym_bytes;
 	if (need > sn || ptc_le32(s + 48) > t->strings_size)
 		goto bad;
 	if (t->info.version == 1 ? t->n_nodes * 8 + t->n_edges * 2 > sn - need :
@@ -662,7 +762,7 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	}
 	memset(t->nodes, 0, (t->n_nodes + 1) * sizeof(*t->nodes));
 	{
-		const uint8_t *q = s + PTCF_S_HEAD, *qend = s + (sn - (need - PTCF_S_HEAD));
+		const uint8_t *q = s + hs, *qend = s + (sn - (need - hs));
 		err = t->info.version == 1 ? parse_tables_v1(t, &q, qend, ln, &bad_node) :
 		      parse_tables_v2(t, &q, qend, ln, n_spans, &bad_node);
 		if (err == -4) {
@@ -684,7 +784,7 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 			goto out;
 		}
 		p = (uint8_t *)qend;
-		t->table_bytes = (uint64_t)(qend - (s + PTCF_S_HEAD));
+		t->table_bytes = (uint64_t)(qend - (s + hs));
 	}
 	for (i = 0; i < t->n_nodes; i++) {
 		struct rnode *n = &t->nodes[i];
@@ -765,6 +865,9 @@ static int load_static(struct ptc_trace *t, uint64_t off)
 	}
 	memcpy(t->comm, t->strings, ptc_le32(s + 48));
 	t->comm[ptc_le32(s + 48)] = 0;
+	p += t->strings_size;
+	if ((err = load_syms(t, off, p, t->sym_bytes)) < 0)
+		goto out;
 	qsort(t->ranges, t->n_ranges, sizeof(*t->ranges), cmp_range);
 	t->static_off = off;
 	t->static_comp = zn;
@@ -818,7 +921,7 @@ struct ptc_trace *ptc_trace_open_msg(const char *path, int *errp, char *msg, siz
 		goto bad;
 	}
 	t->info.version = ptc_le32(h + PTCF_H_VERSION);
-	if (t->info.version != PTCF_VERSION && t->info.version != 1) {
+	if (t->info.version > PTCF_VERSION || t->info.version < 1) {
 		err = fail(t, ptc_err_unsupported, PTCF_H_VERSION, "format version %u, this reader knows %u",
 			   t->info.version, PTCF_VERSION);
 		goto bad;
@@ -837,6 +940,7 @@ struct ptc_trace *ptc_trace_open_msg(const char *path, int *errp, char *msg, siz
 	t->info.records = ptc_le64(h + PTCF_H_RECORDS);
 	t->info.instructions = ptc_le64(h + PTCF_H_INSNS);
 	t->info.tail_insns = ptc_le64(h + PTCF_H_TAIL);
+	t->flags = ptc_le32(h + PTCF_H_FLAGS);
 	static_off = ptc_le64(h + PTCF_H_STATIC);
 	if (static_off < PTCF_HEADER_SIZE || static_off > t->size) {
 		err = fail(t, ptc_err_truncated, PTCF_H_STATIC, "a ptconv trace cut short: its static part"
@@ -886,6 +990,9 @@ void ptc_trace_close(struct ptc_trace *t)
 	free(t->code);
 	free(t->strings);
 	free(t->ranges);
+	free(t->syms);
+	free(t->groups);
+	free(t->syms_text);
 	free(t->comm);
 	free(t->raw);
 	free(t->comp);
@@ -916,7 +1023,7 @@ int ptc_trace_layout(const struct ptc_trace *t, struct ptc_trace_layout *layout,
 	}
 	l.static_bytes = 16 + t->static_comp;
 	l.static_raw_bytes = t->static_raw;
-	l.static_head_bytes = PTCF_S_HEAD;
+	l.static_head_bytes = t->info.version >= 3 ? PTCF_S_HEAD_V3 : PTCF_S_HEAD;
 	l.table_bytes = t->table_bytes;
 	l.index_bytes = t->n_chunks * PTCF_CHUNK_SIZE;
 	l.gap_table_bytes = t->n_gaps * PTCF_GAP_SIZE;
@@ -924,6 +1031,8 @@ int ptc_trace_layout(const struct ptc_trace *t, struct ptc_trace_layout *layout,
 	l.string_bytes = t->strings_size;
 	l.edges = t->n_edges;
 	l.code_ranges = t->n_ranges;
+	l.symbol_bytes = t->sym_bytes;
+	l.symbols = t->n_syms;
 	/* load_static checked that every chunk lies between the header and
 	 * the static part, and the static part inside the file; only a
 	 * hostile file's chunks overlap */
@@ -1451,4 +1560,55 @@ size_t ptc_trace_code(const struct ptc_trace *t, uint64_t ip, uint8_t *buf, size
 		got = n;
 	memcpy(buf, t->code + t->ranges[best].off + (ip - t->ranges[best].start), got);
 	return got;
+}
+
+uint32_t ptc_trace_flags(const struct ptc_trace *t)
+{
+	return t->flags & ~(uint32_t)PTCF_FLAG_COMPLETE;
+}
+
+int ptc_trace_symbol(const struct ptc_trace *t, uint64_t record, uint64_t addr, struct ptc_trace_symbol *sym)
+{
+	uint64_t g;
+
+	memset(sym, 0, sizeof(*sym));
+	/* the latest entries first: a range met later holds over earlier ones */
+	for (g = t->n_groups; g-- > 0;) {
+		uint64_t lo = t->groups[g], hi = t->groups[g + 1];
+		const struct rsym *e;
+
+		if (t->syms[lo].from > record)
+			continue;
+		/* the last entry starting at or below addr */
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (t->syms[mid].lo <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == t->groups[g])
+			continue;
+		e = &t->syms[lo - 1];
+		if (addr >= e->hi)
+			continue;
+		sym->start = e->start;
+		sym->lo = e->lo;
+		sym->hi = e->hi;
+		sym->name = e->name;
+		sym->image = e->image;
+		sym->vaddr = e->image ? e->vaddr + (addr - e->lo) : 0;
+		return 1;
+	}
+	return 0;
+}
+
+uint64_t ptc_trace_symbols_change(const struct ptc_trace *t, uint64_t record)
+{
+	uint64_t g;
+
+	for (g = 0; g < t->n_groups; g++)
+		if (t->syms[t->groups[g]].from > record)
+			return t->syms[t->groups[g]].from;
+	return UINT64_MAX;
 }

@@ -37,7 +37,12 @@
 
 /* Function record types and metadata record kinds of the FDR format. */
 enum { R_ENTER = 0, R_EXIT = 1, R_TAIL_EXIT = 2 };
-enum { M_NEW_BUFFER = 0, M_NEW_CPU = 2, M_TSC_WRAP = 3, M_WALLCLOCK = 4, M_EXTENTS = 7, M_PID = 9 };
+enum { M_NEW_BUFFER = 0, M_NEW_CPU = 2, M_TSC_WRAP = 3, M_WALLCLOCK = 4, M_CUSTOM = 5, M_EXTENTS = 7,
+       M_PID = 9 };
+
+/* The custom event at the start of each buffer of a log of several
+ * threads (write_buffer()). */
+static const char process_start[] = "ptconv: the process's first record";
 
 /* What a thread's log needs of it, kept until ptc_writer_procs_finish. */
 struct xlog {
@@ -302,10 +307,16 @@ static int out_write(struct out *o, const void *p, size_t n)
 }
 
 /* Thread x's buffer: its metadata, then its spooled records with the
- * process's function ids. */
-static int write_buffer(struct out *o, const struct xlog *x)
+ * process's function ids.  start: in a log of several threads, the time of
+ * the process's first record, for a custom event before the thread's
+ * records; 0 none.  (llvm-xray account takes the first record it reads,
+ * of whichever thread its hash table gives first, for the earliest of
+ * the log and refuses any earlier one after it: with that event first in
+ * every buffer, the first record it reads is the earliest.) */
+static int write_buffer(struct out *o, const struct xlog *x, uint64_t start)
 {
-	uint8_t pre[5 * 16], buf[65536];
+	uint8_t pre[6 * 16], buf[65536];
+	size_t npre = 5 * 16, event = start ? 16 + sizeof(process_start) - 1 : 0;
 	char tmp[4200];
 	FILE *f;
 	size_t got, pos = 0, have = 0;
@@ -316,7 +327,7 @@ static int write_buffer(struct out *o, const struct xlog *x)
 	 * (the first record's perf time, since boot), PID, NewCPUId (the CPU
 	 * is not known per branch: 0; the TSC base) */
 	metadata(pre, M_EXTENTS);
-	ptc_put64(pre + 1, 4 * 16 + x->bytes);
+	ptc_put64(pre + 1, 4 * 16 + event + x->bytes);
 	metadata(pre + 16, M_NEW_BUFFER);
 	ptc_put32(pre + 17, x->id.tid);
 	metadata(pre + 32, M_WALLCLOCK);
@@ -326,7 +337,14 @@ static int write_buffer(struct out *o, const struct xlog *x)
 	ptc_put32(pre + 49, x->id.pid);
 	metadata(pre + 64, M_NEW_CPU);
 	ptc_put64(pre + 67, x->first);
-	if ((err = out_write(o, pre, sizeof(pre))) < 0)
+	if (start) {
+		metadata(pre + 80, M_CUSTOM);
+		ptc_put32(pre + 81, (uint32_t)(sizeof(process_start) - 1));
+		ptc_put64(pre + 85, start);
+		npre += 16;
+	}
+	if ((err = out_write(o, pre, npre)) < 0 ||
+	    (start && (err = out_write(o, process_start, sizeof(process_start) - 1)) < 0))
 		return err;
 	if (ptc_out_tmpname(tmp, sizeof(tmp), x->spool) < 0 || !(f = fopen(tmp, "rb")))
 		return ptc_wfail(&o->c, ptc_err_io, "%s: %s", tmp, strerror(errno));
@@ -371,7 +389,8 @@ static int write_buffer(struct out *o, const struct xlog *x)
 static int write_log(struct out *o, const struct ptc_writer_procs *p, struct xlog **th, size_t n)
 {
 	uint8_t head[32];
-	size_t i;
+	uint64_t start = UINT64_MAX;
+	size_t i, logged = 0;
 	int err, len;
 
 	if (n == 1 && th[0]->own_log)
@@ -390,8 +409,13 @@ static int write_log(struct out *o, const struct ptc_writer_procs *p, struct xlo
 	ptc_put64(head + 8, XRAY_HZ);
 	if ((err = out_write(o, head, sizeof(head))) < 0)
 		return err;
+	for (i = 0; i < n; i++) {
+		if (th[i]->bytes && th[i]->first < start)
+			start = th[i]->first;
+		logged += th[i]->bytes > 0;
+	}
 	for (i = 0; i < n; i++)
-		if (th[i]->bytes && (err = write_buffer(o, th[i])) < 0)
+		if (th[i]->bytes && (err = write_buffer(o, th[i], logged > 1 ? start : 0)) < 0)
 			return err;
 	return ptc_wfile_finish(&o->c, &o->z, o->path);
 }

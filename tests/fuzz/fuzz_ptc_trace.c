@@ -1,7 +1,9 @@
 /* Fuzz target: the readers of ptconv's own trace format and of xtrace
  * streams must reject any input with an error, never crash or allocate
  * what the input merely claims. */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* memfd_create (the build defines it too) */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (ptc_trace_layout(t, &l, sizeof(l)) == 0 &&
 		     (l.header_bytes + l.static_bytes + l.other_bytes > l.file_bytes ||
 		      l.static_raw_bytes != l.static_head_bytes + l.table_bytes + l.index_bytes +
-		      l.gap_table_bytes + l.code_bytes + l.string_bytes)))
+		      l.gap_table_bytes + l.code_bytes + l.string_bytes + l.symbol_bytes)))
 			abort();
 		while ((n = ptc_trace_read(t, rec, 512)) > 0 && rounds++ < 4096) {
 			int i;
@@ -52,6 +54,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ptc_trace_seek_record(t, 3);
 		ptc_trace_seek_insn(t, 5, &before);
 		ptc_trace_code(t, 0x401000, code, sizeof(code));
+		{
+			/* an answer holds its address; the changes go forward */
+			static const uint64_t addrs[] = { 0, 0x1000, 0x1050, 0x2000, 0x401000, UINT64_MAX };
+			struct ptc_trace_symbol sym;
+			uint64_t r = 0, k;
+			for (k = 0; k < 16 && r != UINT64_MAX; k++) {
+				size_t a;
+				for (a = 0; a < sizeof(addrs) / sizeof(addrs[0]); a++)
+					if (ptc_trace_symbol(t, r, addrs[a], &sym) &&
+					    (sym.lo > addrs[a] || sym.hi <= addrs[a]))
+						abort();
+				if (ptc_trace_symbols_change(t, r) <= r)
+					abort();
+				r = ptc_trace_symbols_change(t, r);
+			}
+		}
 		ptc_trace_close(t);
 	}
 	if (ptc_xtrace_open(&x, path, NULL, 0) == 0) {

@@ -143,6 +143,25 @@ conv() {
 		fail "$_n: ptconv -f $_f $* exited $?"
 }
 
+# from_ptc NAME FORMAT: $T/NAME.data converted to -f ptconv alone, and its
+# .ptc traces (all threads at once) to FORMAT: every file equals the one
+# the recording gave directly in $T/NAME.out (checked against the truth by
+# the caller), and there are no others.
+from_ptc() {
+	rm -rf "$T/$1.ptc" "$T/$1.re"
+	"$PTCONV" "$T/$1.data" -f ptconv -o "$T/$1.ptc" --buildid-dir "$T/bid" -q
+	[ $? -le 1 ] || fail "$1: ptconv -f ptconv exited $?"
+	"$PTCONV" convert "$T/$1.ptc"/trace.*.ptc -f "$2" -o "$T/$1.re" -q || fail "$1: .ptc -f $2 exited $?"
+	_n=0
+	for _f in "$T/$1.out"/*; do
+		case ${_f##*/} in summary.json | *.ptc) continue ;; esac
+		cmp "$_f" "$T/$1.re/${_f##*/}" || fail "$1: ${_f##*/} from the .ptc traces differs"
+		_n=$((_n + 1))
+	done
+	[ "$_n" -gt 0 ] && [ "$(ls "$T/$1.re" | wc -l)" = "$_n" ] || fail "$1: other files from the .ptc traces"
+	echo "ok - $1: -f $2 from the .ptc traces: the same $_n files"
+}
+
 # inside_recursion FORMAT WHAT: the cases of a function-level format
 # (xray, perfetto) deep inside c_recurse's recursion ($T/c_recurse.truth),
 # checked by the test's own "check NAME [checker options]", whose summary
@@ -157,11 +176,13 @@ inside_recursion() {
 	conv cut "$1"
 	check cut
 	grep -q " [1-9][0-9][0-9] returns without a $2" "$T/cmp" || fail "cut: no returns without calls"
+	from_ptc cut "$1"
 	"$ENC" -o "$T/c_recurse.data" --buildid-dir "$T/bid" --gaps "$T/gaps" --ovf-at "$at:40" \
 		"$T/c_recurse.truth" || fail "ptgen-encode --ovf-at"
 	conv c_recurse "$1"
 	check c_recurse --gaps "$T/gaps"
 	grep -q " [1-9][0-9][0-9] returns without a $2" "$T/cmp" || fail "overflow: no returns left without a $2"
+	from_ptc c_recurse "$1"
 }
 
 # same_bytes FORMAT PREFIX: c_threads ($T/c_threads.truth) encoded per

@@ -23,9 +23,10 @@ def layout(t):
     comp = sum(c[1] for c in chunks)
     return dict(cpu=p["cpu"], nodes=len(t["nodes"]), edges=p["edges"], spans=p["spans"], bytes=dict(
         file=p["size"], header=p["header"], chunks=comp, chunks_expanded=sum(c[5] for c in chunks),
-        static=16 + p["static_comp"], static_expanded=p["static_raw"], static_head=64,
-        tables=p["tables_end"] - 64, chunk_index=nc * 48, gap_table=ng * 72, code=p["code"],
-        strings=p["strings"], other=p["size"] - p["header"] - comp - 16 - p["static_comp"]), chunks=chunks)
+        static=16 + p["static_comp"], static_expanded=p["static_raw"], static_head=p["static_head"],
+        tables=p["tables_end"] - p["static_head"], chunk_index=nc * 48, gap_table=ng * 72, code=p["code"],
+        strings=p["strings"], symbols=p["symbol_bytes"],
+        other=p["size"] - p["header"] - comp - 16 - p["static_comp"]), chunks=chunks, symbols=p["symbols"])
 
 
 def main():
@@ -46,7 +47,7 @@ def main():
                 instructions=t["ninsn"], tail_instructions=t["tail"],
                 static_nodes=lay["nodes"], edges=lay["edges"], chunks=len(lay["chunks"]),
                 max_chunk_records=max((c[4] for c in lay["chunks"]), default=0),
-                bytes=lay["bytes"])
+                symbols=lay["symbols"], untimed=t["untimed"], bytes=lay["bytes"])
     if recs:
         want["first_time"] = time_of(recs[0])
         want["last_time"] = time_of(recs[-1])
@@ -58,7 +59,8 @@ def main():
     b = lay["bytes"]
     if b["file"] != os.path.getsize(path) or \
        b["header"] + b["chunks"] + b["static"] + b["other"] != b["file"] or \
-       sum(b[k] for k in ("static_head", "tables", "chunk_index", "gap_table", "code", "strings")) != \
+       sum(b[k] for k in ("static_head", "tables", "chunk_index", "gap_table", "code", "strings",
+                                "symbols")) != \
        b["static_expanded"]:
         truth.fail("the parts do not add up: %r" % b)
     if len(sys.argv) > 3:

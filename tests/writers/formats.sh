@@ -54,6 +54,12 @@ S="$top_srcdir/tests/fuzz/seeds/fuzz_ptc_trace"
 	[ "$(od -An -tu4 -j8 -N4 "$S/chunks-v2.ptc" | tr -d ' ')" = 2 ] || fail "seeds of both versions"
 echo "ok - version 1 and 2 traces read as the independent reader decodes them"
 
+# The function symbols a trace embeds are those its writer's images gave
+# at each branch, before and after an exec (tests/writers/ptc_syms_feed.c,
+# whose symbol reader is the oracle); the seed symbols.ptc is its output
+mkdir "$T/syms" && "$B/ptc_syms_feed" "$T/syms" || fail "ptc_syms_feed"
+cmp -s "$T/syms/trace.9.ptc" "$S/symbols.ptc" || fail "symbols.ptc is no longer what ptc_syms_feed writes"
+
 # SimPoint vectors beside any format, recomputed from the ground truth.
 for iv in 5000 777; do
 	fmt ptconv -b $iv -c 300

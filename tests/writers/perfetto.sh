@@ -48,6 +48,7 @@ for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso
 	record $p "$CORPUS/$p"
 	conv $p perfetto
 	check $p
+	from_ptc $p perfetto
 done
 
 # C++ exceptions: the unwinder's jump to a landing pad ends the slices of
@@ -57,6 +58,7 @@ if command -v "$CXX" >/dev/null && "$CXX" -O1 -o "$T/exc" "$top_srcdir/tests/wri
 	record exc "$T/exc"
 	conv exc perfetto
 	check exc --counts "$T/counts"
+	from_ptc exc perfetto
 	for f in "21 thrower(int)" "3 catcher(int)" "1 main"; do
 		grep -qx "$f" "$T/counts" || fail "exc: not $f: $(head -5 "$T/counts")"
 	done
@@ -72,6 +74,7 @@ for p in c_recurse c_signal c_threads; do
 		fail "$p: ptgen-encode --timing=none"
 	conv $p perfetto
 	check $p --untimed
+	from_ptc $p perfetto
 done
 
 # The filters, against the truth's own durations (in instructions) and
@@ -82,6 +85,7 @@ for f in min-dur=200 max-depth=6 min-dur=200:max-depth=6; do
 	conv $p "perfetto:$f"
 	# shellcheck disable=SC2046
 	check $p --untimed $(echo "$f" | sed 's/^/--/; s/:/ --/; s/=/ /g')
+	from_ptc $p "perfetto:$f"
 	size=$(wc -c <"$T/$p.out/perfetto.pftrace")
 	[ "$size" -lt "$full" ] || fail "perfetto:$f: $size bytes, not fewer than $full"
 	echo "ok - perfetto:$f: $size bytes instead of $full"
@@ -127,14 +131,15 @@ for f in perfetto:min-dur=x perfetto:max-depth=0 perfetto:min-dur= perfetto:3 pe
 	[ $? = 2 ] || fail "-f $f: not refused as a usage error"
 done
 conv c_threads ptconv,perfetto
-"$PTCONV" "$(ls "$T"/c_threads.out/trace.*.ptc | head -1)" -f perfetto -o "$T/pc" -q 2>"$T/err"
-[ $? = 2 ] && grep -q "recording" "$T/err" || fail "-f perfetto from a .ptc: not refused as a usage error"
+set -- "$T"/c_threads.out/trace.*.ptc
+"$PTCONV" convert "$1" "$1" -f perfetto -o "$T/pc" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "same thread" "$T/err" || fail "a .ptc given twice: not refused as a usage error"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not all("perfetto.pftrace" in t["files"] for t in d["threads"]))' \
 	"$T/c_threads.out/summary.json" || fail "summary.json does not list perfetto.pftrace for every thread"
 "$PTCONV" "$T/c_threads.data" -f xray -o "$T/c_threads.out" --buildid-dir "$T/bid" -q 2>/dev/null ||
 	fail "a run into a used directory"
 [ ! -e "$T/c_threads.out/perfetto.pftrace" ] || fail "a used directory: perfetto.pftrace left there"
-echo "ok - --per-cpu, a .ptc and 5 bad options refused (exit 2); summary.json lists the file; a later run removes it"
+echo "ok - --per-cpu, a .ptc given twice and 5 bad options refused (exit 2); summary.json lists the file; a later run removes it"
 
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened), per thread and per CPU

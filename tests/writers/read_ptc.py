@@ -146,19 +146,63 @@ def tables_v2(s, p, nn, ne, nspans, codesz):
     return nodes, edges, p
 
 
+def symbols(b, n):
+    """Version 3's symbol table (ptconv-trace(5), "Symbols"): a list of
+    (from record, lo, hi, start or None, name or None, image or None,
+    address in the image at lo)."""
+    if not b:
+        return []      # (versions 1 and 2)
+    p = 0
+    nimg, p = varint(b, p)
+    images = []
+    for i in range(nimg):
+        ln, p = varint(b, p)
+        images.append(b[p:p + ln].decode(errors="replace"))
+        p += ln
+    out = []
+    frm, lo = 0, 0
+    for i in range(n):
+        d, p = varint(b, p)
+        v, p = varint(b, p)
+        size, p = varint(b, p)
+        img, p = varint(b, p)
+        frm += d
+        lo += unzz(v)
+        hi = lo + size + 1
+        vaddr = None
+        if img:
+            v, p = varint(b, p)
+            vaddr = lo + unzz(v)
+        st, p = varint(b, p)
+        start = name = None
+        if st:
+            start = lo + unzz(st - 1)
+            ln, p = varint(b, p)
+            name = b[p:p + ln].decode(errors="replace")
+            p += ln
+        if out and d == 0 and lo < out[-1][2]:
+            truth.fail("symbols: entries %d and %d of record %d overlap" % (i - 1, i, frm))
+        out.append((frm, lo, hi, start, name, images[img - 1] if img else None, vaddr))
+    if p != len(b):
+        truth.fail("symbols: %d bytes left over" % (len(b) - p))
+    return out
+
+
 def read(path):
     data = open(path, "rb").read()
     if data[:8] != b"PTCTRACE":
         truth.fail("bad magic")
     ver, hsize, flags, pid, tid, cpu, nrec, ninsn, soff, tail = struct.unpack_from("<IIIIIiQQQQ", data, 8)
-    if ver not in (1, 2) or hsize != 64 or not flags & 1:
+    if ver not in (1, 2, 3) or hsize != 64 or not flags & 1 or flags & ~3:
         truth.fail("header: version %d size %d flags %d" % (ver, hsize, flags))
+    untimed = bool(flags & 2)
     zn, sn = struct.unpack_from("<QQ", data, soff)
     s = unzstd(data[soff + 16:soff + 16 + zn])
     if len(s) != sn:
         truth.fail("static part size")
     nn, ne, nc, ng, codesz, strsz, commlen, nspans, nbr = struct.unpack_from("<QQQQQQIIQ", s, 0)
-    p = 64
+    symsz, nsyms = struct.unpack_from("<QQ", s, 64) if ver >= 3 else (0, 0)
+    p = 80 if ver >= 3 else 64
     if ver == 1:
         nodes, edges, p = tables_v1(s, p, nn, ne, codesz)
     else:
@@ -175,6 +219,10 @@ def read(path):
     code = s[p:p + codesz]
     p += codesz
     comm = s[p:p + commlen].decode()
+    p += strsz
+    syms = symbols(s[p:p + symsz], nsyms)
+    if p + symsz != len(s):
+        truth.fail("static part: %d bytes after the symbols" % (len(s) - p - symsz))
     recs = []
     insn_total = 0
     for (off, comp, first_rec, first_insn, n, raw) in chunks:
@@ -240,9 +288,9 @@ def read(path):
     # where the file's parts lie, as parsed (check_info.py)
     parts = dict(size=len(data), header=hsize, static_off=soff, static_comp=zn, static_raw=sn,
                  tables_end=tables_end, edges=ne, spans=nspans, gaps=ng, code=codesz, strings=strsz,
-                 cpu=cpu, chunks=chunks)
+                 cpu=cpu, chunks=chunks, symbol_bytes=symsz, symbols=nsyms, static_head=80 if ver >= 3 else 64)
     return dict(pid=pid, tid=tid, comm=comm, recs=recs, code=code, tail=tail, ninsn=ninsn, nodes=nodes,
-                parts=parts)
+                parts=parts, syms=syms, untimed=untimed)
 
 
 def main():

@@ -40,16 +40,33 @@ for p in c_recurse c_switch c_setjmp c_signal c_threads c_static c_nolibc c_vdso
 	 c_spawn c_mainexit; do
 	record $p "$CORPUS/$p"
 	conv $p xray
-	# llvm-xray 14's account takes the first record it reads as the
-	# earliest: a process whose threads it reads in another order than
-	# their start needs xray:threads (ptconv-formats(5))
-	if [ -n "$(awk '$1 == "T" { n[$3]++ } END { for (p in n) if (n[p] > 1) print p }' "$T/$p.truth")" ]; then
-		$CHECK "$T/$p.truth" "$T/$p.out" >"$T/cmp" 2>&1 || { cat "$T/cmp" >&2; fail "$p: -f xray"; }
-		sed "s/^/ok - $p: /" "$T/cmp"
-		conv $p xray:threads
-	fi
+	# (llvm-xray reads the per-process log of several threads too: each
+	# buffer starts with a custom event at the process's first record)
 	check $p
+	from_ptc $p xray
+	if [ -n "$(awk '$1 == "T" { n[$3]++ } END { for (p in n) if (n[p] > 1) print p }' "$T/$p.truth")" ]; then
+		conv $p xray:threads
+		check $p
+	fi
 done
+
+# A slice keeps the symbols of its code: every entry it embeds is one of
+# the whole trace's (whose xray files are the recording's, above), and its
+# xray map names c_recurse's functions (the program's own part of the run:
+# its last 20000 instructions; the dynamic loader's come first)
+set -- "$T/c_recurse.ptc"/trace.*.ptc
+n=$("$PTCONV" info --json "$1" | sed -n 's/.*"instructions": *\([0-9]*\).*/\1/p')
+"$PTCONV" slice --start $((n - 20000)) --count 20000 -o "$T/slice.ptc" "$1" || fail "slice"
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import read_ptc
+key = lambda t: {e[1:] for e in read_ptc.read(t)["syms"]}
+s, w = key(sys.argv[2]), key(sys.argv[3])
+sys.exit(0 if s and s <= w else "the slice has %d entries, %d not the trace'"'"'s" % (len(s), len(s - w)))' \
+	"$top_srcdir/tests/writers" "$T/slice.ptc" "$1" || fail "the slice's symbols"
+"$PTCONV" convert "$T/slice.ptc" -f xray -o "$T/slice.out" -q || fail "xray from the slice"
+for f in depth up down; do
+	grep -q "function-name: \"$f\"" "$T/slice.out"/xray.*.map.yaml || fail "the slice's map does not name $f"
+done
+echo "ok - a slice of c_recurse keeps the trace's symbols; its xray map names depth, up, down"
 
 # C++ exceptions: the unwinder's jump to a landing pad leaves the frames
 # of the recursion it unwinds; llvm-xray demangles the ELF map's names
@@ -59,6 +76,7 @@ if command -v "$CXX" >/dev/null && "$CXX" -O1 -o "$T/exc" "$top_srcdir/tests/wri
 	record $p "$T/exc"
 	conv $p xray
 	check $p
+	from_ptc $p xray
 	"$LLVM_XRAY" account -m "$T/$p.out"/xray.*.map.elf "$T/$p.out"/xray.*.fdr >"$T/acc" || fail "$p: account"
 	for f in "21 thrower(int)" "3 catcher(int)" "1 main"; do
 		awk '{ print $2, $NF }' "$T/acc" | grep -qx "$f" || { cat "$T/acc" >&2; fail "$p: account: not $f"; }
@@ -85,6 +103,7 @@ for p in c_recurse c_signal c_threads; do
 		fail "$p: ptgen-encode --timing=none"
 	conv $p xray:threads
 	check $p --untimed
+	from_ptc $p xray:threads
 done
 
 # A trace that starts inside the recursion: the truth cut at the 150th
@@ -106,21 +125,28 @@ printf '%s\n' 'count,sum,function' '1,1.000000e+01,"f"' '1,2.000000e-07,"g"' '1,
 	fail "xray_feed: llvm-xray account"
 echo "ok - 10 s in one call (TSCWrap), 200 ns, a frame left at a loss after 1 s: llvm-xray accounts them so"
 
-# Refused: --per-cpu streams (threads mixed), a .ptc trace (one thread, no
-# symbols); a run into a directory of an earlier one removes its xray files
+# Refused: --per-cpu streams (threads mixed), a thread's .ptc trace given
+# twice; a run into a directory of an earlier one removes its xray files
 "$ENC" -o "$T/c_threads.data" --buildid-dir "$T/bid" "$T/c_threads.truth" || fail "ptgen-encode"
 "$PTCONV" "$T/c_threads.data" -f xray --per-cpu -o "$T/pc" --buildid-dir "$T/bid" -q 2>"$T/err"
 [ $? = 2 ] && grep -q "per-cpu" "$T/err" || fail "-f xray --per-cpu: not refused as a usage error"
 conv c_threads ptconv,xray:threads
-"$PTCONV" "$(ls "$T"/c_threads.out/trace.*.ptc | head -1)" -f xray -o "$T/pc" -q 2>"$T/err"
-[ $? = 2 ] && grep -q "recording" "$T/err" || fail "-f xray from a .ptc: not refused as a usage error"
+set -- "$T"/c_threads.out/trace.*.ptc
+"$PTCONV" convert "$1" "$2" "$1" -f xray -o "$T/pc" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "same thread" "$T/err" || fail "a .ptc given twice: not refused as a usage error"
+"$PTCONV" convert "$1" "$T/c_threads.data" -f xray -o "$T/pc" -q 2>"$T/err"
+[ $? = 2 ] && grep -q "not a ptconv trace" "$T/err" || fail "a .ptc and a recording: not refused as a usage error"
+# a trace of version 2 (before the symbols): functions by address, said so
+"$PTCONV" convert "$top_srcdir/tests/fuzz/seeds/fuzz_ptc_trace/chunks-v2.ptc" -f xray -o "$T/v2" -q 2>"$T/err" &&
+	grep -q "holds no symbols" "$T/err" && ! grep -q 'function-name: "[a-z_]*"' "$T/v2"/xray.*.map.yaml ||
+	fail "a version 2 trace: not converted by address with a warning"
 "$PTCONV" "$T/c_threads.data" -f xray -o "$T/c_threads.out" --buildid-dir "$T/bid" -q 2>/dev/null ||
 	fail "a run into a used directory"
 left=$(cd "$T/c_threads.out" && ls -A | grep -v -E '^(summary\.json|xray\.[0-9]+\.(fdr|map\.yaml|map\.elf))$')
 [ -z "$left" ] || fail "a used directory: left there: $left"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not all(sorted(t["files"]) == sorted(sys.argv[2:]) for t in d["threads"]))' \
 	"$T/c_threads.out/summary.json" $(cd "$T/c_threads.out" && ls xray.*) || fail "summary.json does not list the xray files of every thread"
-echo "ok - --per-cpu and a .ptc refused (exit 2); a used directory keeps this run's files only, summary.json lists them"
+echo "ok - --per-cpu, a .ptc given twice and a .ptc with a recording refused (exit 2), a version 2 .ptc named by address with a warning; a used directory keeps this run's files only, summary.json lists them"
 
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened: on one CPU they take turns), per

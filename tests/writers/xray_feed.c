@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "writers/writers.h"
+#include "feed.h"
 
 static void lookup(void *ctx, uint64_t addr, struct ptc_symbol *out)
 {
@@ -43,17 +44,7 @@ static void lookup(void *ctx, uint64_t addr, struct ptc_symbol *out)
 
 static struct ptc_branch br(uint64_t ip, uint64_t target, int kind, uint64_t time)
 {
-	struct ptc_branch b;
-
-	memset(&b, 0, sizeof(b));
-	b.ip = ip;
-	b.target = target;
-	b.kind = (uint8_t)kind;
-	b.taken = 1;
-	b.length = 5;
-	b.time = time;
-	b.insns = 1;
-	return b;
+	return feed_branch(ip, target, kind, time, 5, 1);
 }
 
 int main(int argc, char **argv)

@@ -316,6 +316,7 @@ def read_log(path):
         raise ValueError("%s: not an FDR log of version >= 3 (%d, %d)" % (path, version, ftype))
     pos = 32
     threads = {}
+    starts = []     # the custom events' times (ptconv-formats(5): a log of several threads)
     while pos < len(d):
         if d[pos] != (7 << 1 | 1):
             raise ValueError("%s: offset %d: no BufferExtents record" % (path, pos))
@@ -345,6 +346,13 @@ def read_log(path):
                     if t2 < tsc:
                         raise ValueError("%s: offset %d: TSCWrap goes back" % (path, pos))
                     tsc = t2
+                elif kind == 5:
+                    n, t5 = struct.unpack_from("<iQ", d, pos + 1)
+                    if n <= 0 or pos + 16 + n > end:
+                        raise ValueError("%s: offset %d: custom event of %d bytes" % (path, pos, n))
+                    starts.append(t5)
+                    pos += 16 + n
+                    continue
                 elif kind != 4:
                     raise ValueError("%s: offset %d: metadata kind %d" % (path, pos, kind))
                 pos += 16
@@ -358,6 +366,12 @@ def read_log(path):
         if pos != end:
             raise ValueError("%s: buffer of thread %s overruns its extent" % (path, tid))
         threads.setdefault(tid, [])
+    # a log of several threads: every buffer begins with the log's earliest time
+    first = min((r[0][2] for r in threads.values() if r), default=None)
+    logged = sum(1 for r in threads.values() if r)
+    if starts != ([first] * logged if logged > 1 else []):
+        raise ValueError("%s: custom events at %r, the earliest record at %r in %d buffers"
+                         % (path, starts[:3], first, logged))
     return (version, hz), threads
 
 
