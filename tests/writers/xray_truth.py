@@ -390,7 +390,7 @@ def read_gaps(path):
     """ptgen-encode's record of its losses, for read_truth (None: none)."""
     gaps = {}
     for line in open(path) if path else []:
-        m = re.search(r"first (\d+) resume (\d+)", line)
+        m = re.search(r"\bfirst (\d+)\b.*\bresume (\d+)", line)
         if m:
             gaps.setdefault(None, []).append((int(m.group(1)), int(m.group(2))))
     return gaps
