@@ -123,6 +123,7 @@ struct cthread {
 	struct ptc_code_reader code;
 	struct ptc_symbol_reader syms;	/* (xray, perfetto) the symbols of code's images */
 	uint64_t code_time, code_until;
+	uint64_t code_epoch;		/* changes with code_time (syms.epoch) */
 	struct ptc_pt_region code_reg;
 	int code_have;
 	uint64_t lost_upto;	/* sideband-loss ranges up to this time got their gap */
@@ -277,6 +278,7 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 					: t->conv->sb ? ptc_sb_next_map_change(t->conv->sb, t->pt.pid, t->code_time)
 					: UINT64_MAX;
 			t->code_have = 0;
+			t->code_epoch++;
 		}
 		from = t->code_time;
 		until = t->code_until;
@@ -517,6 +519,12 @@ static void sym_lookup(void *ctx, uint64_t addr, struct ptc_symbol *out)
 	}
 }
 
+/* sym_lookup() answers as it did while code_time stays (0: before any). */
+static uint64_t sym_epoch(void *ctx)
+{
+	return ((const struct cthread *)ctx)->code_epoch;
+}
+
 static int wanted(struct conv *c, uint32_t pid, uint32_t tid, const char *comm)
 {
 	const struct ptc_convert_options *o = c->opt;
@@ -615,6 +623,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.outdir = c->outdir;
 		cfg.code = &t->code;
 		t->syms.lookup = sym_lookup;
+		t->syms.epoch = sym_epoch;
 		t->syms.ctx = t;
 		cfg.symbols = &t->syms;
 		cfg.procs = c->procs;

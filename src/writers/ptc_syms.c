@@ -20,6 +20,7 @@ void ptc_symw_free(struct ptc_symw *s)
 	free(s->images);
 	free(s->v);
 	free(s->cover);
+	free(s->known);
 	free(s->names);
 	ptc_map_free(&s->ident);
 	memset(s, 0, sizeof(*s));
@@ -128,16 +129,70 @@ static int cover_add(struct ptc_symw *s, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
+/* The first known range that ends after addr (nknown: none). */
+static size_t known_at(const struct ptc_symw *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nknown;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->known[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Answer e holds over its range in epoch ep (0: no epoch, nothing kept). */
+static int remember(struct ptc_symw *s, const struct ptc_symw_entry *e, uint64_t ep)
+{
+	size_t i;
+
+	if (!ep || ep != s->known_epoch)
+		return 0;
+	i = known_at(s, e->lo);
+	if (i < s->nknown && s->known[i].lo < e->hi)
+		return 0;	/* (overlaps one: not this epoch's partition, keep out) */
+	if (s->nknown == s->capknown) {
+		size_t cap = s->capknown ? s->capknown * 2 : 256;
+		void *n = realloc(s->known, cap * sizeof(*s->known));
+
+		if (!n)
+			return -ptc_err_nomem;
+		s->known = n;
+		s->capknown = cap;
+	}
+	memmove(&s->known[i + 1], &s->known[i], (s->nknown - i) * sizeof(*s->known));
+	s->known[i].lo = e->lo;
+	s->known[i].hi = e->hi;
+	s->nknown++;
+	return 0;
+}
+
 int ptc_symw_note(struct ptc_symw *s, const struct ptc_symbol_reader *r, uint64_t addr, uint64_t rec)
 {
 	struct ptc_symbol a;
 	struct ptc_symw_entry e;
 	const char *name;
 	uint32_t probe, id;
+	uint64_t ep = 0;
 	size_t i;
 
 	if (!r || !r->lookup)
 		return 0;
+	if (r->epoch) {
+		/* a range noted in this epoch: the answer noted */
+		ep = r->epoch(r->ctx);
+		if (ep != s->known_epoch) {
+			s->nknown = 0;
+			s->known_epoch = ep;
+		}
+		i = known_at(s, addr);
+		if (i < s->nknown && s->known[i].lo <= addr)
+			return 0;
+	}
 	memset(&a, 0, sizeof(a));
 	r->lookup(r->ctx, addr, &a);
 	/* (no image and no symbol: the reader answers nothing, as it does
@@ -158,7 +213,7 @@ int ptc_symw_note(struct ptc_symw *s, const struct ptc_symbol_reader *r, uint64_
 		if (id == UINT32_MAX)
 			break;
 		if (same(s, &s->v[id], &e, name) && !s->v[id].shadowed)
-			return 0;	/* the answer it has */
+			return remember(s, &e, ep);	/* the answer it has */
 	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
@@ -180,6 +235,7 @@ int ptc_symw_note(struct ptc_symw *s, const struct ptc_symbol_reader *r, uint64_
 	}
 	/* over what it overlaps, from this record on */
 	if (covered(s, e.lo, e.hi)) {
+		s->nknown = 0;	/* some of them may be shadowed now */
 		e.from = rec;
 		for (i = 0; i < s->n; i++)
 			if (s->v[i].lo < e.hi && e.lo < s->v[i].hi)
@@ -191,7 +247,7 @@ int ptc_symw_note(struct ptc_symw *s, const struct ptc_symbol_reader *r, uint64_
 		return -ptc_err_nomem;
 	s->names_len += e.name_len;
 	s->v[s->n++] = e;
-	return 0;
+	return remember(s, &e, ep);
 }
 
 static int cmp_entry(const void *a, const void *b)

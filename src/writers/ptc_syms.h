@@ -42,6 +42,13 @@ struct ptc_symw {
 	size_t nimages, capimages;
 	char *names;
 	size_t names_len, names_cap;
+	/* The ranges of the answers noted in the reader's epoch known_epoch,
+	 * sorted (one epoch's answers do not overlap): an address in one has
+	 * the same answer again.  Emptied when the epoch changes or an entry
+	 * shadows others. */
+	struct { uint64_t lo, hi; } *known;
+	size_t nknown, capknown;
+	uint64_t known_epoch;
 };
 
 int ptc_symw_init(struct ptc_symw *s);

@@ -46,6 +46,9 @@ struct ptc_symbol {
 struct ptc_symbol_reader {
 	void (*lookup)(void *ctx, uint64_t addr, struct ptc_symbol *out);
 	void *ctx;
+	/* Optional: a number that stays the same while lookup() answers as
+	 * it did (never 0); NULL: none, every address is looked up. */
+	uint64_t (*epoch)(void *ctx);
 };
 
 struct ptc_writer_config {
