@@ -31,6 +31,9 @@
  *	psb	PSB+ of 64-bit code (MODE.Exec) with tracing off
  *	psb@A	the same with tracing on at A (its FUP)
  *	psbx@A	the same inside a transaction (MODE.TSX, InTX set)
+ *	psb32, psb32@A	the same in 32-bit code (MODE.Exec: CS.L 0, CS.D 1)
+ *	mode16, mode32, mode64	MODE.Exec of 16-bit (CS.L 0, CS.D 0),
+ *		32-bit or 64-bit code, which binds to the TIP that follows
  *	abort	MODE.TSX of a transaction's abort (TXAbort set), which binds
  *		to the FUP that follows
  *	pge@A, pgd@A, fup@A, tip@A	TIP.PGE, TIP.PGD, FUP, TIP with IP A
@@ -75,12 +78,13 @@ static void script(struct seq *s, const char *name, const char *text)
 
 		if (at)
 			*at = 0;
-		if (!strcmp(w, "psb") || !strcmp(w, "psbx")) {
+		if (!strcmp(w, "psb") || !strcmp(w, "psbx") || !strcmp(w, "psb32")) {
 			p.type = ppt_psb;
 			put(s, &p);
 			p.type = ppt_mode;
 			p.payload.mode.leaf = pt_mol_exec;
-			p.payload.mode.bits.exec.csl = 1;
+			p.payload.mode.bits.exec.csl = w[3] != '3';
+			p.payload.mode.bits.exec.csd = w[3] == '3';
 			put(s, &p);
 			if (w[3] == 'x') {
 				p.type = ppt_mode;
@@ -117,6 +121,11 @@ static void script(struct seq *s, const char *name, const char *text)
 			}
 			CHECK(pt_enc_sync_set(s->enc, off) == 0, "%s: encoder offset", name);
 			continue;
+		} else if (!strncmp(w, "mode", 4)) {
+			p.type = ppt_mode;
+			p.payload.mode.leaf = pt_mol_exec;
+			p.payload.mode.bits.exec.csl = !strcmp(w + 4, "64");
+			p.payload.mode.bits.exec.csd = !strcmp(w + 4, "32");
 		} else if (!strcmp(w, "abort")) {
 			p.type = ppt_mode;
 			p.payload.mode.leaf = pt_mol_tsx;
@@ -437,6 +446,72 @@ static const char expect_bdm70[] = "0x400001 0x0 far 1 2\n0x400004 0x0 far 1 2\n
  * (that names --cpu); the branches are those above. */
 static const char expect_bdm70_other[] = "gap disabled\n0x400001 0x0 far 1 2 after-gap\n0x400004 0x0 far 1 2\n";
 
+/* ---- item 4: 32-bit and compatibility-mode code ----
+ *
+ * MODE.Exec says how the bytes decode: a1 is mov eax,[moffs32] (5 bytes)
+ * in 32-bit code and mov eax,[moffs64] (9 bytes) in 64-bit code, so code
+ * decoded in the wrong mode loses the test and the je behind it.
+ *
+ *   +00 a1 00 10 40 00  mov eax,[0x401000]
+ *   +05 85 c0           test eax,eax
+ *   +07 74 05           je +0e
+ *   +09 e8 06 00 00 00  call +14 (f)
+ *   +0e ff e3           jmp ebx
+ *   +10 90              nop
+ *   +11 cd 80           int 0x80
+ *   +13 90              nop
+ *   +14 90              f: nop
+ *   +15 c3              ret
+ */
+static const char code_moffs32[] =
+	"\xa1\x00\x10\x40\x00\x85\xc0\x74\x05\xe8\x06\x00\x00\x00\xff\xe3"
+	"\x90\xcd\x80\x90\x90\xc3";
+/* mov, test, je not taken (bit 0; 3 insns); call f (1); nop, ret
+ * compressed (bit 1; 2) to +0e; jmp ebx with its TIP to +11 (1); int 0x80
+ * (1): TIP.PGD at the kernel, the trace ends (target 0). */
+static const char expect_moffs32[] =
+	"0x400007 0x40000e cond 0 3\n"
+	"0x400009 0x400014 call 1 1\n"
+	"0x400015 0x40000e ret 1 2\n"
+	"0x40000e 0x400011 jmp-ind 1 1\n"
+	"0x400011 0x0 far 1 1\n";
+
+/* A far jump from 64-bit code into 32-bit code (a compatibility-mode code
+ * segment) and back: each with MODE.Exec bound to its TIP.
+ *
+ *   +00 a1 00 10 40 00 00 00 00 00  mov eax,[0x401000] (64-bit)
+ *   +09 85 c0                       test eax,eax
+ *   +0b 75 04                       jne +11
+ *   +0d ff 2c 24                    jmp far [rsp]
+ *   +10 90                          nop
+ *   +11 a1 00 10 40 00              mov eax,[0x401000] (32-bit)
+ *   +16 85 c0                       test eax,eax
+ *   +18 74 04                       je +1e
+ *   +1a ff 2c 24                    jmp far [esp]
+ *   +1d 90                          nop
+ *   +1e cd 80                       int 0x80
+ *   +20 a1 00 10 40 00 00 00 00 00  mov eax,[0x401000] (64-bit)
+ *   +29 0f 05                       syscall
+ */
+static const char code_modes[] =
+	"\xa1\x00\x10\x40\x00\x00\x00\x00\x00\x85\xc0\x75\x04\xff\x2c\x24\x90"
+	"\xa1\x00\x10\x40\x00\x85\xc0\x74\x04\xff\x2c\x24\x90\xcd\x80"
+	"\xa1\x00\x10\x40\x00\x00\x00\x00\x00\x0f\x05";
+/* mov, test, jne not taken (bit 0; 3 insns); the far jump, its TIP at +11
+ * (1); mov, test, je not taken (bit 0; 3); the far jump, its TIP at +20
+ * (1); mov, syscall (2): TIP.PGD at the kernel. */
+static const char expect_modes[] =
+	"0x40000b 0x400011 cond 0 3\n"
+	"0x40000d 0x400011 far 1 1\n"
+	"0x400018 0x40001e cond 0 3\n"
+	"0x40001a 0x400020 far 1 1\n"
+	"0x400029 0x0 far 1 2\n";
+/* The same from +11, where tracing starts in 32-bit code. */
+static const char expect_modes_pge32[] =
+	"0x400018 0x40001e cond 0 3\n"
+	"0x40001a 0x400020 far 1 1\n"
+	"0x400029 0x0 far 1 2\n";
+
 /* Which of them the libipt loaded knows (pt_library_version()). */
 enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
 
@@ -454,7 +529,7 @@ static const struct corner {
 	const char *cpu;	/* --cpu FAMILY/MODEL/STEPPING, NULL: none */
 	const char *erratum;	/* bdm64, bdm70: expect is also checked against
 				 * libipt's instruction flow decoder with that
-				 * workaround on (insn_flow()) */
+				 * workaround on (insn_flow()); "": without one */
 } corners[] = {
 /* (designated: the fields after expect are optional) */
 #define CODE(c) .code = c, .code_size = sizeof(c) - 1
@@ -511,6 +586,19 @@ static const struct corner {
 	  .detail = "--cpu" },
 	{ "bdm70_other_cpu", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
 	  .cpu = "6/85/4", .erratum = "bdm70" },
+	/* 32-bit code: from a TIP.PGE, from a PSB+ with tracing on, and
+	 * with a PSB+ on the way (its MODE.Exec a status, not a change) */
+	{ "moffs32", CODE(code_moffs32), "psb32 pge@+0 tnt:01 tip@+11 pgd@k", expect_moffs32, .erratum = "" },
+	{ "moffs32_psb_on", CODE(code_moffs32), "psb32@+0 tnt:01 tip@+11 pgd@k", expect_moffs32,
+	  .erratum = "" },
+	{ "moffs32_psb_mid", CODE(code_moffs32), "psb32 pge@+0 tnt:01 psb32@+e tip@+11 pgd@k", expect_moffs32,
+	  .erratum = "" },
+	/* 64-bit code to 32-bit code and back */
+	{ "modes", CODE(code_modes), "psb pge@+0 tnt:0 mode32 tip@+11 tnt:0 mode64 tip@+20 pgd@k", expect_modes,
+	  .erratum = "" },
+	/* the trace starting in 32-bit code (MODE.Exec before TIP.PGE) */
+	{ "modes_pge32", CODE(code_modes), "psb mode32 pge@+11 tnt:0 mode64 tip@+20 pgd@k",
+	  expect_modes_pge32, .erratum = "" },
 #undef CODE
 };
 
@@ -594,7 +682,7 @@ static void insn_flow(const struct corner *c, uint8_t *pt, size_t n, char *out, 
 	pt_config_init(&cfg);
 	cfg.begin = pt;
 	cfg.end = pt + n;
-	cfg.errata.bdm64 = !strcmp(c->erratum, "bdm64");
+	cfg.errata.bdm64 = !strcmp(c->erratum, "bdm64");	/* (both off for "") */
 	cfg.errata.bdm70 = !strcmp(c->erratum, "bdm70");
 	dec = pt_insn_alloc_decoder(&cfg);
 	CHECK(dec && pt_image_set_callback(pt_insn_get_image(dec), read_code, (void *)c) == 0, "%s: insn decoder",
@@ -637,7 +725,8 @@ static void insn_flow(const struct corner *c, uint8_t *pt, size_t n, char *out, 
 }
 
 /* expect's branches in insn_flow()'s terms: a far transfer's destination
- * is where tracing stopped ("-"), a branch not taken went to "fall". */
+ * is where tracing stopped ("-") unless it has one (a far jump with tracing
+ * on), a branch not taken went to "fall". */
 static void expect_flow(const char *expect, char *out, size_t cap)
 {
 	const char *l;
@@ -651,7 +740,7 @@ static void expect_flow(const char *expect, char *out, size_t cap)
 		if (sscanf(l, "%31s %31s %15s %u %u", ip, tgt, kind, &taken, &insns) != 5)
 			continue;
 		n += (size_t)snprintf(out + n, cap - n, "%s %s %u\n", ip,
-				      !strcmp(kind, "far") ? "-" : !taken ? "fall" : tgt, insns);
+				      !strcmp(kind, "far") && !strcmp(tgt, "0x0") ? "-" : !taken ? "fall" : tgt, insns);
 		CHECK(n < cap, "expect: too long");
 	}
 }
@@ -717,8 +806,8 @@ int main(int argc, char **argv)
 			write_file(argv[1], c->name, ".detail", c->detail, strlen(c->detail));
 		}
 		if (c->erratum) {
-			/* the branches worked out by hand are libipt's with the
-			 * erratum's workaround on */
+			/* the branches worked out by hand are libipt's (with the
+			 * erratum's workaround on) */
 			char got[1024], want[1024];
 
 			insn_flow(c, s.buf, (size_t)size, got, sizeof(got));
