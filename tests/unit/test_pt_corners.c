@@ -23,6 +23,9 @@
 #include "../lib/check.h"
 
 #define BASE 0x400000ull
+/* where the current case's code is: BASE, or its own base (16-bit code,
+ * whose IP wraps at 64 KiB, lies below) */
+static uint64_t base = BASE;
 /* where a system call enters the kernel (user-only: tracing stops there) */
 #define KERNEL 0xffffffff81000000ull
 
@@ -44,7 +47,7 @@
  *		then PWRX (woken by an interrupt)
  *	raw:HEX	bytes as they are, for packets libipt's encoder cannot write
  *
- * A: +HEX (from BASE), 0xHEX, or k (the kernel's KERNEL). */
+ * A: +HEX (from the case's base), 0xHEX, or k (the kernel's KERNEL). */
 struct seq {
 	uint8_t buf[4096];
 	struct pt_encoder *enc;
@@ -61,7 +64,7 @@ static uint64_t addr(const char *a)
 	if (a[0] == 'k')
 		return KERNEL;
 	if (a[0] == '+')
-		return BASE + strtoull(a + 1, NULL, 16);
+		return base + strtoull(a + 1, NULL, 16);
 	return strtoull(a, NULL, 16);
 }
 
@@ -512,6 +515,31 @@ static const char expect_modes_pge32[] =
 	"0x40001a 0x400020 far 1 1\n"
 	"0x400029 0x0 far 1 2\n";
 
+/* 16-bit code, at 0x1000 (its IP is 16 bits): a1 is mov ax,[moffs16] (3
+ * bytes), e8 a call with a 16-bit displacement.
+ *
+ *   +00 a1 00 20  mov ax,[0x2000]
+ *   +03 85 c0     test ax,ax
+ *   +05 74 03     je +0a
+ *   +07 e8 02 00  call +0c (f)
+ *   +0a ff e3     jmp bx
+ *   +0c 90        f: nop
+ *   +0d c3        ret
+ *   +0e 90        nop
+ *   +0f cd 80     int 0x80
+ */
+#define BASE16 0x1000ull
+static const char code_moffs16[] = "\xa1\x00\x20\x85\xc0\x74\x03\xe8\x02\x00\xff\xe3\x90\xc3\x90\xcd\x80";
+/* mov, test, je not taken (bit 0; 3 insns); call f (1); nop, ret
+ * compressed (bit 1; 2) to +0a; jmp bx with its TIP to +0f (1); int 0x80
+ * (1): TIP.PGD at the kernel. */
+static const char expect_moffs16[] =
+	"0x1005 0x100a cond 0 3\n"
+	"0x1007 0x100c call 1 1\n"
+	"0x100d 0x100a ret 1 2\n"
+	"0x100a 0x100f jmp-ind 1 1\n"
+	"0x100f 0x0 far 1 1\n";
+
 /* Which of them the libipt loaded knows (pt_library_version()). */
 enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
 
@@ -530,6 +558,7 @@ static const struct corner {
 	const char *erratum;	/* bdm64, bdm70: expect is also checked against
 				 * libipt's instruction flow decoder with that
 				 * workaround on (insn_flow()); "": without one */
+	uint64_t base;		/* where the code is, 0: BASE */
 } corners[] = {
 /* (designated: the fields after expect are optional) */
 #define CODE(c) .code = c, .code_size = sizeof(c) - 1
@@ -599,6 +628,9 @@ static const struct corner {
 	/* the trace starting in 32-bit code (MODE.Exec before TIP.PGE) */
 	{ "modes_pge32", CODE(code_modes), "psb mode32 pge@+11 tnt:0 mode64 tip@+20 pgd@k",
 	  expect_modes_pge32, .erratum = "" },
+	/* 16-bit code (MODE.Exec while tracing is off, before TIP.PGE) */
+	{ "moffs16", CODE(code_moffs16), "psb mode16 pge@+0 tnt:01 tip@+f pgd@k", expect_moffs16, .erratum = "",
+	  .base = BASE16 },
 #undef CODE
 };
 
@@ -660,11 +692,11 @@ static int read_code(uint8_t *buf, size_t size, const struct pt_asid *asid, uint
 	const struct corner *c = ctx;
 
 	(void)asid;
-	if (ip < BASE || ip >= BASE + c->code_size)
+	if (ip < base || ip >= base + c->code_size)
 		return -pte_nomap;
-	if (size > BASE + c->code_size - ip)
-		size = (size_t)(BASE + c->code_size - ip);
-	memcpy(buf, c->code + (ip - BASE), size);
+	if (size > base + c->code_size - ip)
+		size = (size_t)(base + c->code_size - ip);
+	memcpy(buf, c->code + (ip - base), size);
 	return (int)size;
 }
 
@@ -772,6 +804,7 @@ int main(int argc, char **argv)
 		struct pt_config cfg;
 		uint64_t size = 0;
 
+		base = c->base ? c->base : BASE;
 		memset(&s, 0, sizeof(s));
 		pt_config_init(&cfg);
 		cfg.begin = s.buf;
@@ -815,7 +848,7 @@ int main(int argc, char **argv)
 			CHECK(!strcmp(got, want), "%s: libipt's instruction flow with %s:\n%sthe branches expected:\n%s",
 			      c->name, c->erratum, got, want);
 		}
-		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 " %s\n", c->name, (uint64_t)BASE,
+		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 " %s\n", c->name, base,
 				       c->cpu ? c->cpu : "-");
 		CHECK(nl < sizeof(list), "too many cases");
 	}
