@@ -89,3 +89,7 @@ tests_unit_test_pt_status_SOURCES = tests/unit/test_pt_status.c
 TESTS += tests/unit/test_pt_status
 TESTS += tests/pt_corners.sh
 EXTRA_DIST += tests/pt_corners.sh
+# 32-bit programs (gcc -m32: gcc-multilib) traced by ptgen, every engine
+# against the real execution (issue 15, item 4)
+TESTS += tests/pt_m32.sh
+EXTRA_DIST += tests/pt_m32.sh
