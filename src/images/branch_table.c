@@ -101,12 +101,11 @@ static uint64_t direct_target(const ZydisDecodedInstruction *in, uint64_t ip)
 	uint64_t t = ip + in->length + (uint64_t)in->raw.imm[0].value.s;
 
 	/* With a 16-bit operand size (a 66 prefix, or 16-bit code) the
-	 * target wraps within 64 KiB, and in 32-bit code within 4 GiB (EIP);
-	 * in 64-bit code only AMD's branch mode (not enabled) has the former. */
-	if (in->operand_width == 16)
-		t &= 0xffff;
-	else if (in->machine_mode != ZYDIS_MACHINE_MODE_LONG_64)
-		t &= 0xffffffff;
+	 * target wraps within 64 KiB, with a 32-bit one (32-bit code) within
+	 * 4 GiB (EIP).  In 64-bit code near branches have a 64-bit operand
+	 * size but in AMD's branch mode (not enabled): one test there. */
+	if (in->operand_width < 64)
+		t &= in->operand_width == 16 ? 0xffff : 0xffffffff;
 	return t;
 }
 
@@ -125,8 +124,9 @@ static void decode_at(const ZydisDecoder *dec, const struct ptc_span *s, uint64_
 	struct ptc_x86_newer nw;
 	uint64_t left = end - p;
 
-	if (dec->machine_mode == ZYDIS_MACHINE_MODE_LONG_64 &&
-	    ptc_x86_newer_branch(s->bytes + (p - s->vaddr), left, &nw)) {
+	/* (rare bytes first: the mode costs nothing on the common path) */
+	if (ptc_x86_newer_branch(s->bytes + (p - s->vaddr), left, &nw) &&
+	    dec->machine_mode == ZYDIS_MACHINE_MODE_LONG_64) {
 		d->length = nw.length;
 		d->kind = nw.kind;
 		d->target = 0;
@@ -295,7 +295,7 @@ static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s
 			*insns += n;
 			return 0;
 		}
-		if ((img->mode == 64 && ptc_x86_newer_branch(s->bytes + (addr - s->vaddr), left, &nw)) ||
+		if ((ptc_x86_newer_branch(s->bytes + (addr - s->vaddr), left, &nw) && img->mode == 64) ||
 		    ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
 				s->bytes + (addr - s->vaddr),
 				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,

@@ -309,7 +309,7 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 	if (region(d, ip) < 0)
 		return -2;
 	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
-	if (d->zy_mode != ptem_32bit && d->zy_mode != ptem_16bit && ptc_x86_newer_branch(buf, n, &nw)) {
+	if (ptc_x86_newer_branch(buf, n, &nw) && d->zy_mode != ptem_32bit && d->zy_mode != ptem_16bit) {
 		*len = nw.length;
 		return nw.kind;
 	}

@@ -797,7 +797,7 @@ static void set_thread(struct ptc_pt_decoder *d, struct ptc_pt_thread *t)
 
 /* d->reg's code as code of the current mode (the environment gives the
  * image, whose own table may decode another). */
-static int region_in_mode(struct ptc_pt_decoder *d, int *cause)
+static __attribute__((noinline, cold)) int region_in_mode(struct ptc_pt_decoder *d, int *cause)
 {
 	const struct ptc_image *m;
 	size_t n;
@@ -869,21 +869,12 @@ static void exec_mode(struct ptc_pt_decoder *d, const struct pt_event *ev)
 		d->mode_next = bits == d->mode ? 0 : bits;
 }
 
-/* The region at ip into d->reg (from the cache, else the environment's):
- * 0, or region_at's error with *cause and d->msg. */
-static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
+/* The environment's region at ip into d->reg and the cache (a miss of
+ * lookup_region(), kept out of its way). */
+static __attribute__((noinline)) int region_miss(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
 {
-	unsigned i;
 	int err;
 
-	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
-		return 0;
-	for (i = 0; i < d->nrc; i++)
-		if (ip >= d->rc[i].start && ip < d->rc[i].end) {
-			d->reg = d->rc[i];
-			d->have_reg = 1;
-			return 0;
-		}
 	d->msg[0] = 0;
 	err = d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, cause, d->msg, sizeof(d->msg));
 	if (err >= 0 && ptc_image_mode(d->reg.img) != d->mode)
@@ -902,6 +893,23 @@ static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
 		d->rc_next = (d->rc_next + 1) % RCACHE;
 	}
 	return 0;
+}
+
+/* The region at ip into d->reg (from the cache, else the environment's):
+ * 0, or region_at's error with *cause and d->msg. */
+static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
+{
+	unsigned i;
+
+	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
+		return 0;
+	for (i = 0; i < d->nrc; i++)
+		if (ip >= d->rc[i].start && ip < d->rc[i].end) {
+			d->reg = d->rc[i];
+			d->have_reg = 1;
+			return 0;
+		}
+	return region_miss(d, ip, cause);
 }
 
 static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
@@ -1006,7 +1014,7 @@ static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, ui
 			*n = k;
 			return to == UINT64_MAX && k ? 0 : -1;
 		}
-		if ((d->mode == 64 && ptc_x86_newer_branch(buf, got, &nw)) ||
+		if ((ptc_x86_newer_branch(buf, got, &nw) && d->mode == 64) ||
 		    ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) ||
 		    zy_branch(&in))
 			return -1;
@@ -2040,7 +2048,7 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 	/* the memo while it takes paths (a full one costs more than it saves) */
 	struct ptc_path_memo *memo = d->fast && d->memo && ptc_path_memo_open(d->memo) ? d->memo : NULL;
 
-	if (!d->have_idx || d->have_ev || d->mode_next)
+	if (!d->have_idx || d->have_ev)
 		return step(d, until);
 	if (d->status & pts_event_pending)
 		return STEP_OK;	/* run() fetches the event first */
@@ -2354,7 +2362,12 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 			d->piece_done = 1;
 			continue;
 		}
-		err = d->skipping ? skip_unknown(d, until) : walk(d, until);
+		/* (a MODE.Exec waiting for its TIP: one branch at a time, so
+		 * that the TIP's target is searched in the new mode) */
+		if (__builtin_expect(d->skipping | d->mode_next, 0))
+			err = d->skipping ? skip_unknown(d, until) : step(d, until);
+		else
+			err = walk(d, until);
 		if (err < 0)
 			return err;
 		if (err == STEP_STOP)
