@@ -100,11 +100,13 @@ static uint64_t direct_target(const ZydisDecodedInstruction *in, uint64_t ip)
 {
 	uint64_t t = ip + in->length + (uint64_t)in->raw.imm[0].value.s;
 
-	/* With a 16-bit operand size (a 66 prefix, or 16-bit code) the
-	 * target wraps within 64 KiB, with a 32-bit one (32-bit code) within
-	 * 4 GiB (EIP).  In 64-bit code near branches have a 64-bit operand
-	 * size but in AMD's branch mode (not enabled): one test there. */
-	if (in->operand_width < 64)
+	/* In 32-bit code (flat: its code segment starts at 0) EIP wraps at
+	 * 4 GiB, and at 64 KiB with a 16-bit operand size (a 66 prefix).  In
+	 * 16-bit code IP wraps within a code segment whose base the trace's
+	 * linear addresses do not say: as libipt, no wrap.  In 64-bit code
+	 * near branches have a 64-bit operand size but in AMD's branch mode
+	 * (not enabled): one test there. */
+	if (in->operand_width < 64 && in->machine_mode != ZYDIS_MACHINE_MODE_LEGACY_16)
 		t &= in->operand_width == 16 ? 0xffff : 0xffffffff;
 	return t;
 }

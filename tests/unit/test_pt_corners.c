@@ -540,6 +540,15 @@ static const char expect_moffs16[] =
 	"0x100a 0x100f jmp-ind 1 1\n"
 	"0x100f 0x0 far 1 1\n";
 
+/* The same code above 64 KiB (a code segment's base, which the trace's
+ * linear addresses do not show): nothing wraps, as libipt has it. */
+static const char expect_moffs16_high[] =
+	"0x400005 0x40000a cond 0 3\n"
+	"0x400007 0x40000c call 1 1\n"
+	"0x40000d 0x40000a ret 1 2\n"
+	"0x40000a 0x40000f jmp-ind 1 1\n"
+	"0x40000f 0x0 far 1 1\n";
+
 /* Which of them the libipt loaded knows (pt_library_version()). */
 enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
 
@@ -631,6 +640,8 @@ static const struct corner {
 	/* 16-bit code (MODE.Exec while tracing is off, before TIP.PGE) */
 	{ "moffs16", CODE(code_moffs16), "psb mode16 pge@+0 tnt:01 tip@+f pgd@k", expect_moffs16, .erratum = "",
 	  .base = BASE16 },
+	{ "moffs16_high", CODE(code_moffs16), "psb mode16 pge@+0 tnt:01 tip@+f pgd@k", expect_moffs16_high,
+	  .erratum = "" },
 #undef CODE
 };
 

@@ -318,7 +318,11 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 	*len = in.length;
 	direct = in.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
 		 ops[0].imm.is_relative;
-	if (direct) {
+	if (direct && d->zy_mode == ptem_16bit) {
+		/* IP wraps within a code segment whose base is not known:
+		 * as libipt (and the tables), no wrap */
+		*target = ip + in.length + (uint64_t)ops[0].imm.value.s;
+	} else if (direct) {
 		ZyanU64 t;
 		if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], ip, &t)))
 			*target = t;
