@@ -96,18 +96,26 @@ static int branch_kind(const ZydisDecodedInstruction *in)
 	}
 }
 
+/* Target t of a direct branch with an operand size below 64 bits: in
+ * 32-bit code (flat: its code segment starts at 0) EIP wraps at 4 GiB, and
+ * at 64 KiB with a 16-bit operand size (a 66 prefix).  In 16-bit code IP
+ * wraps within a code segment whose base the trace's linear addresses do
+ * not say: as libipt, no wrap. */
+static __attribute__((noinline)) uint64_t wrap_target(const ZydisDecodedInstruction *in, uint64_t t)
+{
+	if (in->machine_mode == ZYDIS_MACHINE_MODE_LEGACY_16)
+		return t;
+	return t & (in->operand_width == 16 ? 0xffff : 0xffffffff);
+}
+
 static uint64_t direct_target(const ZydisDecodedInstruction *in, uint64_t ip)
 {
 	uint64_t t = ip + in->length + (uint64_t)in->raw.imm[0].value.s;
 
-	/* In 32-bit code (flat: its code segment starts at 0) EIP wraps at
-	 * 4 GiB, and at 64 KiB with a 16-bit operand size (a 66 prefix).  In
-	 * 16-bit code IP wraps within a code segment whose base the trace's
-	 * linear addresses do not say: as libipt, no wrap.  In 64-bit code
-	 * near branches have a 64-bit operand size but in AMD's branch mode
-	 * (not enabled): one test there. */
-	if (in->operand_width < 64 && in->machine_mode != ZYDIS_MACHINE_MODE_LEGACY_16)
-		t &= in->operand_width == 16 ? 0xffff : 0xffffffff;
+	/* In 64-bit code near branches have a 64-bit operand size (but in
+	 * AMD's branch mode, not enabled): one test there. */
+	if (in->operand_width != 64)
+		t = wrap_target(in, t);
 	return t;
 }
 
