@@ -4,7 +4,8 @@
 # (its R lines say the code is 32-bit), encoded by ptgen-encode (MODE.Exec
 # with CS.D 1, CS.L 0 before every TIP.PGE and in every PSB+) and converted
 # by every engine; pt_truth_compare.py requires every branch and
-# instruction count of the real execution, and no gap.  The images are
+# instruction count of the real execution, and no gap.  Linux perf, where
+# installed, must decode the same recordings to the truth's taken branches.  The images are
 # i386 ELF files (the program, ld-linux.so.2, the 32-bit libc and vDSO).
 # Skips when the compiler cannot build 32-bit programs (gcc-multilib).
 . "${top_srcdir:-.}/tests/lib/common.sh"
@@ -29,6 +30,16 @@ for prog in c_switch c_recurse; do
 		skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
 	"$CHECK" "$T/$prog.truth" || fail "$prog: truth-check"
 	grep -q '^R .* 32$' "$T/$prog.truth" || fail "$prog: no 32-bit code in the truth"
+	if perf=$(command -v perf); then
+		# Linux perf decodes the recording as the truth says (its
+		# taken branches: tests/ptgen/encode/compare.py)
+		"$ENC" -o "$T/p.data" --buildid-dir "$T/bid" "$T/$prog.truth" || fail "ptgen-encode"
+		"$perf" --buildid-dir "$T/bid" script -i "$T/p.data" --itrace=be -F tid,ip,addr,flags \
+			>"$T/p.out" 2>"$T/p.err" || { cat "$T/p.err" >&2; fail "$prog: perf script failed"; }
+		python3 "$top_srcdir/tests/ptgen/encode/compare.py" "$T/$prog.truth" "$T/p.out" >"$T/p.cmp" ||
+			{ cat "$T/p.cmp" >&2; fail "$prog: perf disagrees with the truth"; }
+		echo "ok - $prog (i386) perf script: $(tr '\n' ' ' <"$T/p.cmp")"
+	fi
 	for opts in "" "--noretcomp" "--interrupt-every 700" "--per-thread --timing=none" "--psb-period 0"; do
 		rm -rf "$T/t.data"
 		# shellcheck disable=SC2086
