@@ -2,7 +2,7 @@
 # Branch tables against GNU objdump on real binaries: small C programs
 # compiled here with switch jump tables, function pointers, PLT calls, tail
 # calls and loops, as PIE, non-PIE and static executables, plus the system
-# C library.  Every branch objdump lists must be in the table with the same
+# C library, for x86-64 and (where the compiler can, gcc-multilib) i386.  Every branch objdump lists must be in the table with the same
 # kind, length and target, nothing else, and the instruction counts from
 # every instruction start to the next branch must equal objdump's listing,
 # whether one thread builds the table or several.
@@ -76,6 +76,20 @@ done
 
 libc=$($CC -print-file-name=libc.so.6)
 [ -f "$libc" ] && set -- "$@" "$libc"
+
+# i386 programs and C library (gcc-multilib), whose tables decode 32-bit
+# code (objdump disassembles an ELF32 file as i386 code)
+for flags in "-O2 -fPIE -pie" "-O2 -fno-pie -no-pie" "-Os -static"; do
+	name=m32$(echo "$flags" | tr -c 'a-zA-Z0-9\n' '_')
+	if $CC -m32 $flags -o "$T/$name" "$T/prog.c" 2>"$T/cc.err"; then
+		"$T/$name" >/dev/null || fail "compiled program $name failed to run"
+		set -- "$@" "$T/$name"
+	else
+		echo "note: no i386 program with $flags: $(head -1 "$T/cc.err")" >&2
+	fi
+done
+libc32=$($CC -m32 -print-file-name=libc.so.6 2>/dev/null)
+[ "$libc32" != libc.so.6 ] && [ -f "$libc32" ] && set -- "$@" "$libc32"
 
 "$TEST_IMAGE" --objdump "$@"
 # the same with the decoding shared among threads (large code only: the C

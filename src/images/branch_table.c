@@ -26,9 +26,15 @@
 #include "images/image_int.h"
 #include "images/x86_newer.h"
 
-static void init_decoder(ZydisDecoder *dec)
+/* A decoder of the code of mode bits (16, 32 or 64; image_int.h). */
+static void init_decoder(ZydisDecoder *dec, unsigned bits)
 {
-	ZydisDecoderInit(dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (bits == 32)
+		ZydisDecoderInit(dec, ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
+	else if (bits == 16)
+		ZydisDecoderInit(dec, ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
+	else
+		ZydisDecoderInit(dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	/* Mnemonic, length and the raw opcode/ModRM/immediate are all a
 	 * branch table needs (a relative immediate, not ZYDIS_ATTRIB_IS_RELATIVE,
 	 * tells jmp rel32 from jmp *disp32(%rip)); operands and semantic
@@ -90,14 +96,26 @@ int ptc_branch_kind(const ZydisDecodedInstruction *in)
 	}
 }
 
+/* Target t of a direct branch with an operand size below 64 bits: in
+ * 32-bit code (flat: its code segment starts at 0) EIP wraps at 4 GiB, and
+ * at 64 KiB with a 16-bit operand size (a 66 prefix).  In 16-bit code IP
+ * wraps within a code segment whose base the trace's linear addresses do
+ * not say: as libipt, no wrap. */
+static __attribute__((noinline)) uint64_t wrap_target(const ZydisDecodedInstruction *in, uint64_t t)
+{
+	if (in->machine_mode == ZYDIS_MACHINE_MODE_LEGACY_16)
+		return t;
+	return t & (in->operand_width == 16 ? 0xffff : 0xffffffff);
+}
+
 static uint64_t direct_target(const ZydisDecodedInstruction *in, uint64_t ip)
 {
 	uint64_t t = ip + in->length + (uint64_t)in->raw.imm[0].value.s;
 
-	/* Only reachable in AMD branch mode (not enabled) or for 16-bit
-	 * operand size, where the target wraps within 64 KiB. */
-	if (in->operand_width == 16)
-		t &= 0xffff;
+	/* In 64-bit code near branches have a 64-bit operand size (but in
+	 * AMD's branch mode, not enabled): one test there. */
+	if (in->operand_width != 64)
+		t = wrap_target(in, t);
 	return t;
 }
 
@@ -116,7 +134,9 @@ static void decode_at(const ZydisDecoder *dec, const struct ptc_span *s, uint64_
 	struct ptc_x86_newer nw;
 	uint64_t left = end - p;
 
-	if (ptc_x86_newer_branch(s->bytes + (p - s->vaddr), left, &nw)) {
+	/* (rare bytes first: the mode costs nothing on the common path) */
+	if (ptc_x86_newer_branch(s->bytes + (p - s->vaddr), left, &nw) &&
+	    dec->machine_mode == ZYDIS_MACHINE_MODE_LONG_64) {
 		d->length = nw.length;
 		d->kind = nw.kind;
 		d->target = 0;
@@ -271,7 +291,7 @@ static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s
 	ZydisDecoder dec;
 	uint64_t n = 0;
 
-	init_decoder(&dec);
+	init_decoder(&dec, img->mode);
 	while (addr < r->end && n < PTC_ON_THE_FLY_MAX) {
 		ZydisDecodedInstruction in;
 		struct ptc_x86_newer nw;
@@ -285,7 +305,7 @@ static int next_on_the_fly(const struct ptc_image *img, const struct ptc_span *s
 			*insns += n;
 			return 0;
 		}
-		if (ptc_x86_newer_branch(s->bytes + (addr - s->vaddr), left, &nw) ||
+		if ((ptc_x86_newer_branch(s->bytes + (addr - s->vaddr), left, &nw) && img->mode == 64) ||
 		    ZYAN_FAILED(ZydisDecoderDecodeInstruction(&dec, NULL,
 				s->bytes + (addr - s->vaddr),
 				left < ZYDIS_MAX_INSTRUCTION_LENGTH ? left : ZYDIS_MAX_INSTRUCTION_LENGTH,
@@ -343,6 +363,7 @@ struct target_at {
 
 struct piece {
 	const struct ptc_span *s;
+	unsigned mode;		/* the image's (init_decoder()) */
 	uint64_t start, end, region_end;
 	uint8_t *at;
 	struct target_at *tgt;
@@ -367,7 +388,7 @@ static int piece_decode(struct piece *pc)
 	ZydisDecoder dec;
 	uint64_t p = pc->start;
 
-	init_decoder(&dec);
+	init_decoder(&dec, pc->mode);
 	pc->at = calloc((size_t)(pc->end - pc->start), 1);
 	if (!pc->at)
 		return -ptc_err_nomem;
@@ -446,6 +467,7 @@ static void start_helpers(struct helpers *h, const struct ptc_image *img, int th
 			struct piece *pc = &h->pieces[h->npieces++];
 			/* bitmap words are the sweep's alone; the cut is any place */
 			pc->s = s;
+			pc->mode = img->mode;
 			pc->start = rg->start + j * step;
 			pc->end = j + 1 < k ? rg->start + (j + 1) * step : rg->end;
 			pc->region_end = rg->end;
@@ -681,7 +703,7 @@ int ptc_image_build_table(struct ptc_image *img, int threads, char *err, size_t 
 		goto fail;
 	}
 
-	init_decoder(&dec);
+	init_decoder(&dec, img->mode);
 	start_helpers(&h, img, threads);
 	sw.prev_end = img->nregions ? img->regions[0].start - 1 : 0;
 	for (r = 0; r < img->nregions; r++) {

@@ -48,23 +48,41 @@ static struct ptc_image *image_new(const char *name)
 		free(img);
 		return NULL;
 	}
+	img->mode = 64;
+	pthread_mutex_init(&img->modes_lock, NULL);
 	return img;
 }
 
-void ptc_image_free(struct ptc_image *img)
+/* The table of an image (all that a table of another mode owns). */
+static void free_table(struct ptc_image *img)
 {
-	if (!img)
-		return;
-	if (img->map)
-		munmap(img->map, img->map_size);
-	free(img->copy);
-	free(img->spans);
-	free(img->regions);
 	free(img->bits);
 	free(img->rank);
 	free(img->first_br);
 	free(img->runs);
 	free(img->br);
+}
+
+void ptc_image_free(struct ptc_image *img)
+{
+	size_t i;
+
+	if (!img)
+		return;
+	if (img->base) {
+		free_table(img);
+		free(img);
+		return;
+	}
+	for (i = 0; i < sizeof(img->modes) / sizeof(img->modes[0]); i++)
+		ptc_image_free(img->modes[i]);
+	pthread_mutex_destroy(&img->modes_lock);
+	if (img->map)
+		munmap(img->map, img->map_size);
+	free(img->copy);
+	free(img->spans);
+	free(img->regions);
+	free_table(img);
 	ptc_symtab_free(&img->syms);
 	free(img->name);
 	free(img);
@@ -183,7 +201,7 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 {
 	Elf *elf;
 	GElf_Ehdr eh;
-	size_t i, nph, nsec = 0, nobits_code = 0, empty_code = 0;
+	size_t i, nph, nsec = 0, nobits_code = 0, empty_code = 0, phsize, shsize;
 	Elf_Scn *scn = NULL;
 	int rc = 0;
 
@@ -203,12 +221,22 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 			  img->name, elf_errmsg(-1));
 		goto out;
 	}
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+	/* x86-64 and x32 files hold 64-bit code, i386 files 32-bit code (the
+	 * mode MODE.Exec then normally says; a table of another mode is made
+	 * when the trace says otherwise). */
+	if (eh.e_machine == EM_X86_64 && (eh.e_ident[EI_CLASS] == ELFCLASS64 ||
+					  eh.e_ident[EI_CLASS] == ELFCLASS32)) {
+		img->mode = 64;
+	} else if (eh.e_machine == EM_386 && eh.e_ident[EI_CLASS] == ELFCLASS32) {
+		img->mode = 32;
+	} else {
 		rc = fail(err, errlen, -ptc_err_unsupported,
-			  "%s: not an x86-64 ELF file (class %u, machine %u)", img->name,
+			  "%s: not an x86 ELF file (class %u, machine %u)", img->name,
 			  eh.e_ident[EI_CLASS], eh.e_machine);
 		goto out;
 	}
+	phsize = eh.e_ident[EI_CLASS] == ELFCLASS32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+	shsize = eh.e_ident[EI_CLASS] == ELFCLASS32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
 		rc = fail(err, errlen, -ptc_err_foreign_endian, "%s: big-endian ELF", img->name);
 		goto out;
@@ -218,7 +246,7 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 			  img->name, elf_errmsg(-1));
 		goto out;
 	}
-	if (nph > size / sizeof(Elf64_Phdr)) {
+	if (nph > size / phsize) {
 		rc = fail(err, errlen, -ptc_err_bad_size,
 			  "%s: %zu program headers cannot fit in %zu bytes", img->name, nph, size);
 		goto out;
@@ -272,7 +300,7 @@ static int parse_elf(struct ptc_image *img, uint8_t *data, size_t size,
 
 	if (elf_getshdrnum(elf, &nsec) != 0)
 		nsec = 0;	/* no usable section headers: sweep the segments */
-	if (nsec > size / sizeof(Elf64_Shdr))
+	if (nsec > size / shsize)
 		nsec = 0;
 	img->regions = calloc(nsec + img->nspans, sizeof(*img->regions));
 	if (!img->regions) {
@@ -369,7 +397,7 @@ int ptc_image_load_elf_mt(struct ptc_image **out, const char *path,
 		close(fd);
 		return rc;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf32_Ehdr)) {
 		close(fd);
 		return fail(err, errlen, S_ISREG(st.st_mode) ? -ptc_err_truncated : -ptc_err_invalid,
 			    "%s: %s", path, S_ISREG(st.st_mode) ?
@@ -454,6 +482,69 @@ int ptc_image_from_bytes(struct ptc_image **out, const char *name,
 		return rc;
 	}
 	*out = img;
+	return 0;
+}
+
+unsigned ptc_image_mode(const struct ptc_image *img)
+{
+	return img ? img->mode : 0;
+}
+
+int ptc_image_in_mode(const struct ptc_image *img, unsigned bits, const struct ptc_image **out,
+		      char *err, size_t errlen)
+{
+	struct ptc_image *base, *m;
+	int slot = ptc_mode_slot(bits), rc = 0;
+
+	if (!img || !out || slot < 0)
+		return fail(err, errlen, -ptc_err_invalid, "ptc_image_in_mode: no image or mode");
+	if (img->mode == bits) {
+		*out = img;
+		return 0;
+	}
+	/* (the file's image is only read, but for the tables of other modes
+	 * it keeps: hence the cast) */
+	base = (struct ptc_image *)(img->base ? img->base : img);
+	if (base->mode == bits) {
+		*out = base;
+		return 0;
+	}
+	pthread_mutex_lock(&base->modes_lock);
+	m = base->modes[slot];
+	if (!m) {
+		m = malloc(sizeof(*m));
+		if (!m) {
+			rc = fail(err, errlen, -ptc_err_nomem, "%s: out of memory", base->name);
+		} else {
+			/* what the code is, shared (the name, the spans, the
+			 * regions, the symbols: base owns them); the table and
+			 * its statistics, its own */
+			*m = *base;
+			m->mode = bits;
+			m->base = base;
+			m->map = NULL;
+			m->copy = NULL;
+			memset(m->modes, 0, sizeof(m->modes));
+			m->bits = NULL;
+			m->rank = NULL;
+			m->first_br = NULL;
+			m->runs = NULL;
+			m->br = NULL;
+			m->nwords = m->nruns = m->nbr = 0;
+			m->ninsns = m->bad_bytes = m->first_bad = 0;
+			rc = ptc_image_build_table(m, 1, err, errlen);
+			if (rc < 0) {
+				ptc_image_free(m);
+				m = NULL;
+			} else {
+				base->modes[slot] = m;
+			}
+		}
+	}
+	pthread_mutex_unlock(&base->modes_lock);
+	if (rc < 0)
+		return rc;
+	*out = m;
 	return 0;
 }
 

@@ -70,6 +70,21 @@ int ptc_image_from_bytes(struct ptc_image **out, const char *name,
 
 void ptc_image_free(struct ptc_image *img);
 
+/* x86 code is decoded as the processor's execution mode says (Intel PT's
+ * MODE.Exec): 64-bit (CS.L), 32-bit (CS.D) or 16-bit.  An image's own
+ * table decodes the mode of its file: 32 for an i386 ELF file, 64 for the
+ * rest (x86-64 and x32 files, raw bytes). */
+unsigned ptc_image_mode(const struct ptc_image *img);
+
+/* The image's code as code of mode bits (16, 32 or 64): img itself when
+ * its table decodes that mode, else an image with the same bytes, symbols
+ * and name and a table of that mode, built on the first call for that
+ * mode (once, whatever the threads asking) and freed with img.  Code is
+ * normally all of one mode, so a recording builds one table per image.
+ * 0, or a negative code with "NAME: reason" in err. */
+int ptc_image_in_mode(const struct ptc_image *img, unsigned bits, const struct ptc_image **out,
+		      char *err, size_t errlen);
+
 const char *ptc_image_name(const struct ptc_image *img);
 /* The build-id read from the file, NULL/0 when it has none. */
 const uint8_t *ptc_image_build_id(const struct ptc_image *img, size_t *size);

@@ -4,6 +4,7 @@
 #ifndef PTC_IMAGES_IMAGE_INT_H
 #define PTC_IMAGES_IMAGE_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,15 @@ struct ptc_run {
 };
 
 struct ptc_image {
+	/* The execution mode the table decodes (16, 32, 64).  A table of
+	 * another mode is an image of its own (ptc_image_in_mode()) that
+	 * shares base's file, spans, regions, symbols and name: it owns only
+	 * its table. */
+	unsigned mode;
+	const struct ptc_image *base;	/* NULL: this is the file's image */
+	struct ptc_image *modes[3];	/* the other modes' (base only), by mode_slot() */
+	pthread_mutex_t modes_lock;	/* (base only) guards building them */
+
 	char *name;
 	uint8_t build_id[20];
 	size_t build_id_size;
@@ -74,5 +84,11 @@ struct ptc_image {
  * regions with threads - 1 helpers (the same table).  Returns 0 or a
  * negative ptc error. */
 int ptc_image_build_table(struct ptc_image *img, int threads, char *err, size_t errlen);
+
+/* The index of mode bits in struct ptc_image's modes[], -1 for no mode. */
+static inline int ptc_mode_slot(unsigned bits)
+{
+	return bits == 16 ? 0 : bits == 32 ? 1 : bits == 64 ? 2 : -1;
+}
 
 #endif

@@ -331,7 +331,7 @@ static void line(char **f, int n)
 		line_A(f, n);
 		break;
 	case 'R':
-		if (n != 4) {
+		if (n != 4 && !(n == 5 && !strcmp(f[4], "32"))) {
 			bad("R line with %d fields", n);
 			break;
 		}

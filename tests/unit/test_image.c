@@ -36,6 +36,8 @@ struct od_insn {
 	uint8_t len;
 	int8_t kind;		/* enum ptc_branch_kind, -1 not a branch, -2 (bad) */
 	uint8_t lock;		/* has a lock prefix */
+	uint8_t cut;		/* .byte: objdump stopped at a symbol's end, inside
+				 * an instruction that runs on into the next one */
 	/* filled by straight_line(): */
 	uint32_t next_br;	/* index (in the listing) of the first branch at or after */
 	uint32_t cnt;		/* instructions up to it, 0 when straight-line code ends first */
@@ -120,6 +122,11 @@ static int od_parse_line(char *line, struct od_insn *in)
 	p[strcspn(p, "\n")] = 0;
 	if (strstr(p, "(bad)")) {
 		in->kind = -2;
+		return 1;
+	}
+	if (!strncmp(p, ".byte", 5)) {
+		in->kind = -1;
+		in->cut = 1;
 		return 1;
 	}
 	/* Skip prefixes; the first other token is the mnemonic. */
@@ -285,6 +292,10 @@ static size_t check_mid_instruction(const struct ptc_image *img, const char *fil
 			/* objdump accepts lock on any instruction; the CPU (and
 			 * Zydis) raise #UD for most: no common ground. */
 			if (e->lock)
+				break;
+			/* nor where objdump cut an instruction at a symbol's
+			 * end (seen in i386 code, from inside padding) */
+			if (e->cut)
 				break;
 			if (e->kind == -2 || e->kind >= 0) {
 				want_rc = -ptc_err_decode;

@@ -23,6 +23,9 @@
 #include "../lib/check.h"
 
 #define BASE 0x400000ull
+/* where the current case's code is: BASE, or its own base (16-bit code,
+ * whose IP wraps at 64 KiB, lies below) */
+static uint64_t base = BASE;
 /* where a system call enters the kernel (user-only: tracing stops there) */
 #define KERNEL 0xffffffff81000000ull
 
@@ -31,6 +34,9 @@
  *	psb	PSB+ of 64-bit code (MODE.Exec) with tracing off
  *	psb@A	the same with tracing on at A (its FUP)
  *	psbx@A	the same inside a transaction (MODE.TSX, InTX set)
+ *	psb32, psb32@A	the same in 32-bit code (MODE.Exec: CS.L 0, CS.D 1)
+ *	mode16, mode32, mode64	MODE.Exec of 16-bit (CS.L 0, CS.D 0),
+ *		32-bit or 64-bit code, which binds to the TIP that follows
  *	abort	MODE.TSX of a transaction's abort (TXAbort set), which binds
  *		to the FUP that follows
  *	pge@A, pgd@A, fup@A, tip@A	TIP.PGE, TIP.PGD, FUP, TIP with IP A
@@ -43,7 +49,7 @@
  *		then PWRX (woken by an interrupt)
  *	raw:HEX	bytes as they are, for packets libipt's encoder cannot write
  *
- * A: +HEX (from BASE), 0xHEX, or k (the kernel's KERNEL). */
+ * A: +HEX (from the case's base), 0xHEX, or k (the kernel's KERNEL). */
 struct seq {
 	uint8_t buf[4096];
 	struct pt_encoder *enc;
@@ -60,7 +66,7 @@ static uint64_t addr(const char *a)
 	if (a[0] == 'k')
 		return KERNEL;
 	if (a[0] == '+')
-		return BASE + strtoull(a + 1, NULL, 16);
+		return base + strtoull(a + 1, NULL, 16);
 	return strtoull(a, NULL, 16);
 }
 
@@ -77,12 +83,13 @@ static void script(struct seq *s, const char *name, const char *text)
 
 		if (at)
 			*at = 0;
-		if (!strcmp(w, "psb") || !strcmp(w, "psbx")) {
+		if (!strcmp(w, "psb") || !strcmp(w, "psbx") || !strcmp(w, "psb32")) {
 			p.type = ppt_psb;
 			put(s, &p);
 			p.type = ppt_mode;
 			p.payload.mode.leaf = pt_mol_exec;
-			p.payload.mode.bits.exec.csl = 1;
+			p.payload.mode.bits.exec.csl = w[3] != '3';
+			p.payload.mode.bits.exec.csd = w[3] == '3';
 			put(s, &p);
 			if (w[3] == 'x') {
 				p.type = ppt_mode;
@@ -121,6 +128,11 @@ static void script(struct seq *s, const char *name, const char *text)
 			continue;
 		} else if (!strcmp(w, "ovf")) {
 			p.type = ppt_ovf;
+		} else if (!strncmp(w, "mode", 4)) {
+			p.type = ppt_mode;
+			p.payload.mode.leaf = pt_mol_exec;
+			p.payload.mode.bits.exec.csl = !strcmp(w + 4, "64");
+			p.payload.mode.bits.exec.csd = !strcmp(w + 4, "32");
 		} else if (!strcmp(w, "abort")) {
 			p.type = ppt_mode;
 			p.payload.mode.leaf = pt_mol_tsx;
@@ -499,6 +511,106 @@ static const char expect_retfq[] = "0x400001 0x400003 far 1 2\n0x400004 0x0 far 
 static const char expect_ovf_taken[] = "0x400002 0x400010 cond 1 2\ngap overflow\n0x400005 0x0 far 1 2 after-gap\n";
 static const char expect_ovf_fall[] = "0x400002 0x400010 cond 0 2\ngap overflow\n0x400005 0x0 far 1 2 after-gap\n";
 
+/* ---- item 4: 32-bit and compatibility-mode code ----
+ *
+ * MODE.Exec says how the bytes decode: a1 is mov eax,[moffs32] (5 bytes)
+ * in 32-bit code and mov eax,[moffs64] (9 bytes) in 64-bit code, so code
+ * decoded in the wrong mode loses the test and the je behind it.
+ *
+ *   +00 a1 00 10 40 00  mov eax,[0x401000]
+ *   +05 85 c0           test eax,eax
+ *   +07 74 05           je +0e
+ *   +09 e8 06 00 00 00  call +14 (f)
+ *   +0e ff e3           jmp ebx
+ *   +10 90              nop
+ *   +11 cd 80           int 0x80
+ *   +13 90              nop
+ *   +14 90              f: nop
+ *   +15 c3              ret
+ */
+static const char code_moffs32[] =
+	"\xa1\x00\x10\x40\x00\x85\xc0\x74\x05\xe8\x06\x00\x00\x00\xff\xe3"
+	"\x90\xcd\x80\x90\x90\xc3";
+/* mov, test, je not taken (bit 0; 3 insns); call f (1); nop, ret
+ * compressed (bit 1; 2) to +0e; jmp ebx with its TIP to +11 (1); int 0x80
+ * (1): TIP.PGD at the kernel, the trace ends (target 0). */
+static const char expect_moffs32[] =
+	"0x400007 0x40000e cond 0 3\n"
+	"0x400009 0x400014 call 1 1\n"
+	"0x400015 0x40000e ret 1 2\n"
+	"0x40000e 0x400011 jmp-ind 1 1\n"
+	"0x400011 0x0 far 1 1\n";
+
+/* A far jump from 64-bit code into 32-bit code (a compatibility-mode code
+ * segment) and back: each with MODE.Exec bound to its TIP.
+ *
+ *   +00 a1 00 10 40 00 00 00 00 00  mov eax,[0x401000] (64-bit)
+ *   +09 85 c0                       test eax,eax
+ *   +0b 75 04                       jne +11
+ *   +0d ff 2c 24                    jmp far [rsp]
+ *   +10 90                          nop
+ *   +11 a1 00 10 40 00              mov eax,[0x401000] (32-bit)
+ *   +16 85 c0                       test eax,eax
+ *   +18 74 04                       je +1e
+ *   +1a ff 2c 24                    jmp far [esp]
+ *   +1d 90                          nop
+ *   +1e cd 80                       int 0x80
+ *   +20 a1 00 10 40 00 00 00 00 00  mov eax,[0x401000] (64-bit)
+ *   +29 0f 05                       syscall
+ */
+static const char code_modes[] =
+	"\xa1\x00\x10\x40\x00\x00\x00\x00\x00\x85\xc0\x75\x04\xff\x2c\x24\x90"
+	"\xa1\x00\x10\x40\x00\x85\xc0\x74\x04\xff\x2c\x24\x90\xcd\x80"
+	"\xa1\x00\x10\x40\x00\x00\x00\x00\x00\x0f\x05";
+/* mov, test, jne not taken (bit 0; 3 insns); the far jump, its TIP at +11
+ * (1); mov, test, je not taken (bit 0; 3); the far jump, its TIP at +20
+ * (1); mov, syscall (2): TIP.PGD at the kernel. */
+static const char expect_modes[] =
+	"0x40000b 0x400011 cond 0 3\n"
+	"0x40000d 0x400011 far 1 1\n"
+	"0x400018 0x40001e cond 0 3\n"
+	"0x40001a 0x400020 far 1 1\n"
+	"0x400029 0x0 far 1 2\n";
+/* The same from +11, where tracing starts in 32-bit code. */
+static const char expect_modes_pge32[] =
+	"0x400018 0x40001e cond 0 3\n"
+	"0x40001a 0x400020 far 1 1\n"
+	"0x400029 0x0 far 1 2\n";
+
+/* 16-bit code, at 0x1000 (its IP is 16 bits): a1 is mov ax,[moffs16] (3
+ * bytes), e8 a call with a 16-bit displacement.
+ *
+ *   +00 a1 00 20  mov ax,[0x2000]
+ *   +03 85 c0     test ax,ax
+ *   +05 74 03     je +0a
+ *   +07 e8 02 00  call +0c (f)
+ *   +0a ff e3     jmp bx
+ *   +0c 90        f: nop
+ *   +0d c3        ret
+ *   +0e 90        nop
+ *   +0f cd 80     int 0x80
+ */
+#define BASE16 0x1000ull
+static const char code_moffs16[] = "\xa1\x00\x20\x85\xc0\x74\x03\xe8\x02\x00\xff\xe3\x90\xc3\x90\xcd\x80";
+/* mov, test, je not taken (bit 0; 3 insns); call f (1); nop, ret
+ * compressed (bit 1; 2) to +0a; jmp bx with its TIP to +0f (1); int 0x80
+ * (1): TIP.PGD at the kernel. */
+static const char expect_moffs16[] =
+	"0x1005 0x100a cond 0 3\n"
+	"0x1007 0x100c call 1 1\n"
+	"0x100d 0x100a ret 1 2\n"
+	"0x100a 0x100f jmp-ind 1 1\n"
+	"0x100f 0x0 far 1 1\n";
+
+/* The same code above 64 KiB (a code segment's base, which the trace's
+ * linear addresses do not show): nothing wraps, as libipt has it. */
+static const char expect_moffs16_high[] =
+	"0x400005 0x40000a cond 0 3\n"
+	"0x400007 0x40000c call 1 1\n"
+	"0x40000d 0x40000a ret 1 2\n"
+	"0x40000a 0x40000f jmp-ind 1 1\n"
+	"0x40000f 0x0 far 1 1\n";
+
 /* Which of them the libipt loaded knows (pt_library_version()). */
 enum { NEWER_NONE, NEWER_PKT21, NEWER_PKT22, NEWER_INSN22 };
 
@@ -516,7 +628,8 @@ static const struct corner {
 	const char *cpu;	/* --cpu FAMILY/MODEL/STEPPING, NULL: none */
 	const char *erratum;	/* bdm64, bdm70: expect is also checked against
 				 * libipt's instruction flow decoder with that
-				 * workaround on (insn_flow()) */
+				 * workaround on (insn_flow()); "": without one */
+	uint64_t base;		/* where the code is, 0: BASE */
 } corners[] = {
 /* (designated: the fields after expect are optional) */
 #define CODE(c) .code = c, .code_size = sizeof(c) - 1
@@ -581,6 +694,24 @@ static const struct corner {
 	{ "retfq", CODE(code_retfq), "psb pge@+0 tip@+3 pgd@k", expect_retfq, NULL },
 	{ "bdm70_other_cpu", CODE(code_syscall), "psb@+3 pge@+0 pgd@k psb pge@+3 pgd@k", expect_bdm70,
 	  .cpu = "6/85/4", .erratum = "bdm70" },
+	/* 32-bit code: from a TIP.PGE, from a PSB+ with tracing on, and
+	 * with a PSB+ on the way (its MODE.Exec a status, not a change) */
+	{ "moffs32", CODE(code_moffs32), "psb32 pge@+0 tnt:01 tip@+11 pgd@k", expect_moffs32, .erratum = "" },
+	{ "moffs32_psb_on", CODE(code_moffs32), "psb32@+0 tnt:01 tip@+11 pgd@k", expect_moffs32,
+	  .erratum = "" },
+	{ "moffs32_psb_mid", CODE(code_moffs32), "psb32 pge@+0 tnt:01 psb32@+e tip@+11 pgd@k", expect_moffs32,
+	  .erratum = "" },
+	/* 64-bit code to 32-bit code and back */
+	{ "modes", CODE(code_modes), "psb pge@+0 tnt:0 mode32 tip@+11 tnt:0 mode64 tip@+20 pgd@k", expect_modes,
+	  .erratum = "" },
+	/* the trace starting in 32-bit code (MODE.Exec before TIP.PGE) */
+	{ "modes_pge32", CODE(code_modes), "psb mode32 pge@+11 tnt:0 mode64 tip@+20 pgd@k",
+	  expect_modes_pge32, .erratum = "" },
+	/* 16-bit code (MODE.Exec while tracing is off, before TIP.PGE) */
+	{ "moffs16", CODE(code_moffs16), "psb mode16 pge@+0 tnt:01 tip@+f pgd@k", expect_moffs16, .erratum = "",
+	  .base = BASE16 },
+	{ "moffs16_high", CODE(code_moffs16), "psb mode16 pge@+0 tnt:01 tip@+f pgd@k", expect_moffs16_high,
+	  .erratum = "" },
 #undef CODE
 };
 
@@ -642,11 +773,11 @@ static int read_code(uint8_t *buf, size_t size, const struct pt_asid *asid, uint
 	const struct corner *c = ctx;
 
 	(void)asid;
-	if (ip < BASE || ip >= BASE + c->code_size)
+	if (ip < base || ip >= base + c->code_size)
 		return -pte_nomap;
-	if (size > BASE + c->code_size - ip)
-		size = (size_t)(BASE + c->code_size - ip);
-	memcpy(buf, c->code + (ip - BASE), size);
+	if (size > base + c->code_size - ip)
+		size = (size_t)(base + c->code_size - ip);
+	memcpy(buf, c->code + (ip - base), size);
 	return (int)size;
 }
 
@@ -664,7 +795,7 @@ static void insn_flow(const struct corner *c, uint8_t *pt, size_t n, char *out, 
 	pt_config_init(&cfg);
 	cfg.begin = pt;
 	cfg.end = pt + n;
-	cfg.errata.bdm64 = !strcmp(c->erratum, "bdm64");
+	cfg.errata.bdm64 = !strcmp(c->erratum, "bdm64");	/* (both off for "") */
 	cfg.errata.bdm70 = !strcmp(c->erratum, "bdm70");
 	dec = pt_insn_alloc_decoder(&cfg);
 	CHECK(dec && pt_image_set_callback(pt_insn_get_image(dec), read_code, (void *)c) == 0, "%s: insn decoder",
@@ -707,7 +838,8 @@ static void insn_flow(const struct corner *c, uint8_t *pt, size_t n, char *out, 
 }
 
 /* expect's branches in insn_flow()'s terms: a far transfer's destination
- * is where tracing stopped ("-"), a branch not taken went to "fall". */
+ * is where tracing stopped ("-") unless it has one (a far jump with tracing
+ * on), a branch not taken went to "fall". */
 static void expect_flow(const char *expect, char *out, size_t cap)
 {
 	const char *l;
@@ -721,7 +853,7 @@ static void expect_flow(const char *expect, char *out, size_t cap)
 		if (sscanf(l, "%31s %31s %15s %u %u", ip, tgt, kind, &taken, &insns) != 5)
 			continue;
 		n += (size_t)snprintf(out + n, cap - n, "%s %s %u\n", ip,
-				      !strcmp(kind, "far") ? "-" : !taken ? "fall" : tgt, insns);
+				      !strcmp(kind, "far") && !strcmp(tgt, "0x0") ? "-" : !taken ? "fall" : tgt, insns);
 		CHECK(n < cap, "expect: too long");
 	}
 }
@@ -753,6 +885,7 @@ int main(int argc, char **argv)
 		struct pt_config cfg;
 		uint64_t size = 0;
 
+		base = c->base ? c->base : BASE;
 		memset(&s, 0, sizeof(s));
 		pt_config_init(&cfg);
 		cfg.begin = s.buf;
@@ -787,8 +920,8 @@ int main(int argc, char **argv)
 			write_file(argv[1], c->name, ".detail", c->detail, strlen(c->detail));
 		}
 		if (c->erratum) {
-			/* the branches worked out by hand are libipt's with the
-			 * erratum's workaround on */
+			/* the branches worked out by hand are libipt's (with the
+			 * erratum's workaround on) */
 			char got[1024], want[1024];
 
 			insn_flow(c, s.buf, (size_t)size, got, sizeof(got));
@@ -796,7 +929,7 @@ int main(int argc, char **argv)
 			CHECK(!strcmp(got, want), "%s: libipt's instruction flow with %s:\n%sthe branches expected:\n%s",
 			      c->name, c->erratum, got, want);
 		}
-		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 " %s\n", c->name, (uint64_t)BASE,
+		nl += (size_t)snprintf(list + nl, sizeof(list) - nl, "%s 0x%" PRIx64 " %s\n", c->name, base,
 				       c->cpu ? c->cpu : "-");
 		CHECK(nl < sizeof(list), "too many cases");
 	}

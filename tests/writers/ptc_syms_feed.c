@@ -101,7 +101,7 @@ static int check(struct ptc_trace *t, uint64_t rec, uint64_t addr, int b)
 
 int main(int argc, char **argv)
 {
-	struct ptc_symbol_reader syms = { lookup, NULL };
+	struct ptc_symbol_reader syms = { .lookup = lookup };
 	struct ptc_code_reader code = { no_code, NULL };
 	struct ptc_writer_config cfg;
 	struct ptc_thread_info ti = { 9, 9, "feed", -1 };

@@ -49,7 +49,7 @@ static struct ptc_branch br(uint64_t ip, uint64_t target, int kind, uint64_t tim
 
 int main(int argc, char **argv)
 {
-	struct ptc_symbol_reader syms = { lookup, NULL };
+	struct ptc_symbol_reader syms = { .lookup = lookup };
 	struct ptc_writer_config cfg;
 	struct ptc_writer_procs *procs;
 	struct ptc_thread_info ti = { 7, 7, "feed", -1 };

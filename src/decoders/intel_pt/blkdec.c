@@ -52,7 +52,8 @@ struct ptc_blk_decoder {
 	struct ptc_pt_region reg;
 	int have_reg;
 	struct ptc_pt_stats st;
-	ZydisDecoder zy;
+	ZydisDecoder zy;	/* for code of the mode libipt's blocks say (zy_mode) */
+	enum pt_exec_mode zy_mode;
 
 	/* Windows (ptc_blk_decoder_continue): libipt walks past the last
 	 * packet of a window until it needs the next one, so the last block
@@ -231,9 +232,25 @@ static int enable(struct ptc_blk_decoder *d, uint64_t ip)
 	return err;
 }
 
+/* Zydis for code of mode (libipt follows MODE.Exec and says the mode of
+ * each block); an unknown mode is taken for 64-bit. */
+static void zy_mode(struct ptc_blk_decoder *d, enum pt_exec_mode mode)
+{
+	if (mode == d->zy_mode)
+		return;
+	d->zy_mode = mode;
+	if (mode == ptem_32bit)
+		ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
+	else if (mode == ptem_16bit)
+		ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
+	else
+		ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+}
+
 /* Classify the instruction at ip with Zydis (independently of the images'
- * branch tables): returns its kind, -1 for a non-branch, -2 when it cannot
- * be read; *len its length, *target its direct target (0 otherwise). */
+ * branch tables), as code of the mode zy_mode() set: returns its kind, -1
+ * for a non-branch, -2 when it cannot be read; *len its length, *target
+ * its direct target (0 otherwise). */
 static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target)
 {
 	ZydisDecodedInstruction in;
@@ -248,7 +265,7 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 	if (region(d, ip) < 0)
 		return -2;
 	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
-	if (ptc_x86_newer_branch(buf, n, &nw)) {
+	if (ptc_x86_newer_branch(buf, n, &nw) && d->zy_mode != ptem_32bit && d->zy_mode != ptem_16bit) {
 		*len = nw.length;
 		return nw.kind;
 	}
@@ -257,7 +274,11 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 	*len = in.length;
 	direct = in.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
 		 ops[0].imm.is_relative;
-	if (direct) {
+	if (direct && d->zy_mode == ptem_16bit) {
+		/* IP wraps within a code segment whose base is not known:
+		 * as libipt (and the tables), no wrap */
+		*target = ip + in.length + (uint64_t)ops[0].imm.value.s;
+	} else if (direct) {
 		ZyanU64 t;
 		if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], ip, &t)))
 			*target = t;
@@ -277,6 +298,7 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, ui
 	uint16_t i;
 	int kind, len, err;
 
+	zy_mode(d, b->mode);
 	for (i = 0; i < b->ninsn; i++) {
 		if (stop && ip == stop) {
 			*reached = 1;
@@ -723,7 +745,8 @@ int ptc_blk_decoder_new(struct ptc_blk_decoder **out, const struct ptc_pt_params
 	d->cfg.nom_freq = p->nom_freq;
 	d->cfg.cpuid_0x15_eax = p->tsc_ctc_d;
 	d->cfg.cpuid_0x15_ebx = p->tsc_ctc_n;
-	ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	d->zy_mode = ptem_unknown;
+	zy_mode(d, ptem_64bit);
 	*out = d;
 	return 0;
 }

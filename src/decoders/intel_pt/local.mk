@@ -94,3 +94,7 @@ EXTRA_DIST += tests/pt_corners.sh
 # encoder made and perf's packets (issue 15, items 8 and 9)
 TESTS += tests/pt_gap_rule.sh
 EXTRA_DIST += tests/pt_gap_rule.sh tests/pt_gap_rule.py
+# 32-bit programs (gcc -m32: gcc-multilib) traced by ptgen, every engine
+# against the real execution (issue 15, item 4)
+TESTS += tests/pt_m32.sh
+EXTRA_DIST += tests/pt_m32.sh

@@ -102,6 +102,11 @@ struct ptc_pt_decoder {
 	uint32_t idx, insns;	/* next branch in reg and instructions to it */
 	int have_idx;
 
+	/* The execution mode (16, 32, 64: MODE.Exec) of the code at ip,
+	 * whose tables the regions hold, and the one a MODE.Exec bound to
+	 * the next TIP sets there (0: none). */
+	unsigned mode, mode_next;
+
 	uint64_t tsc, time;	/* last known */
 	int have_tsc;
 
@@ -151,6 +156,8 @@ static void ahead_early_event(struct ptc_pt_decoder *d);
 static void ahead_unusable(struct ptc_pt_ahead *a, const char *why);
 static void ahead_timed(struct ptc_pt_decoder *d);
 static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t ip);
+static void ahead_mode_said(struct ptc_pt_decoder *d, unsigned bits);
+static void ahead_mode_used(struct ptc_pt_decoder *d);
 static const char *why(struct ptc_pt_decoder *d, int st, char *buf, size_t n);
 static void decode_failed(struct ptc_pt_decoder *d, int cause, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -723,12 +730,111 @@ static void set_thread(struct ptc_pt_decoder *d, struct ptc_pt_thread *t)
 	}
 }
 
+/* d->reg's code as code of the current mode (the environment gives the
+ * image, whose own table may decode another). */
+static __attribute__((noinline, cold)) int region_in_mode(struct ptc_pt_decoder *d, int *cause)
+{
+	const struct ptc_image *m;
+	size_t n;
+	int err = ptc_image_in_mode(d->reg.img, d->mode, &m, d->msg, sizeof(d->msg));
+
+	if (err < 0) {
+		*cause = PTC_GAP_DECODE;
+		return err;
+	}
+	d->reg.img = m;
+	d->reg.tb = ptc_image_branches(m, &n);
+	d->reg.ntb = (uint32_t)n;
+	return 0;
+}
+
+/* Code of mode bits from d->ip on: the regions are looked up again, for
+ * their tables of that mode, and the walker searches its position. */
+static void set_mode(struct ptc_pt_decoder *d, unsigned bits)
+{
+	d->mode_next = 0;
+	if (bits == d->mode)
+		return;
+	d->mode = bits;
+	d->nrc = 0;
+	d->have_reg = 0;
+	d->have_idx = 0;
+}
+
+/* A TIP (or an asynchronous branch's, or TIP.PGD's) IP became the
+ * walker's: a MODE.Exec bound to it takes effect there. */
+static inline void tip_taken(struct ptc_pt_decoder *d)
+{
+	if (d->mode_next)
+		set_mode(d, d->mode_next);
+}
+
+/* MODE.Exec's mode in bits, 0 when unknown. */
+static unsigned exec_bits(const struct pt_event *ev)
+{
+	switch (ev->variant.exec_mode.mode) {
+	case ptem_16bit:
+		return 16;
+	case ptem_32bit:
+		return 32;
+	case ptem_64bit:
+		return 64;
+	default:
+		return 0;
+	}
+}
+
+/* A MODE.Exec event: a PSB+'s says the mode at its IP, as does one while
+ * tracing is off (TIP.PGE's, which comes next) or one bound to where the
+ * walker already stands (an asynchronous branch's TIP, taken first);
+ * otherwise it binds to the next TIP (a far branch's), whose IP the
+ * walker takes later. */
+static void exec_mode(struct ptc_pt_decoder *d, const struct pt_event *ev)
+{
+	unsigned bits = exec_bits(ev);
+
+	if (!bits)
+		return;
+	if (d->cap)
+		ahead_mode_said(d, bits);
+	if (ev->status_update || !d->enabled || d->skipping ||
+	    (!d->have_idx && !ev->ip_suppressed && ev->variant.exec_mode.ip == d->ip))
+		set_mode(d, bits);
+	else
+		d->mode_next = bits == d->mode ? 0 : bits;
+}
+
+/* The environment's region at ip into d->reg and the cache (a miss of
+ * lookup_region(), kept out of its way). */
+static __attribute__((noinline)) int region_miss(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
+{
+	int err;
+
+	d->msg[0] = 0;
+	err = d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, cause, d->msg, sizeof(d->msg));
+	if (err >= 0 && ptc_image_mode(d->reg.img) != d->mode)
+		err = region_in_mode(d, cause);
+	if (err < 0) {
+		d->have_reg = 0;
+		return err;
+	}
+	if (d->cap)
+		ahead_mode_used(d);
+	d->have_reg = 1;
+	if (d->nrc < RCACHE) {
+		d->rc[d->nrc++] = d->reg;
+	} else {
+		d->rc[d->rc_next] = d->reg;
+		d->rc_next = (d->rc_next + 1) % RCACHE;
+	}
+	return 0;
+}
+
 /* The region at ip into d->reg (from the cache, else the environment's):
  * 0, or region_at's error with *cause and d->msg. */
 static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
 {
 	unsigned i;
-	int err;
 
 	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
 		return 0;
@@ -738,20 +844,7 @@ static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
 			d->have_reg = 1;
 			return 0;
 		}
-	d->msg[0] = 0;
-	err = d->env.region_at(d->env.ctx, d->thr, d->time, ip, &d->reg, cause, d->msg, sizeof(d->msg));
-	if (err < 0) {
-		d->have_reg = 0;
-		return err;
-	}
-	d->have_reg = 1;
-	if (d->nrc < RCACHE) {
-		d->rc[d->nrc++] = d->reg;
-	} else {
-		d->rc[d->rc_next] = d->reg;
-		d->rc_next = (d->rc_next + 1) % RCACHE;
-	}
-	return 0;
+	return region_miss(d, ip, cause);
 }
 
 static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
@@ -836,7 +929,12 @@ static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, ui
 	uint8_t buf[ZYDIS_MAX_INSTRUCTION_LENGTH];
 	uint32_t k;
 
-	ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (d->mode == 32)
+		ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
+	else if (d->mode == 16)
+		ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16);
+	else
+		ZydisDecoderInit(&zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (k = 0; k < TAIL_MAX; k++) {
 		ZydisDecodedInstruction in;
 		struct ptc_x86_newer nw;
@@ -851,7 +949,8 @@ static int straight_insns(struct ptc_pt_decoder *d, uint64_t ip, uint64_t to, ui
 			*n = k;
 			return to == UINT64_MAX && k ? 0 : -1;
 		}
-		if (ptc_x86_newer_branch(buf, got, &nw) || ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) ||
+		if ((ptc_x86_newer_branch(buf, got, &nw) && d->mode == 64) ||
+		    ZYAN_FAILED(ZydisDecoderDecodeInstruction(&zy, NULL, buf, got, &in)) ||
 		    zy_branch(&in))
 			return -1;
 		ip += in.length;
@@ -921,6 +1020,7 @@ static int enable_at(struct ptc_pt_decoder *d, uint64_t ip)
 	d->skipping = 0;
 	d->ip = ip;
 	d->have_idx = 0;
+	tip_taken(d);
 	d->nchain = 0;
 	d->ndirect = 0;
 	if (d->pg.active && peek_region(d, ip) < 0)
@@ -1117,6 +1217,10 @@ static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 		d->have_ev = 0;
 		tsx_abort(d);
 		return 0;
+	case ptev_exec_mode:
+		d->have_ev = 0;
+		exec_mode(d, ev);
+		return 0;
 	case ptev_overflow:
 		d->have_ev = 0;
 		open_gap(d, PTC_GAP_OVERFLOW, cur_offset(d), "overflow: the CPU dropped trace packets");
@@ -1144,8 +1248,8 @@ static int apply_event(struct ptc_pt_decoder *d, uint64_t until)
 		}
 		return 0;
 	default:
-		/* exec mode, paging, tsx, timing, power, ptwrite: nothing to
-		 * do for user-mode control flow. */
+		/* paging, timing, power, ptwrite: nothing to do for user-mode
+		 * control flow. */
 		d->have_ev = 0;
 		return 0;
 	}
@@ -1252,6 +1356,7 @@ static int resync(struct ptc_pt_decoder *d)
 		d->enabled = 0;
 		d->have_idx = 0;
 		d->skipping = 0;
+		d->mode_next = 0;
 	}
 	d->status = 0;
 	for (;;) {
@@ -1458,6 +1563,7 @@ static int bind_event(struct ptc_pt_decoder *d, uint64_t evip, uint32_t before, 
 	}
 	d->ip = d->ev.variant.async_branch.to;
 	d->have_idx = 0;
+	tip_taken(d);
 	return STEP_OK;
 }
 
@@ -1610,6 +1716,7 @@ static int step(struct ptc_pt_decoder *d, uint64_t until)
 		d->enabled = 0;
 		d->have_idx = 0;
 		d->ip = kind == PTC_BR_COND ? dip : tgt;
+		tip_taken(d);
 		return stop_if_late(d, until);
 	}
 walk_on:
@@ -1651,6 +1758,7 @@ walk_on:
 		err = emit(d, bip, tgt, insns, b->kind, 1, b->length);
 		d->ip = tgt;
 		d->have_idx = 0;
+		tip_taken(d);
 		update_time(d, NULL);
 		break;
 	case PTC_BR_RET:
@@ -1682,6 +1790,12 @@ walk_on:
 			if (t->depth && t->stack[t->depth - 1] == tgt)
 				call = t->stack_call[--t->depth];
 			update_time(d, NULL);
+			if (d->mode_next) {
+				/* (a far return would be a far branch: the
+				 * table is searched in the new mode) */
+				tip_taken(d);
+				call = PTC_NO_BRANCH;
+			}
 		} else {
 			return query_failed(d, st, bip, b->kind);
 		}
@@ -1707,10 +1821,12 @@ walk_on:
 		if (!tgt) {
 			d->enabled = 0;
 			d->have_idx = 0;
+			tip_taken(d);
 			return stop_if_late(d, until);
 		}
 		d->ip = tgt;
 		d->have_idx = 0;
+		tip_taken(d);
 		update_time(d, NULL);
 		break;
 	}
@@ -1753,6 +1869,12 @@ static int skip_unknown(struct ptc_pt_decoder *d, uint64_t until)
 					continue;
 				ip = d->ev.variant.async_branch.to;
 				goto found;
+			case ptev_exec_mode:
+				/* where the next TIP lands (skipping: at once) */
+				d->have_ev = 0;
+				update_time(d, &d->ev);
+				exec_mode(d, &d->ev);
+				continue;
 			default:
 				d->have_ev = 0;
 				update_time(d, &d->ev);
@@ -2194,7 +2316,12 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 			d->piece_done = 1;
 			continue;
 		}
-		err = d->skipping ? skip_unknown(d, until) : walk(d, until);
+		/* (a MODE.Exec waiting for its TIP: one branch at a time, so
+		 * that the TIP's target is searched in the new mode) */
+		if (__builtin_expect(d->skipping | d->mode_next, 0))
+			err = d->skipping ? skip_unknown(d, until) : step(d, until);
+		else
+			err = walk(d, until);
 		if (err < 0)
 			return err;
 		if (err == STEP_STOP)
@@ -2222,6 +2349,7 @@ static void start_state(struct ptc_pt_decoder *d, int cpu, uint32_t queue_tid)
 	ptc_pt_thread_init(&d->orphan, UINT32_MAX, UINT32_MAX, NULL);
 	d->thr = &d->orphan;
 	d->rc_pid = UINT32_MAX;
+	d->mode = 64;
 	ptc_pt_losses_init(&d->ls, &d->by, &d->env, cpu, queue_tid, &d->st, &d->orphan);
 }
 
@@ -2564,6 +2692,8 @@ struct ptc_pt_ahead {
 	int synced, sync_st;
 	uint64_t sync_off, sync_ip;
 	int early_event;		/* an IP-bound event before the first branch */
+	unsigned mode_said;		/* the first MODE.Exec's mode (0: none) */
+	int mode_assumed;		/* code was looked up before it: in 64-bit mode */
 	int timed;			/* the window's first time was decoded */
 	int untimed;			/* something was logged before it: at the time the
 					 * decoder had before the window */
@@ -2841,6 +2971,21 @@ static void ahead_sync(struct ptc_pt_decoder *d, uint64_t off, int st, uint64_t 
 		ahead_unusable(a, "the window's first PSB+ does not decode");
 }
 
+/* A MODE.Exec of the window said bits. */
+static void ahead_mode_said(struct ptc_pt_decoder *d, unsigned bits)
+{
+	if (!d->cap->mode_said)
+		d->cap->mode_said = bits;
+}
+
+/* A table was taken for the current mode: before any MODE.Exec of the
+ * window, the scratch decoder's 64-bit mode. */
+static void ahead_mode_used(struct ptc_pt_decoder *d)
+{
+	if (!d->cap->mode_said)
+		d->cap->mode_assumed = 1;
+}
+
 /* The scratch decoder afresh for a window, its caches of code kept. */
 static void ahead_reset(struct ptc_pt_decoder *d, int cpu, uint32_t qtid)
 {
@@ -2888,6 +3033,8 @@ static void ahead_clear(struct ptc_pt_ahead *a)
 	a->nops = a->nbr = a->nmarks = a->mnext = a->nstk = a->snext = 0;
 	a->unusable = NULL;
 	a->synced = a->sync_st = a->early_event = a->started = a->timed = a->untimed = 0;
+	a->mode_said = 0;
+	a->mode_assumed = 0;
 	a->sync_off = a->sync_ip = 0;
 	a->op = a->done = a->drop = 0;
 	a->delta = 0;
@@ -3012,6 +3159,12 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 		return 0;
 	if (a->untimed && d->have_tsc)
 		return 0;	/* its first steps would have the decoder's time */
+	/* Its code was decoded in the mode its first MODE.Exec said, or in
+	 * 64-bit mode where it looked code up before any said one: the
+	 * decoder's own decoding would have used its mode (and changed to
+	 * the PSB+'s, searching its position again). */
+	if (d->mode_next || d->mode != (a->mode_assumed || !a->mode_said ? 64 : a->mode_said))
+		return 0;
 	if (!d->enabled)
 		return 1;	/* tracing off on both sides of the PSB */
 	if (!a->nops || a->ops[0].op != AOP_ENABLE || !a->ops[0].sync || a->early_event)
@@ -3232,6 +3385,8 @@ static int ahead_adopt(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	d->idx = e->idx;
 	d->insns = e->insns;
 	d->have_idx = e->have_idx;
+	d->mode = e->mode;
+	d->mode_next = e->mode_next;
 	if (a->timed) {
 		/* (a window without a timing packet leaves the time where
 		 * decoding it in place would: where it was before it, not at

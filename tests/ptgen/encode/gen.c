@@ -77,6 +77,7 @@ struct thread {
 	int cpu;
 	unsigned switch_ins;	/* --migrate: times switched in */
 	int in_user;
+	unsigned bits;		/* the mode of its code (R lines; 0: 64) */
 	int itrace_started;
 	uint64_t insns_since_irq;
 	/* Preemption in user mode (the tracer's time slices): the truth has
@@ -1126,6 +1127,7 @@ static void user_entry(struct gen *g, struct thread *t, uint64_t tm, uint64_t ip
 	if (t->far_out || !t->pkt_ip)
 		t->pkt_ip = ip;
 	t->far_out = 0;
+	ptenc_set_mode(q->enc, t->bits);
 	check(g, ptenc_resume(q->enc, tsc_of(tm), ip), "resume");
 }
 
@@ -1217,6 +1219,7 @@ void gen_event(struct gen *g, struct truth_event *ev)
 		break;
 	case 'R':
 		run_thread(g, t, sb);
+		t->bits = ev->bits;
 		user_entry(g, t, ev->time, ev->ip);
 		break;
 	case 'A':

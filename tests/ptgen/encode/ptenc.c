@@ -31,6 +31,7 @@ struct ptenc {
 	unsigned bottom, depth;
 
 	int enabled;		/* PacketEn: in user mode and tracing */
+	unsigned mode;		/* MODE.EXEC's: 32 or 64 (0: 64) */
 	int overflow;		/* dropping packets after OVF */
 	int stop;		/* 1: not writing (AUX full), 2: restart with PSB+ */
 	uint64_t stop_left;	/* bytes still not to be written */
@@ -360,9 +361,14 @@ static int put_mode_exec(struct ptenc *e)
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = ppt_mode;
 	pkt.payload.mode.leaf = pt_mol_exec;
-	pkt.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	pkt.payload.mode.bits.exec = pt_set_exec_mode(e->mode == 32 ? ptem_32bit : ptem_64bit);
 	e->st.mode_exec++;
 	return put(e, &pkt);
+}
+
+void ptenc_set_mode(struct ptenc *e, unsigned bits)
+{
+	e->mode = bits;
 }
 
 static void stack_clear(struct ptenc *e)

@@ -67,6 +67,10 @@ int ptenc_far_exit(struct ptenc *e, uint64_t tsc);
 /* An asynchronous exit (interrupt, exception) before the instruction at ip
  * executed: FUP ip, TIP.PGD. */
 int ptenc_async_exit(struct ptenc *e, uint64_t tsc, uint64_t ip);
+/* The mode of the code from the next resume on (MODE.EXEC, there and in
+ * the PSB+s): 64 (the default), or 32 for a compatibility-mode task (CS.L
+ * 0, CS.D 1). */
+void ptenc_set_mode(struct ptenc *e, unsigned bits);
 /* User mode resumes at ip: MODE.EXEC, TIP.PGE ip. */
 int ptenc_resume(struct ptenc *e, uint64_t tsc, uint64_t ip);
 /* Internal buffer overflow: OVF now; packets are lost until

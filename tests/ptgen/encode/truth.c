@@ -244,11 +244,16 @@ int truth_next(struct truth *t, struct truth_event *ev)
 		if (ev->kind < 0 || ev->kind > 6 || ev->taken > 1 || !ev->blen || ev->blen > 15)
 			return bad(t, "bad branch");
 		break;
-	case 'R':	/* R time tid ip */
+	case 'R':	/* R time tid ip [32] */
 		NEED(4);
 		NUMS(2, 3);
 		ev->tid = (uint32_t)v[2];
 		ev->ip = v[3];
+		ev->bits = 64;
+		if (nf > 4 && v[4] != 32)
+			return bad(t, "bad mode");
+		if (nf > 4)
+			ev->bits = 32;
 		break;
 	case 'A':	/* A time tid ip insns */
 		NEED(5);

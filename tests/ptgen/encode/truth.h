@@ -16,6 +16,7 @@ struct truth_event {
 	unsigned blen;		/* B: instruction length */
 	uint64_t insns;		/* B, A */
 	int exec;		/* C */
+	unsigned bits;		/* R: the mode of the code there, 32 or 64 */
 	uint8_t build_id[20];	/* M */
 	unsigned build_id_len;	/* 0 when '-' */
 	const char *comm;	/* T, C; valid until the next truth_next() */

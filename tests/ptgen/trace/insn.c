@@ -15,7 +15,18 @@ enum {
 };
 
 static ZydisDecoder decoder;
-static int decoder_ready;
+static int decoder_bits;	/* the mode it decodes (0: not set up yet) */
+
+void ptg_insn_set_mode(int bits)
+{
+	if (bits == decoder_bits)
+		return;
+	if (bits == 32)
+		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32);
+	else
+		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	decoder_bits = bits == 32 ? 32 : 64;
+}
 
 static int classify(const ZydisDecodedInstruction *zi, struct ptg_insn *insn)
 {
@@ -76,11 +87,8 @@ int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,
 {
 	ZydisDecodedInstruction zi;
 
-	if (!decoder_ready) {
-		ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64,
-				 ZYDIS_STACK_WIDTH_64);
-		decoder_ready = 1;
-	}
+	if (!decoder_bits)
+		ptg_insn_set_mode(64);
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, NULL, buf, n,
 							&zi)))
 		return -1;
@@ -100,6 +108,8 @@ int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,
 		insn->target = ip + zi.length + (uint64_t)zi.raw.imm[0].value.s;
 		if (zi.operand_width == 16)
 			insn->target &= 0xffff;
+		else if (decoder_bits == 32)
+			insn->target &= 0xffffffffu;	/* EIP wraps */
 	}
 	if (insn->kind == PTC_BR_COND && zi.address_width == 32 &&
 	    insn->cc >= PTG_CC_JRCXZ)
@@ -166,6 +176,20 @@ static int gpr64(ZydisRegister r, const struct user_regs_struct *regs,
 	}
 }
 
+/* The value of register r of the code being decoded: a 64-bit one in
+ * 64-bit code, a 32-bit one (the low half of its 64-bit register) in
+ * 32-bit code; -1 for any other. */
+static int gpr(ZydisRegister r, const struct user_regs_struct *regs, uint64_t *v)
+{
+	if (decoder_bits != 32)
+		return gpr64(r, regs, v);
+	if (ZydisRegisterGetClass(r) != ZYDIS_REGCLASS_GPR32 ||
+	    gpr64(ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r), regs, v) < 0)
+		return -1;
+	*v &= 0xffffffffu;
+	return 0;
+}
+
 int ptg_insn_indirect_target(const struct ptg_insn *insn, const uint8_t *buf,
 			     size_t n, const struct user_regs_struct *regs,
 			     ptg_read64_fn read64, void *ctx, uint64_t *target)
@@ -174,32 +198,42 @@ int ptg_insn_indirect_target(const struct ptg_insn *insn, const uint8_t *buf,
 	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
 	const ZydisDecodedOperand *o = &op[0];
 	uint64_t addr = 0, v;
+	/* 64-bit code, or 32-bit code (its addresses and pointers 32 bits) */
+	unsigned w = decoder_bits == 32 ? 32 : 64;
+	uint64_t mask = w == 32 ? 0xffffffffu : UINT64_MAX;
 
-	if (insn->kind == PTC_BR_RET)
-		return read64(ctx, regs->rsp, target);
+	if (insn->kind == PTC_BR_RET) {
+		if (read64(ctx, regs->rsp & mask, target) < 0)
+			return -1;
+		*target &= mask;
+		return 0;
+	}
 	if (insn->kind != PTC_BR_JMP_IND && insn->kind != PTC_BR_CALL_IND)
 		return -1;
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder, buf, n, &zi, op)) ||
-	    zi.operand_width != 64)
+	    zi.operand_width != w)
 		return -1;
 	if (o->type == ZYDIS_OPERAND_TYPE_REGISTER)
-		return gpr64(o->reg.value, regs, target);
-	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || zi.address_width != 64 ||
+		return gpr(o->reg.value, regs, target);
+	if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || zi.address_width != w ||
 	    o->mem.segment == ZYDIS_REGISTER_FS ||
 	    o->mem.segment == ZYDIS_REGISTER_GS)
 		return -1;
 	if (o->mem.base == ZYDIS_REGISTER_RIP)
 		addr = insn->ip + insn->len;
 	else if (o->mem.base != ZYDIS_REGISTER_NONE) {
-		if (gpr64(o->mem.base, regs, &addr) < 0)
+		if (gpr(o->mem.base, regs, &addr) < 0)
 			return -1;
 	}
 	if (o->mem.index != ZYDIS_REGISTER_NONE) {
-		if (gpr64(o->mem.index, regs, &v) < 0)
+		if (gpr(o->mem.index, regs, &v) < 0)
 			return -1;
 		addr += v * o->mem.scale;
 	}
 	if (o->mem.disp.has_displacement)
 		addr += (uint64_t)o->mem.disp.value;
-	return read64(ctx, addr, target);
+	if (read64(ctx, addr & mask, target) < 0)
+		return -1;
+	*target &= mask;
+	return 0;
 }

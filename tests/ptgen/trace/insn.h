@@ -25,6 +25,12 @@ struct ptg_insn {
 				 * (RTM): always single-step it */
 };
 
+/* The mode of the code that ptg_insn_decode() and
+ * ptg_insn_indirect_target() read from now on: 64 (the default) or 32
+ * (a compatibility-mode task, whose registers are the low halves of
+ * struct user_regs_struct's). */
+void ptg_insn_set_mode(int bits);
+
 /* Decodes the instruction at ip from the n bytes at buf.  Returns 0, or -1
  * when the bytes are not a valid instruction. */
 int ptg_insn_decode(struct ptg_insn *insn, uint64_t ip, const uint8_t *buf,

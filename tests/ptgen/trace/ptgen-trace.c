@@ -76,6 +76,8 @@ struct thread {
 	/* The step in flight while TH_INFLIGHT. */
 	struct ptg_insn insn;
 	long sysno;		/* rax before the step: the system call number */
+	int bits;		/* its code's mode: 32 in a compatibility-mode
+				 * (32-bit) task, else 64 (from cs) */
 	uint64_t pre_flags;	/* rflags and rcx before the step, for */
 	uint64_t pre_rcx;	/* conditional branches to their fall-through */
 	uint64_t dr[4];		/* debug registers 0-3 as last set */
@@ -188,8 +190,8 @@ static void emit_C(struct thread *t, int exec)
 
 static void emit_R(struct thread *t, uint64_t ip)
 {
-	fprintf(g.out, "R %" PRIu64 " %d 0x%" PRIx64 "\n", g.now, (int)t->tid,
-		ip);
+	fprintf(g.out, "R %" PRIu64 " %d 0x%" PRIx64 "%s\n", g.now, (int)t->tid,
+		ip, t->bits == 32 ? " 32" : "");
 }
 
 static void emit_A(struct thread *t, uint64_t ip)
@@ -291,11 +293,24 @@ static struct proc *new_proc(pid_t pid, int inherit)
 	return p;
 }
 
+/* The code segment selector of 32-bit user code on x86-64 Linux
+ * (__USER32_CS; 64-bit code runs with __USER_CS, 0x33). */
+#define USER32_CS 0x23
+
 static void get_regs(struct thread *t)
 {
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs) < 0)
 		fatal("PTRACE_GETREGS of thread %d: %s", (int)t->tid,
 		      strerror(errno));
+	t->bits = t->regs.cs == USER32_CS ? 32 : 64;
+}
+
+/* Decode t's instruction at ip (ptg_insn_decode()) in the mode of t's
+ * code. */
+static int decode(struct thread *t, struct ptg_insn *in, uint64_t ip, const uint8_t *buf, size_t n)
+{
+	ptg_insn_set_mode(t->bits);
+	return ptg_insn_decode(in, ip, buf, n);
 }
 
 static pid_t tgid_of(pid_t tid)
@@ -555,8 +570,26 @@ static int is_step_trap(struct thread *t)
 	return si.si_code > 0 && si.si_code < 0x80;
 }
 
-static int is_maps_syscall(long nr)
+/* exit and exit_group of 32-bit tasks (the i386 system call table). */
+#define SYS32_exit 1
+#define SYS32_exit_group 252
+
+/* Does t's system call end t (exit) or its whole process (exit_group)? */
+static int is_exit(const struct thread *t, int group)
 {
+	if (t->bits == 32)
+		return t->sysno == (group ? SYS32_exit_group : SYS32_exit);
+	return t->sysno == (group ? SYS_exit_group : SYS_exit);
+}
+
+/* Whether system call nr of t may change its executable mappings; in a
+ * 32-bit task (another table, and more calls that map: mmap2, ipc) every
+ * call is taken to (the maps are read again, and only what changed
+ * becomes M lines). */
+static int is_maps_syscall(const struct thread *t, long nr)
+{
+	if (t->bits == 32)
+		return 1;
 	switch (nr) {
 	case SYS_mmap:
 	case SYS_mprotect:
@@ -615,8 +648,7 @@ static int others_live(struct thread *t)
  * reproducible (except for sleeps that end by time, like nanosleep). */
 static int wait_syscall(struct thread *t, int *status)
 {
-	int ended_by_exit = (t->sysno == SYS_exit && t->tid != t->proc->pid) ||
-			    t->sysno == SYS_exit_group;
+	int ended_by_exit = (is_exit(t, 0) && t->tid != t->proc->pid) || is_exit(t, 1);
 
 	if (ended_by_exit || !others_live(t))
 		return wait_thread(t, -1, status);
@@ -641,8 +673,7 @@ static void complete_step(struct thread *t, struct ptg_insn *insn,
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		/* Killed before its instruction ran, unless that was the
 		 * call that ended it. */
-		if (t->b_pending && (t->sysno == SYS_exit ||
-				     t->sysno == SYS_exit_group))
+		if (t->b_pending && (is_exit(t, 0) || is_exit(t, 1)))
 			flush_far(t);
 		t->b_pending = 0;
 		thread_exit(t, status);
@@ -665,7 +696,7 @@ static void complete_step(struct thread *t, struct ptg_insn *insn,
 		 * possibly a signal handler. */
 		flush_far(t);
 		t->pending_r = 1;
-		if (is_maps_syscall(t->sysno) && refresh_maps(t) < 0)
+		if (is_maps_syscall(t, t->sysno) && refresh_maps(t) < 0)
 			fatal("cannot read the mappings of process %d",
 			      (int)t->proc->pid);
 		if (!trap)
@@ -815,7 +846,7 @@ static void step(struct thread *t)
 		return;
 	}
 	n = ptg_aspace_read(t->proc->as, t->regs.rip, buf, sizeof(buf));
-	if (n == 0 || ptg_insn_decode(insn, t->regs.rip, buf, n) < 0)
+	if (n == 0 || decode(t, insn, t->regs.rip, buf, n) < 0)
 		fatal("thread %d: no instruction at 0x%llx", (int)t->tid,
 		      t->regs.rip);
 	disarm_at(t, t->regs.rip);
@@ -939,7 +970,7 @@ static int walk_seg(struct thread *t, struct tree *tr, struct seg *sg,
 			continue;
 		}
 		got = ptg_aspace_read(t->proc->as, ip, buf, sizeof(buf));
-		if (got == 0 || ptg_insn_decode(in, ip, buf, got) < 0 ||
+		if (got == 0 || decode(t, in, ip, buf, got) < 0 ||
 		    in->nowalk)
 			break;
 		fall = ip + in->len;
@@ -1006,7 +1037,7 @@ static int known_target(struct thread *t, struct ptg_insn *in)
 	size_t got = ptg_aspace_read(t->proc->as, t->regs.rip, buf,
 				     sizeof(buf));
 
-	if (got == 0 || ptg_insn_decode(in, t->regs.rip, buf, got) < 0)
+	if (got == 0 || decode(t, in, t->regs.rip, buf, got) < 0)
 		return 0;
 	if (in->kind != PTC_BR_RET && in->kind != PTC_BR_JMP_IND &&
 	    in->kind != PTC_BR_CALL_IND)
