@@ -15,6 +15,9 @@ src/writers/perfetto_trace.pb-c.h: src/writers/perfetto_trace.pb-c.c
 src/writers/perfetto_trace.pb-c.c: $(top_srcdir)/src/writers/perfetto_trace.proto
 	$(AM_V_GEN)$(MKDIR_P) src/writers && \
 	$(PROTOC_C) --proto_path=$(top_srcdir)/src/writers --c_out=src/writers $(top_srcdir)/src/writers/perfetto_trace.proto
+# (BUILT_SOURCES are made first by `make`, `make check` and `make install`
+# only: `make fuzz` or `make src/ptconv` in a clean tree needs this)
+src/writers/perfetto.$(OBJEXT): src/writers/perfetto_trace.pb-c.h
 AM_CPPFLAGS += -I$(top_srcdir)/include -I$(top_builddir)/src
 
 # libptconv-trace: the installed reader library of ptconv's trace format.
