@@ -2403,15 +2403,13 @@ static int add_bad(struct conv *c, struct bad_records *bad, uint64_t t_end)
 	return err;
 }
 
-static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
+static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
 	struct bad_records bad = { 0 };
 	uint64_t last_time = 0;
 	int err;
-	uint64_t *privcopy = NULL;
 
-	*priv = NULL;
 	*nr_priv = 0;
 	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
 	if (err < 0)
@@ -2422,13 +2420,13 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 				return err;
 			last_time = rec.sid.time;
 		}
-		if (rec.type == PTC_REC_AUXTRACE_INFO && !privcopy) {
+		if (rec.type == PTC_REC_AUXTRACE_INFO && !*privcopy) {
 			struct ptc_perf_auxtrace_info ai;
 			if (ptc_perf_parse_auxtrace_info(&rec, &ai) == 0 && ai.type == PTC_AUXTRACE_INTEL_PT) {
-				privcopy = calloc(ai.nr_priv + 1, sizeof(uint64_t));
-				if (!privcopy)
+				*privcopy = calloc(ai.nr_priv + 1, sizeof(uint64_t));
+				if (!*privcopy)
 					return -ptc_err_nomem;
-				memcpy(privcopy, ai.priv, ai.nr_priv * sizeof(uint64_t));
+				memcpy(*privcopy, ai.priv, ai.nr_priv * sizeof(uint64_t));
 				*nr_priv = ai.nr_priv;
 			}
 		} else if (rec.type == PTC_REC_AUXTRACE) {
@@ -2485,8 +2483,6 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 					      ae.msg ? ae.msg : "");
 		} else {
 			err = ptc_sb_add_record(c->sb, &rec);
-			if (err == -ptc_err_nomem)
-				return err;
 			if (err < 0) {
 				/* What it said (a switch, a mapping, a thread's
 				 * start) is lost: a lost range from the last
@@ -2530,8 +2526,24 @@ static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv
 	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
 	if (err < 0)
 		return err;
-	*priv = privcopy;
 	return 0;
+}
+
+/* The recording's records into the sideband and the queues, and the
+ * AUXTRACE_INFO's private values (*priv, NULL when none): nothing is kept
+ * of them on failure. */
+static int read_recording(struct conv *c, const uint64_t **priv, size_t *nr_priv)
+{
+	uint64_t *privcopy = NULL;
+	int err = read_records(c, &privcopy, nr_priv);
+
+	if (err < 0) {
+		free(privcopy);
+		privcopy = NULL;
+		*nr_priv = 0;
+	}
+	*priv = privcopy;
+	return err;
 }
 
 static void set_params(struct conv *c, const uint64_t *priv, size_t n)

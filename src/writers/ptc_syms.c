@@ -49,7 +49,7 @@ static int same(const struct ptc_symw *s, const struct ptc_symw_entry *a, const 
 {
 	return a->lo == b->lo && a->hi == b->hi && a->start == b->start && a->vaddr == b->vaddr &&
 	       a->image == b->image && a->name_len == b->name_len &&
-	       !memcmp(s->names + a->name, bname, a->name_len);
+	       (!a->name_len || !memcmp(s->names + a->name, bname, a->name_len));
 }
 
 /* image's number + 1, interned; 0 when out of memory */
@@ -242,7 +242,8 @@ int ptc_symw_note(struct ptc_symw *s, const struct ptc_symbol_reader *r, uint64_
 				s->v[i].shadowed = 1;
 	}
 	e.name = s->names_len;
-	memcpy(s->names + s->names_len, name, e.name_len);
+	if (e.name_len)	/* (names is NULL until the first name) */
+		memcpy(s->names + s->names_len, name, e.name_len);
 	if (cover_add(s, e.lo, e.hi) < 0 || ptc_map_put(&s->ident, ident_key(&e, name, probe), (uint32_t)s->n) < 0)
 		return -ptc_err_nomem;
 	s->names_len += e.name_len;
@@ -263,7 +264,7 @@ struct ptc_symw_entry *ptc_symw_sorted(const struct ptc_symw *s)
 {
 	struct ptc_symw_entry *v = malloc((s->n ? s->n : 1) * sizeof(*v));
 
-	if (v) {
+	if (v && s->n) {	/* (s->v is NULL while empty) */
 		memcpy(v, s->v, s->n * sizeof(*v));
 		qsort(v, s->n, sizeof(*v), cmp_entry);
 	}
