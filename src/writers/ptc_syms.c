@@ -73,23 +73,40 @@ static uint32_t image_of(struct ptc_symw *s, const char *image)
 	return (uint32_t)++s->nimages;
 }
 
-/* The first cover range that ends after addr: the ranges below it are
- * skipped in steps of halving powers of two. */
-static size_t cover_at(const struct ptc_symw *s, uint64_t addr)
+/* The first of n sorted, disjoint ranges that ends after addr (n: none):
+ * the ranges below it are skipped in steps of halving powers of two. */
+static size_t range_at(const struct ptc_symw_range *v, size_t n, uint64_t addr)
 {
 	size_t i = 0, step = 1;
 
-	while (step <= s->ncover / 2)
+	while (step <= n / 2)
 		step *= 2;
 	for (; step; step /= 2)
-		if (i + step <= s->ncover && s->cover[i + step - 1].hi <= addr)
+		if (i + step <= n && v[i + step - 1].hi <= addr)
 			i += step;
 	return i;
 }
 
+/* A free slot at index i of the sorted array *v of *n ranges (*cap room). */
+static int range_open(struct ptc_symw_range **v, size_t *n, size_t *cap, size_t i)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		void *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return -ptc_err_nomem;
+		*v = nv;
+		*cap = ncap;
+	}
+	memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof(**v));
+	(*n)++;
+	return 0;
+}
+
 static int covered(const struct ptc_symw *s, uint64_t lo, uint64_t hi)
 {
-	size_t i = cover_at(s, lo);
+	size_t i = range_at(s->cover, s->ncover, lo);
 
 	return i < s->ncover && s->cover[i].lo < hi;
 }
@@ -98,7 +115,7 @@ static int covered(const struct ptc_symw *s, uint64_t lo, uint64_t hi)
 static int cover_add(struct ptc_symw *s, uint64_t lo, uint64_t hi)
 {
 	/* the first range that ends at lo or later: it touches or follows */
-	size_t i = cover_at(s, lo ? lo - 1 : 0), j = i;
+	size_t i = range_at(s->cover, s->ncover, lo ? lo - 1 : 0), j = i;
 
 	while (j < s->ncover && s->cover[j].lo <= hi) {
 		if (s->cover[j].lo < lo)
@@ -108,16 +125,8 @@ static int cover_add(struct ptc_symw *s, uint64_t lo, uint64_t hi)
 		j++;
 	}
 	if (i == j) {
-		if (s->ncover == s->capcover) {
-			size_t cap = s->capcover ? s->capcover * 2 : 256;
-			void *n = realloc(s->cover, cap * sizeof(*s->cover));
-			if (!n)
-				return -ptc_err_nomem;
-			s->cover = n;
-			s->capcover = cap;
-		}
-		memmove(&s->cover[i + 1], &s->cover[i], (s->ncover - i) * sizeof(*s->cover));
-		s->ncover++;
+		if (range_open(&s->cover, &s->ncover, &s->capcover, i) < 0)
+			return -ptc_err_nomem;
 		j = i + 1;
 	}
 	s->cover[i].lo = lo;
@@ -129,22 +138,6 @@ static int cover_add(struct ptc_symw *s, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* The first known range that ends after addr (nknown: none). */
-static size_t known_at(const struct ptc_symw *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->nknown;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->known[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Answer e holds over its range in epoch ep (0: no epoch, nothing kept). */
 static int remember(struct ptc_symw *s, const struct ptc_symw_entry *e, uint64_t ep)
 {
@@ -152,22 +145,13 @@ static int remember(struct ptc_symw *s, const struct ptc_symw_entry *e, uint64_t
 
 	if (!ep || ep != s->known_epoch)
 		return 0;
-	i = known_at(s, e->lo);
+	i = range_at(s->known, s->nknown, e->lo);
 	if (i < s->nknown && s->known[i].lo < e->hi)
 		return 0;	/* (overlaps one: not this epoch's partition, keep out) */
-	if (s->nknown == s->capknown) {
-		size_t cap = s->capknown ? s->capknown * 2 : 256;
-		void *n = realloc(s->known, cap * sizeof(*s->known));
-
-		if (!n)
-			return -ptc_err_nomem;
-		s->known = n;
-		s->capknown = cap;
-	}
-	memmove(&s->known[i + 1], &s->known[i], (s->nknown - i) * sizeof(*s->known));
+	if (range_open(&s->known, &s->nknown, &s->capknown, i) < 0)
+		return -ptc_err_nomem;
 	s->known[i].lo = e->lo;
 	s->known[i].hi = e->hi;
-	s->nknown++;
 	return 0;
 }
 
@@ -189,7 +173,7 @@ int ptc_symw_note(struct ptc_symw *s, const struct ptc_symbol_reader *r, uint64_
 			s->nknown = 0;
 			s->known_epoch = ep;
 		}
-		i = known_at(s, addr);
+		i = range_at(s->known, s->nknown, addr);
 		if (i < s->nknown && s->known[i].lo <= addr)
 			return 0;
 	}

@@ -32,11 +32,16 @@ struct ptc_symw_entry {
 	int shadowed;		/* a later range overlaps it */
 };
 
+/* An address range [lo, hi). */
+struct ptc_symw_range {
+	uint64_t lo, hi;
+};
+
 struct ptc_symw {
 	struct ptc_symw_entry *v;
 	size_t n, cap;
 	struct ptc_map ident;	/* hash of an answer -> its entry, probed */
-	struct { uint64_t lo, hi; } *cover;	/* the union of the ranges, sorted, disjoint */
+	struct ptc_symw_range *cover;	/* the union of the ranges, sorted, disjoint */
 	size_t ncover, capcover;
 	char **images;
 	size_t nimages, capimages;
@@ -46,7 +51,7 @@ struct ptc_symw {
 	 * sorted (one epoch's answers do not overlap): an address in one has
 	 * the same answer again.  Emptied when the epoch changes or an entry
 	 * shadows others. */
-	struct { uint64_t lo, hi; } *known;
+	struct ptc_symw_range *known;
 	size_t nknown, capknown;
 	uint64_t known_epoch;
 };
