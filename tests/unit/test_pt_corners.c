@@ -511,6 +511,22 @@ static const char expect_retfq[] = "0x400001 0x400003 far 1 2\n0x400004 0x0 far 
 static const char expect_ovf_taken[] = "0x400002 0x400010 cond 1 2\ngap overflow\n0x400005 0x0 far 1 2 after-gap\n";
 static const char expect_ovf_fall[] = "0x400002 0x400010 cond 0 2\ngap overflow\n0x400005 0x0 far 1 2 after-gap\n";
 
+/* An overflow right after a return's or an indirect jump's packet: the
+ * same (both engines dropped them: found on another CPU's run of
+ * pt_gap_rule.sh, where ld.so takes other paths).
+ *
+ *   +00 e8 02 00 00 00  call +07
+ *   +05 0f 05           syscall
+ *   +07 c3              ret
+ *
+ * call (1), ret (1) to +05, compressed (a TNT bit) or not (a TIP); the
+ * OVF; syscall (1), counted from the FUP at +05.  On code_jmp_nomap:
+ * nop, jmp rax (2) to +03 (its TIP), the OVF, syscall (1) from +04. */
+static const char code_ovf_ret[] = "\xe8\x02\x00\x00\x00\x0f\x05\xc3";
+static const char expect_ovf_ret[] =
+	"0x400000 0x400007 call 1 1\n0x400007 0x400005 ret 1 1\ngap overflow\n0x400005 0x0 far 1 1 after-gap\n";
+static const char expect_ovf_jmp[] = "0x400001 0x400003 jmp-ind 1 2\ngap overflow\n0x400004 0x0 far 1 1 after-gap\n";
+
 /* ---- item 4: 32-bit and compatibility-mode code ----
  *
  * MODE.Exec says how the bytes decode: a1 is mov eax,[moffs32] (5 bytes)
@@ -686,6 +702,9 @@ static const struct corner {
 	  .detail = "--cpu" },
 	{ "ovf_after_jcc", CODE(code_pgd_jcc), "psb pge@+0 tnt:1 ovf fup@+4 pgd@k", expect_ovf_taken, NULL },
 	{ "ovf_after_jcc_fall", CODE(code_pgd_jcc), "psb pge@+0 tnt:0 ovf fup@+4 pgd@k", expect_ovf_fall, NULL },
+	{ "ovf_after_ret", CODE(code_ovf_ret), "psb pge@+0 tnt:1 ovf fup@+5 pgd@k", expect_ovf_ret, NULL },
+	{ "ovf_after_ret_tip", CODE(code_ovf_ret), "psb pge@+0 tip@+5 ovf fup@+5 pgd@k", expect_ovf_ret, NULL },
+	{ "ovf_after_jmp_ind", CODE(code_jmp_nomap), "psb pge@+0 tip@+3 ovf fup@+4 pgd@k", expect_ovf_jmp, NULL },
 	{ "psb_broken", CODE(code_syscall), PSB_RESERVED_FUP " pge@+0 pgd@k psb pge@+3 pgd@k", expect_psb_broken, NULL },
 	{ "call_nomap", CODE(code_call_nomap), "psb pge@+0 pgd@k psb pge@+6 pgd@k", expect_call_nomap,
 	  libipt_call_nomap },

@@ -30,6 +30,17 @@ struct held_branch {
 	struct ptc_pt_thread *thr;
 };
 
+/* The return addresses libipt's block decoder holds for compressed returns
+ * (its retstack, not in its API): pushed by the calls this engine emits,
+ * popped by the returns that go back to them, emptied where libipt empties
+ * its own (at a synchronisation; not at an overflow).  As deep as libipt's. */
+#define RETSTACK_DEPTH 64
+
+struct shadow_retstack {
+	uint64_t ret[RETSTACK_DEPTH];
+	unsigned top, n;	/* ring: the deepest entries are overwritten */
+};
+
 struct ptc_blk_decoder {
 	struct ptc_pt_params p;
 	struct ptc_pt_env env;
@@ -43,6 +54,7 @@ struct ptc_blk_decoder {
 	struct ptc_pt_thread *thr;
 	struct ptc_pt_thread orphan;
 	struct held_branch hb;
+	struct shadow_retstack rs;
 	uint64_t tsc, time;
 	struct ptc_pt_loss loss;	/* the loss being decoded past (loss.h) */
 	struct ptc_pt_losses ls;
@@ -115,11 +127,28 @@ static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid, ui
 	return n ? (int)n : -pte_nomap;
 }
 
+static void retstack_note(struct shadow_retstack *rs, uint64_t ip, uint64_t target, int kind, int len)
+{
+	uint64_t next = ip + (uint64_t)len;
+
+	/* a call to the next instruction is not a call (libipt, the CPU) */
+	if (kind == PTC_BR_CALL_IND || (kind == PTC_BR_CALL && target != next)) {
+		rs->top = (rs->top + 1) % RETSTACK_DEPTH;
+		rs->ret[rs->top] = next;
+		if (rs->n < RETSTACK_DEPTH)
+			rs->n++;
+	} else if (kind == PTC_BR_RET && rs->n && rs->ret[rs->top] == target) {
+		rs->top = (rs->top + RETSTACK_DEPTH - 1) % RETSTACK_DEPTH;
+		rs->n--;
+	}
+}
+
 static int emit(struct ptc_blk_decoder *d, struct ptc_pt_thread *t, uint64_t ip, uint64_t target,
 		uint32_t insns, int kind, int taken, int len)
 {
 	struct ptc_branch *b;
 
+	retstack_note(&d->rs, ip, target, kind, len);
 	d->st.branches++;
 	if (t == &d->orphan)
 		d->st.orphan_branches++;
@@ -348,25 +377,31 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, ui
 /* An overflow follows the held branch: libipt decoded it (a block ends at
  * a branch once its packet says where it goes) but the next block, which
  * would say where, is lost.  A direct jump or call went to its target; a
- * conditional branch the way the last TNT bit before the OVF packet says
- * (the bit libipt gave it: no packet of the segment binds after it); any
- * other is dropped with the loss. */
+ * branch that took the last packet before the OVF (nothing binds after it
+ * in the segment) went where that packet says: a conditional branch the
+ * way its TNT bit says, a compressed return (a bit) to the address its
+ * call pushed, an indirect branch to its TIP's IP.  Otherwise the branch
+ * is dropped with the loss. */
 static int resolve_before_ovf(struct ptc_blk_decoder *d)
 {
 	struct held_branch *h = &d->hb;
+	struct ptc_pt_ovf_scan scan;
 	uint64_t off = 0;
-	int bit;
 
 	if (!h->active)
 		return 0;
 	if (h->kind == PTC_BR_JMP || h->kind == PTC_BR_CALL)
 		return resolve(d, h->target, 0);
-	if (h->kind != PTC_BR_COND || pt_blk_get_offset(d->blk, &off) < 0)
+	if (pt_blk_get_offset(d->blk, &off) < 0 || ptc_pt_ovf_scan(&d->cfg, d->sync_off, off, &scan) < 0)
 		return 0;
-	bit = ptc_pt_ovf_scan(&d->cfg, d->sync_off, off, &off);
-	if (bit < 0)
-		return 0;
-	return resolve(d, bit ? h->target : h->ip + (uint64_t)h->length, 0);
+	if (scan.last == PTC_PT_OVF_AFTER_BIT && h->kind == PTC_BR_COND)
+		return resolve(d, scan.bit ? h->target : h->ip + (uint64_t)h->length, 0);
+	if (scan.last == PTC_PT_OVF_AFTER_BIT && h->kind == PTC_BR_RET && scan.bit && d->rs.n)
+		return resolve(d, d->rs.ret[d->rs.top], 0);
+	if (scan.last == PTC_PT_OVF_AFTER_TIP &&
+	    (h->kind == PTC_BR_RET || h->kind == PTC_BR_JMP_IND || h->kind == PTC_BR_CALL_IND))
+		return resolve(d, scan.ip, 0);
+	return 0;
 }
 
 static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, uint64_t until, int *stop)
@@ -608,6 +643,7 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 			d->sync_off = off;
 			d->min_sync = off + 1;
 			d->synced = 1;
+			d->rs.n = 0;	/* as libipt's at a synchronisation */
 			ptc_pt_loss_synced(&d->loss, d->base + off);
 			d->status = st;
 			d->st.psb++;

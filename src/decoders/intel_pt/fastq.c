@@ -180,50 +180,23 @@ static struct pt_event *standalone(struct ptc_fq *q)
 
 static int ip_update(struct ptc_fq *q, const struct pt_packet_ip *p)
 {
-	uint64_t ip = p->ip;
-
-	switch (p->ipc) {
-	case pt_ipc_suppressed:
-		q->ip_suppressed = 1;
-		return 0;
-	case pt_ipc_sext_48:
-		ip &= 0xffffffffffffull;
-		q->ip = (ip & (1ull << 47)) ? ip | ~0xffffffffffffull : ip;
-		break;
-	case pt_ipc_update_16:
-		q->ip = (q->ip & ~0xffffull) | (ip & 0xffffull);
-		break;
-	case pt_ipc_update_32:
-		q->ip = (q->ip & ~0xffffffffull) | (ip & 0xffffffffull);
-		break;
-	case pt_ipc_update_48:
-		q->ip = (q->ip & ~0xffffffffffffull) | (ip & 0xffffffffffffull);
-		break;
-	case pt_ipc_full:
-		q->ip = ip;
-		break;
-	default:
-		return -pte_bad_packet;
-	}
-	q->have_ip = 1;
-	q->ip_suppressed = 0;
-	return 0;
+	return ptc_last_ip_update(&q->lip, p);
 }
 
 static int ip_query(const struct ptc_fq *q, uint64_t *ip)
 {
-	if (!q->have_ip) {
+	if (!q->lip.have) {
 		if (ip)
 			*ip = 0;
 		return -pte_noip;
 	}
-	if (q->ip_suppressed) {
+	if (q->lip.suppressed) {
 		if (ip)
 			*ip = 0;
 		return -pte_ip_suppressed;
 	}
 	if (ip)
-		*ip = q->ip;
+		*ip = q->lip.ip;
 	return 0;
 }
 
@@ -823,9 +796,9 @@ static int decode_psb(struct ptc_fq *q)
 	int err;
 
 	q->pos += PSB_SIZE;
-	q->have_ip = 0;
-	q->ip_suppressed = 0;
-	q->ip = 0;
+	q->lip.have = 0;
+	q->lip.suppressed = 0;
+	q->lip.ip = 0;
 	for (;;) {
 		fetch(q);
 		err = q->next_err;
@@ -876,8 +849,8 @@ static int start(struct ptc_fq *q, uint64_t at, uint64_t *addr)
 	q->enabled = 0;
 	q->consume_packet = 0;
 	q->event = NULL;
-	q->have_ip = q->ip_suppressed = 0;
-	q->ip = 0;
+	q->lip.have = q->lip.suppressed = 0;
+	q->lip.ip = 0;
 	q->tnt = q->tnt_index = 0;
 	memset(&q->time, 0, sizeof(q->time));
 	memset(&q->last_time, 0, sizeof(q->last_time));

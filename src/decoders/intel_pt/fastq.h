@@ -24,6 +24,8 @@
 
 #include <intel-pt.h>
 
+#include "decoders/intel_pt/last_ip.h"
+
 /* libipt's timing state (pt_time) without cycle counting: the estimate
  * of the TSC at the last timing packet. */
 struct ptc_fq_time {
@@ -54,8 +56,7 @@ struct ptc_fq {
 	int enabled, consume_packet;
 	struct pt_event *event;		/* the event the last packet produced */
 
-	uint64_t ip;			/* last IP (IP compression) */
-	int have_ip, ip_suppressed;
+	struct ptc_last_ip lip;		/* IP compression */
 
 	uint64_t tnt, tnt_index;	/* cached TNT bits, index at the next one */
 

@@ -4,6 +4,7 @@
 
 #include <intel-pt.h>
 
+#include "decoders/intel_pt/last_ip.h"
 #include "decoders/intel_pt/loss.h"
 
 void ptc_pt_losses_init(struct ptc_pt_losses *ls, struct ptc_pt_bystanders *by, const struct ptc_pt_env *env,
@@ -112,55 +113,69 @@ int ptc_pt_loss_close(struct ptc_pt_loss *l, const struct ptc_pt_losses *ls, str
 	return err;
 }
 
-int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t *ovf)
+int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, struct ptc_pt_ovf_scan *s)
 {
 	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(cfg);
+	struct ptc_last_ip lip = { 0, 0, 0 };
+	struct ptc_pt_ovf_scan now = { to, PTC_PT_OVF_AFTER_NOTHING, 0, 0 };
 	struct pt_packet p;
 	uint64_t off;
-	int bit = -1, at_ovf = -1;
 
-	*ovf = to;
+	*s = now;
 	if (!pk)
-		return -1;
+		return -pte_nomem;
 	if (pt_pkt_sync_set(pk, from) < 0) {
 		pt_pkt_free_decoder(pk);
-		return -1;
+		return -pte_nosync;
 	}
 	while (pt_pkt_get_offset(pk, &off) == 0 && off < to && pt_pkt_next(pk, &p, sizeof(p)) > 0) {
 		switch (p.type) {
 		case ppt_tnt_8:
 		case ppt_tnt_64:
 			/* the packet's last bit is its least significant */
-			if (p.payload.tnt.bit_size)
-				bit = (int)(p.payload.tnt.payload & 1);
+			if (p.payload.tnt.bit_size) {
+				now.last = PTC_PT_OVF_AFTER_BIT;
+				now.bit = (int)(p.payload.tnt.payload & 1);
+			}
 			break;
 		case ppt_tip:
+			ptc_last_ip_update(&lip, &p.payload.ip);
+			now.last = lip.have && !lip.suppressed ? PTC_PT_OVF_AFTER_TIP : PTC_PT_OVF_AFTER_NOTHING;
+			now.ip = lip.ip;
+			break;
 		case ppt_tip_pge:
 		case ppt_tip_pgd:
 		case ppt_fup:
+			ptc_last_ip_update(&lip, &p.payload.ip);
+			now.last = PTC_PT_OVF_AFTER_NOTHING;
+			break;
 		case ppt_psb:
-			bit = -1;
+			lip.have = lip.suppressed = 0;
+			lip.ip = 0;
+			now.last = PTC_PT_OVF_AFTER_NOTHING;
 			break;
 		case ppt_ovf:
-			*ovf = off;
-			at_ovf = bit;
-			bit = -1;
+			s->ovf = off;
+			s->last = now.last;
+			s->bit = now.bit;
+			s->ip = now.ip;
+			now.last = PTC_PT_OVF_AFTER_NOTHING;
 			break;
 		default:
 			break;
 		}
 	}
 	pt_pkt_free_decoder(pk);
-	return at_ovf;
+	return 0;
 }
 
 void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
 			uint64_t now)
 {
-	uint64_t ovf;
+	struct ptc_pt_ovf_scan scan;
 
 	if (!l->active || l->gap.cause != PTC_GAP_OVERFLOW || l->gap.aux_offset != base + now)
 		return;	/* not one that just began here */
-	ptc_pt_ovf_scan(cfg, sync, now, &ovf);
-	l->gap.aux_offset = base + ovf;
+	ptc_pt_ovf_scan(cfg, sync, now, &scan);
+	l->gap.aux_offset = base + scan.ovf;
 }

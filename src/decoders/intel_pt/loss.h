@@ -79,11 +79,26 @@ int ptc_pt_loss_close(struct ptc_pt_loss *l, const struct ptc_pt_losses *ls, str
 
 struct pt_config;
 
+/* What the last packet that binds to a branch said before an OVF packet:
+ * a decoder that had decoded a branch with it, and learns of the overflow
+ * before the next block, still knows where that branch went. */
+enum ptc_pt_before_ovf {
+	PTC_PT_OVF_AFTER_NOTHING,	/* an IP packet with no branch, a PSB, nothing */
+	PTC_PT_OVF_AFTER_BIT,		/* a TNT bit (bit) */
+	PTC_PT_OVF_AFTER_TIP,		/* a TIP with an IP (ip) */
+};
+
+struct ptc_pt_ovf_scan {
+	uint64_t ovf;		/* window offset of the OVF packet (to: none) */
+	enum ptc_pt_before_ovf last;
+	int bit;
+	uint64_t ip;
+};
+
 /* The last OVF packet in window offsets [from, to) of cfg's buffer, read
- * from the PSB at from: its offset in *ovf (to when there is none);
- * returns the last TNT bit before it (1 taken, 0 not taken), -1 when no
- * TNT packet came after the last IP packet before it. */
-int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t *ovf);
+ * from the PSB at from, and the packet that bound to a branch last before
+ * it.  0, or <0 when the PSB cannot be read (s->ovf is to then). */
+int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, struct ptc_pt_ovf_scan *s);
 
 /* An overflow's loss, just opened at window offset now of the window at
  * stream offset base (its last PSB at window offset sync), begins at its
