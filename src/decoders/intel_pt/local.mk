@@ -6,7 +6,7 @@ libptconv_a_SOURCES += src/decoders/intel_pt/ptdec.c src/decoders/intel_pt/ptdec
 	src/decoders/intel_pt/tnt_path.c src/decoders/intel_pt/tnt_path.h \
 	src/decoders/intel_pt/blkdec.c src/decoders/intel_pt/blkdec.h \
 	src/decoders/intel_pt/bystanders.c src/decoders/intel_pt/bystanders.h \
-	src/decoders/intel_pt/loss.c src/decoders/intel_pt/loss.h \
+	src/decoders/intel_pt/loss.c src/decoders/intel_pt/loss.h src/decoders/intel_pt/last_ip.h \
 	src/decoders/intel_pt/engine.c src/decoders/intel_pt/engine.h \
 	src/decoders/intel_pt/unknown.c src/decoders/intel_pt/unknown.h
 TESTS += tests/pt_truth.sh tests/pt_threads.sh tests/pt_packets.sh tests/pt_real.sh tests/pt_walk.sh
