@@ -11,6 +11,6 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libipt-dev libelf-dev libzstd-dev libtraceevent-dev libzydis-dev \
-	libopencsd-dev liblzma-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler \
+	libopencsd-dev liblzma-dev zlib1g-dev libxxhash-dev libprotobuf-c-dev protobuf-c-compiler \
 	linux-perf valgrind clang libclang-rt-14-dev llvm python3 xz-utils zstd binutils gzip protobuf-compiler \
 	gcc-multilib >/dev/null

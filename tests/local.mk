@@ -36,3 +36,10 @@ EXTRA_DIST += tests/output_faults.sh
 # Options parsed by type: usage errors.
 TESTS += tests/cli_options.sh
 EXTRA_DIST += tests/cli_options.sh
+# The branch-table cache: the same files with or without it, whatever is in it.
+TESTS += tests/images_table_cache.sh
+EXTRA_DIST += tests/images_table_cache.sh
+clean-local: clean-test-table-cache
+clean-test-table-cache:
+	rm -rf tests/table-cache.tmp
+.PHONY: clean-test-table-cache

@@ -33,6 +33,7 @@ struct ptc_convert_options {
 	const char *outdir;		/* -o, default INPUT.ptconv */
 	const char *symfs;		/* --symfs */
 	const char *buildid_dir;	/* --buildid-dir, default ~/.debug */
+	const char *table_dir;		/* --table-cache, NULL for none (--no-table-cache) */
 	const char *comm;		/* --comm filter */
 	long pid, tid;			/* --pid/--tid filters, -1 for none */
 	uint64_t time_start, time_end;	/* --time, 0/UINT64_MAX for none */

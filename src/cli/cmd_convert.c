@@ -44,6 +44,9 @@ static void usage(FILE *to)
 		"      --time START,END  perf times (ns) to keep\n"
 		"      --symfs DIR       look for binaries under DIR\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+		"      --table-cache DIR keep the images' branch tables in DIR for later runs\n"
+		"                        (default $XDG_CACHE_HOME/ptconv/tables, else\n"
+		"                        ~/.cache/ptconv/tables); --no-table-cache: none\n"
 		"  -j, --jobs N          threads (default: every online CPU): decoding trace\n"
 		"                        windows ahead and per-thread queues in parallel, and\n"
 		"                        compressing champsim and cbp2025 (N shared by the open\n"
@@ -141,11 +144,27 @@ int cmd_convert(int argc, char **argv)
 	return ret;
 }
 
+/* Where the branch tables are kept by default, as other tools keep their
+ * caches (the XDG base directories): NULL when there is no home. */
+static const char *default_table_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/ptconv/tables", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, len, "%s/.cache/ptconv/tables", home);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
 static int convert(int argc, char **argv)
 {
 	enum { O_PER_CPU = 256, O_PID, O_TID, O_COMM, O_TIME, O_SYMFS, O_BUILDID, O_STRICT,
 	       O_FORCE, O_ENGINE, O_PT, O_IMAGE, O_CPU, O_LEVEL, O_CHECK_PARTIAL, O_BBV,
-	       O_MAX_OPEN };
+	       O_MAX_OPEN, O_TABLE_CACHE, O_NO_TABLE_CACHE };
 	static const struct option lo[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -156,6 +175,8 @@ static int convert(int argc, char **argv)
 		{ "time", required_argument, NULL, O_TIME },
 		{ "symfs", required_argument, NULL, O_SYMFS },
 		{ "buildid-dir", required_argument, NULL, O_BUILDID },
+		{ "table-cache", required_argument, NULL, O_TABLE_CACHE },
+		{ "no-table-cache", no_argument, NULL, O_NO_TABLE_CACHE },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -175,8 +196,8 @@ static int convert(int argc, char **argv)
 	struct ptc_pt_options pt;
 	const char *images[256];
 	struct ptc_perf_reader *r;
-	char err_s[512];
-	int c, ret;
+	char err_s[512], table_dir[4096];
+	int c, ret, table_cache = 1, table_opt = 0;
 
 	memset(&o, 0, sizeof(o));
 	memset(&pt, 0, sizeof(pt));
@@ -223,6 +244,15 @@ static int convert(int argc, char **argv)
 			break;
 		case O_SYMFS: o.symfs = optarg; break;
 		case O_BUILDID: o.buildid_dir = optarg; break;
+		case O_TABLE_CACHE:
+			if (!*optarg) {
+				ptc_cli_error("--table-cache: expected a directory");
+				return PTC_EXIT_USAGE;
+			}
+			o.table_dir = optarg;
+			table_cache = table_opt = 1;
+			break;
+		case O_NO_TABLE_CACHE: table_cache = 0; table_opt = 1; o.table_dir = NULL; break;
 		case O_STRICT: o.strict = 1; break;
 		case O_FORCE: o.force = 1; break;
 		case O_ENGINE:
@@ -277,6 +307,8 @@ static int convert(int argc, char **argv)
 		}
 	}
 	pt.progress = isatty(2);
+	if (table_cache && !o.table_dir)
+		o.table_dir = default_table_dir(table_dir, sizeof(table_dir));
 	if (pt.raw_pt) {
 		if (optind != argc) {
 			ptc_cli_error("--pt takes the trace file; unexpected '%s'", argv[optind]);
@@ -309,7 +341,7 @@ static int convert(int argc, char **argv)
 		/* one thread's trace, its code inside: nothing to decode,
 		 * select or look up */
 		if (o.per_cpu || o.pid != -1 || o.tid != -1 || o.comm || o.time_start ||
-		    o.time_end != UINT64_MAX || o.symfs || o.buildid_dir || o.force ||
+		    o.time_end != UINT64_MAX || o.symfs || o.buildid_dir || table_opt || o.force ||
 		    pt.engine_libipt || pt.engine_query || pt.engine_steps || pt.check_partial || pt.cpu || o.max_open_outputs) {
 			ptc_cli_error("%s: a ptconv trace takes only -f, --bbv, -o, -j, -q and --strict",
 				      o.input);

@@ -2901,6 +2901,15 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		if (c->nmissing)
 			fprintf(stderr, ", %zu images missing", c->nmissing);
 		fprintf(stderr, "; %.2f s, output in %s/\n", secs, c->outdir);
+		if (c->opt->table_dir) {
+			/* not in summary.json either: the same with or without
+			 * the tables kept from earlier runs */
+			size_t nimg, ncached;
+
+			ptc_image_cache_tables(c->ic, &nimg, &ncached);
+			fprintf(stderr, "ptconv: %zu images, %zu branch tables from the table cache %s\n", nimg,
+				ncached, c->opt->table_dir);
+		}
 		if (c->ahead)
 			/* not in summary.json, which is the same for any -j */
 			fprintf(stderr, "ptconv: -j %d: %" PRIu64 " of %" PRIu64 " trace windows decoded ahead "
@@ -3288,6 +3297,7 @@ int ptc_convert_intel_pt(const struct ptc_convert_options *opt, const struct ptc
 	memset(&io, 0, sizeof(io));
 	io.symfs = opt->symfs;
 	io.buildid_dir = opt->buildid_dir;
+	io.table_dir = opt->table_dir;
 	io.force = opt->force;
 	io.threads = opt->jobs;	/* -j: the threads are idle while the first tables are built */
 	if (ptc_image_cache_new(&c.ic, &io) < 0 || make_outdir(&c, opt->input) < 0) {
@@ -3332,7 +3342,7 @@ static int load_raw_image(struct conv *c, const char *spec)
 	} else {
 		snprintf(path, sizeof(path), "%s", spec);
 	}
-	err = ptc_image_load_elf(&img, path, NULL, 0, err_s, sizeof(err_s));
+	err = ptc_image_load_elf_cached(&img, path, NULL, 0, 1, c->opt->table_dir, err_s, sizeof(err_s));
 	if (err < 0 && has_addr) {
 		/* not ELF: raw code bytes from OFFSET placed at ADDR */
 		FILE *f = fopen(path, "rb");

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "images/image_int.h"
+#include "images/table_cache.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -54,13 +55,19 @@ static struct ptc_image *image_new(const char *name)
 }
 
 /* The table of an image (all that a table of another mode owns). */
-static void free_table(struct ptc_image *img)
+void ptc_image_drop_table(struct ptc_image *img)
 {
 	free(img->bits);
 	free(img->rank);
 	free(img->first_br);
 	free(img->runs);
 	free(img->br);
+	img->bits = NULL;
+	img->rank = img->first_br = NULL;
+	img->runs = NULL;
+	img->br = NULL;
+	img->nwords = img->nruns = img->nbr = 0;
+	img->ninsns = img->bad_bytes = img->first_bad = 0;
 }
 
 void ptc_image_free(struct ptc_image *img)
@@ -70,7 +77,7 @@ void ptc_image_free(struct ptc_image *img)
 	if (!img)
 		return;
 	if (img->base) {
-		free_table(img);
+		ptc_image_drop_table(img);
 		free(img);
 		return;
 	}
@@ -82,9 +89,10 @@ void ptc_image_free(struct ptc_image *img)
 	free(img->copy);
 	free(img->spans);
 	free(img->regions);
-	free_table(img);
+	ptc_image_drop_table(img);
 	ptc_symtab_free(&img->syms);
 	free(img->name);
+	free(img->table_dir);
 	free(img);
 }
 
@@ -376,9 +384,40 @@ int ptc_image_load_elf(struct ptc_image **out, const char *path,
 	return ptc_image_load_elf_mt(out, path, build_id, build_id_size, 1, err, errlen);
 }
 
+/* Fill img's table: from the table cache when it has it, else by the
+ * sweep (then stored there). */
+static int make_table(struct ptc_image *img, int threads, char *err, size_t errlen)
+{
+	const char *dir = img->base ? img->base->table_dir : img->table_dir;
+	uint8_t key[16];
+	int rc;
+
+	if (dir) {
+		ptc_table_cache_key(img, key);
+		rc = ptc_table_cache_load(img, dir, key);
+		if (rc < 0)
+			return fail(err, errlen, rc, "%s: out of memory", img->name);
+		if (rc == 1) {
+			img->table_cached = 1;
+			return 0;
+		}
+	}
+	rc = ptc_image_build_table(img, threads, err, errlen);
+	if (rc == 0 && dir)
+		ptc_table_cache_store(img, dir, key);
+	return rc;
+}
+
 int ptc_image_load_elf_mt(struct ptc_image **out, const char *path,
 			  const uint8_t *build_id, size_t build_id_size, int threads,
 			  char *err, size_t errlen)
+{
+	return ptc_image_load_elf_cached(out, path, build_id, build_id_size, threads, NULL, err, errlen);
+}
+
+int ptc_image_load_elf_cached(struct ptc_image **out, const char *path,
+			      const uint8_t *build_id, size_t build_id_size, int threads,
+			      const char *table_dir, char *err, size_t errlen)
 {
 	struct ptc_image *img;
 	struct stat st;
@@ -420,8 +459,10 @@ int ptc_image_load_elf_mt(struct ptc_image **out, const char *path,
 	rc = parse_elf(img, map, img->map_size, err, errlen);
 	if (rc == 0 && build_id && build_id_size)
 		rc = check_build_id(img, build_id, build_id_size, err, errlen);
+	if (rc == 0 && table_dir && !(img->table_dir = strdup(table_dir)))
+		rc = fail(err, errlen, -ptc_err_nomem, "%s: out of memory", path);
 	if (rc == 0)
-		rc = ptc_image_build_table(img, threads, err, errlen);
+		rc = make_table(img, threads, err, errlen);
 	if (rc < 0) {
 		ptc_image_free(img);
 		return rc;
@@ -532,7 +573,8 @@ int ptc_image_in_mode(const struct ptc_image *img, unsigned bits, const struct p
 			m->br = NULL;
 			m->nwords = m->nruns = m->nbr = 0;
 			m->ninsns = m->bad_bytes = m->first_bad = 0;
-			rc = ptc_image_build_table(m, 1, err, errlen);
+			m->table_cached = 0;
+			rc = make_table(m, 1, err, errlen);
 			if (rc < 0) {
 				ptc_image_free(m);
 				m = NULL;
@@ -645,6 +687,7 @@ void ptc_image_stats(const struct ptc_image *img, struct ptc_image_stats *st)
 	st->bad_bytes = img->bad_bytes;
 	st->first_bad = img->first_bad;
 	st->runs = img->nruns;
+	st->table_cached = img->table_cached;
 	st->table_bytes = img->nbr * sizeof(*img->br) + (img->nwords + 1) * (sizeof(*img->bits) +
 			  sizeof(*img->rank) + sizeof(*img->first_br)) + img->nruns * sizeof(*img->runs) +
 			  img->nspans * sizeof(*img->spans) + img->nregions * sizeof(*img->regions);

@@ -60,6 +60,13 @@ int ptc_image_load_elf_mt(struct ptc_image **out, const char *path,
 			  const uint8_t *build_id, size_t build_id_size, int threads,
 			  char *err, size_t errlen);
 
+/* The same, reading the tables from the table cache in table_dir and
+ * storing there those it builds (table_cache.h; NULL: no cache).  The
+ * tables are the same either way. */
+int ptc_image_load_elf_cached(struct ptc_image **out, const char *path,
+			      const uint8_t *build_id, size_t build_id_size, int threads,
+			      const char *table_dir, char *err, size_t errlen);
+
 /* An image from raw code bytes (vDSO dump, --image PATH:ADDR for raw input)
  * placed at base; the bytes are copied.  Bytes that are an ELF image (a vDSO
  * dump) are parsed as ELF: its own addresses apply and base is ignored (get
@@ -137,6 +144,7 @@ struct ptc_image_stats {
 	uint64_t first_bad;	/* address of the first one, 0 when none */
 	uint64_t runs;		/* straight-line runs (1 + resynchronisations + gaps) */
 	uint64_t table_bytes;	/* memory of the table and boundary index (code bytes excluded) */
+	int table_cached;	/* read from the table cache, not built */
 };
 
 void ptc_image_stats(const struct ptc_image *img, struct ptc_image_stats *st);
@@ -151,10 +159,15 @@ struct ptc_image_cache_options {
 	const char *buildid_dir;	/* NULL: $HOME/.debug */
 	int force;			/* use an image even if its build-id differs */
 	int threads;			/* for building a branch table (ptc_image_load_elf_mt), 0: 1 */
+	const char *table_dir;		/* the table cache (table_cache.h), NULL: none */
 };
 
 int ptc_image_cache_new(struct ptc_image_cache **out, const struct ptc_image_cache_options *opt);
 void ptc_image_cache_free(struct ptc_image_cache *c);
+
+/* The images loaded so far, and how many of their branch tables came from
+ * the table cache (each image's table of its own mode). */
+void ptc_image_cache_tables(const struct ptc_image_cache *c, size_t *loaded, size_t *from_table_cache);
 
 /* Look up (and load once) the image for a mapped file.  build_id may be NULL.
  * Returns 0 with *img set, or a negative code with a message in err naming

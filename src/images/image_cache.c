@@ -28,7 +28,7 @@ struct cache_entry {
 
 struct ptc_image_cache {
 	struct ptc_image_cache_options opt;
-	char *symfs, *buildid_dir;
+	char *symfs, *buildid_dir, *table_dir;
 	struct cache_entry *e;
 	size_t n, cap;
 	/* Open-addressing hash of (filename, build-id) -> 1 + entry index, so
@@ -117,13 +117,17 @@ int ptc_image_cache_new(struct ptc_image_cache **out, const struct ptc_image_cac
 			goto nomem;
 		if (opt->buildid_dir && !(c->buildid_dir = strdup(opt->buildid_dir)))
 			goto nomem;
+		if (opt->table_dir && !(c->table_dir = strdup(opt->table_dir)))
+			goto nomem;
 	}
 	c->opt.symfs = c->symfs;
 	c->opt.buildid_dir = c->buildid_dir;
+	c->opt.table_dir = c->table_dir;
 	*out = c;
 	return 0;
 nomem:
 	free(c->symfs);
+	free(c->buildid_dir);
 	free(c);
 	return -ptc_err_nomem;
 }
@@ -145,7 +149,22 @@ void ptc_image_cache_free(struct ptc_image_cache *c)
 	free(c->slot);
 	free(c->symfs);
 	free(c->buildid_dir);
+	free(c->table_dir);
 	free(c);
+}
+
+void ptc_image_cache_tables(const struct ptc_image_cache *c, size_t *loaded, size_t *from_table_cache)
+{
+	struct ptc_image_stats st;
+	size_t i;
+
+	*loaded = *from_table_cache = 0;
+	for (i = 0; i < c->n; i++)
+		if (c->e[i].owner && c->e[i].img) {
+			ptc_image_stats(c->e[i].img, &st);
+			++*loaded;
+			*from_table_cache += st.table_cached != 0;
+		}
 }
 
 static struct cache_entry *find(struct ptc_image_cache *c, const char *filename,
@@ -292,11 +311,11 @@ int ptc_image_cache_get(struct ptc_image_cache *c, const char *filename,
 		rc = 0;
 		goto done;
 	}
-	rc = ptc_image_load_elf_mt(&e->img, real, idsz ? e->build_id : NULL, idsz, c->opt.threads,
+	rc = ptc_image_load_elf_cached(&e->img, real, idsz ? e->build_id : NULL, idsz, c->opt.threads, c->opt.table_dir,
 				   msg, sizeof(msg));
 	if (rc == -ptc_err_mismatch && c->opt.force) {
 		/* --force: the user vouches for the file. */
-		rc = ptc_image_load_elf_mt(&e->img, real, NULL, 0, c->opt.threads, msg, sizeof(msg));
+		rc = ptc_image_load_elf_cached(&e->img, real, NULL, 0, c->opt.threads, c->opt.table_dir, msg, sizeof(msg));
 		if (rc == 0)
 			e->owner = 1;
 		goto done;

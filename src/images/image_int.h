@@ -45,6 +45,8 @@ struct ptc_image {
 	pthread_mutex_t modes_lock;	/* (base only) guards building them */
 
 	char *name;
+	char *table_dir;	/* (base only) the table cache's directory, NULL none */
+	int table_cached;	/* the table was read from the table cache */
 	uint8_t build_id[20];
 	size_t build_id_size;
 
@@ -84,6 +86,10 @@ struct ptc_image {
  * regions with threads - 1 helpers (the same table).  Returns 0 or a
  * negative ptc error. */
 int ptc_image_build_table(struct ptc_image *img, int threads, char *err, size_t errlen);
+
+/* Free img's table (bits, rank, first_br, runs, br) and zero its counts:
+ * an image with no table yet. */
+void ptc_image_drop_table(struct ptc_image *img);
 
 /* The index of mode bits in struct ptc_image's modes[], -1 for no mode. */
 static inline int ptc_mode_slot(unsigned bits)

@@ -5,6 +5,10 @@ set -u
 : "${top_srcdir:=$top_builddir}"
 : "${PTC_SHARED:=$top_srcdir/../shared}"
 PTCONV="$top_builddir/src/ptconv"
+# The branch-table cache (ptconv-convert(1), --table-cache) of the whole
+# suite, in the build tree rather than the user's home: conversions of
+# binaries that an earlier test converted read their tables from it.
+export XDG_CACHE_HOME="$top_builddir/tests/table-cache.tmp"
 # In the sanitizer build a finding ends the program with status 86, which
 # no test takes for one of ptconv's own statuses (both would exit 1).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
