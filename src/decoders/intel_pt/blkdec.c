@@ -78,6 +78,7 @@ struct ptc_blk_decoder {
 	int continuing;		/* the current window continues the previous one */
 	uint64_t next_ip;	/* after the last instruction taken (0 unknown) */
 	uint64_t unknown_ip;	/* where libipt failed on an instruction (0 unknown) */
+	uint64_t nomap_ip;	/* where it found no code (0 unknown) */
 	uint64_t sync_off;	/* the last PSB synchronised at, in the window */
 	/* Erratum BDM70: libipt's workaround is always on here (a PSB+ FUP
 	 * that a TIP.PGE follows is skipped); where the CPU does not say it
@@ -336,8 +337,10 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, ui
 		}
 		d->thr->pending_insns++;
 		kind = classify(d, ip, &len, &target);
-		if (kind == -2)
+		if (kind == -2) {
+			d->nomap_ip = ip;
 			return -pte_nomap;
+		}
 		if (i + 1 == b->ninsn) {
 			if (kind >= 0) {
 				d->hb.active = 1;
@@ -620,10 +623,13 @@ static void decode_error(struct ptc_blk_decoder *d, int st)
 			 * there, and that is where decoding fails */
 			resolve(d, d->hb.target, 0);
 		open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
+		if (st == -pte_nomap && d->nomap_ip && pt_blk_get_offset(d->blk, &off) == 0)
+			ptc_pt_loss_at_nomap(&d->loss, &d->cfg, d->base, d->sync_off, off, d->nomap_ip);
 	}
 	/* (an instruction libipt does not know is found in a block taken
 	 * after libipt had read on: the next PSB after that) */
 	d->unknown_ip = 0;
+	d->nomap_ip = 0;
 	if (pt_blk_get_offset(d->blk, &off) == 0 && off > d->min_sync)
 		d->min_sync = off;
 	d->synced = 0;
@@ -715,6 +721,8 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 				 * before a branch that needs a packet (2.0:
 				 * -pte_eos) */
 				st = -pte_eos;
+			if (st == -pte_nomap && !b.ninsn && b.ip)
+				d->nomap_ip = b.ip;	/* libipt says where it found no code */
 			err = take_pending(d);
 			if (err >= 0 && st == -pte_nomap && !b.ninsn && b.ip && d->hb.active &&
 			    d->hb.kind != PTC_BR_COND)
