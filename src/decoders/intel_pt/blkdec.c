@@ -78,13 +78,15 @@ struct ptc_blk_decoder {
 	int continuing;		/* the current window continues the previous one */
 	uint64_t next_ip;	/* after the last instruction taken (0 unknown) */
 	uint64_t unknown_ip;	/* where libipt failed on an instruction (0 unknown) */
+	uint64_t nomap_ip;	/* where it found no code (0 unknown) */
 	uint64_t sync_off;	/* the last PSB synchronised at, in the window */
 	/* Erratum BDM70: libipt's workaround is always on here (a PSB+ FUP
 	 * that a TIP.PGE follows is skipped); where the CPU does not say it
-	 * has the erratum, the skipped FUP's IP (0: none), which a TIP.PGE
-	 * elsewhere contradicts, as the walker finds. */
-	int bdm70_own;
-	uint64_t psb_fup;
+	 * has the erratum (bdm70_own), a skipped FUP's IP, which a TIP.PGE
+	 * elsewhere contradicts, as the walker finds.  psb_trace_off: tracing was
+	 * off at the PSB synchronised at and nothing was decoded since, so a
+	 * TIP.PGE now may follow a skipped FUP. */
+	int bdm70_own, psb_trace_off;
 };
 
 static void update_time(struct ptc_blk_decoder *d, const struct pt_event *ev)
@@ -335,8 +337,10 @@ static int process_block(struct ptc_blk_decoder *d, const struct pt_block *b, ui
 		}
 		d->thr->pending_insns++;
 		kind = classify(d, ip, &len, &target);
-		if (kind == -2)
+		if (kind == -2) {
+			d->nomap_ip = ip;
 			return -pte_nomap;
+		}
 		if (i + 1 == b->ninsn) {
 			if (kind >= 0) {
 				d->hb.active = 1;
@@ -404,9 +408,42 @@ static int resolve_before_ovf(struct ptc_blk_decoder *d)
 	return 0;
 }
 
+/* The IP of the PSB+ at off: *ip, 1 when tracing is on there, 0 when it
+ * is off, <0 when it cannot be read. */
+static int psb_ip(const struct pt_config *cfg, uint64_t off, uint64_t *ip)
+{
+	struct pt_query_decoder *q = pt_qry_alloc_decoder(cfg);
+	int st;
+
+	*ip = 0;
+	if (!q)
+		return -pte_nomem;
+	st = pt_qry_sync_set(q, ip, off);
+	pt_qry_free_decoder(q);
+	if (st < 0)
+		return st;
+	return !(st & pts_ip_suppressed);
+}
+
+/* The IP of the FUP in the PSB+ synchronised at that libipt's BDM70
+ * workaround skipped (0: none).  Asked at the TIP.PGE after it, not at the
+ * synchronisation: libipt 2.0 says there that the TIP.PGE is pending
+ * (pts_event_pending), 2.1 and later first report the PSB+'s status
+ * updates, and only then the TIP.PGE. */
+static uint64_t skipped_fup(const struct ptc_blk_decoder *d)
+{
+	struct pt_config raw = d->cfg;
+	uint64_t ip;
+
+	if (!d->bdm70_own || !d->psb_trace_off)
+		return 0;
+	raw.errata.bdm70 = 0;
+	return psb_ip(&raw, d->sync_off, &ip) == 1 ? ip : 0;
+}
+
 static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, uint64_t until, int *stop)
 {
-	uint64_t off = 0;
+	uint64_t off = 0, fup;
 	int err = 0;
 
 	update_time(d, ev);
@@ -426,15 +463,16 @@ static int handle_event(struct ptc_blk_decoder *d, const struct pt_event *ev, ui
 	switch (ev->type) {
 	case ptev_enabled:
 		err = resolve(d, 0, 1);
-		if (d->psb_fup && d->psb_fup != ev->variant.enabled.ip) {
+		fup = skipped_fup(d);
+		d->psb_trace_off = 0;
+		if (fup && fup != ev->variant.enabled.ip) {
 			char hint[128];
 
 			open_gap(d, PTC_GAP_DISABLED, "trace enabled at 0x%" PRIx64 " while already enabled%s",
 				 ev->variant.enabled.ip,
 				 ptc_pt_errata_hint(d->p.cpu_family != 0, "BDM70", hint, sizeof(hint)));
-			d->loss.gap.ip = d->psb_fup;
+			d->loss.gap.ip = fup;
 		}
-		d->psb_fup = 0;
 		if (err >= 0)
 			err = enable(d, ev->variant.enabled.ip);
 		break;
@@ -476,7 +514,7 @@ static int take_block(struct ptc_blk_decoder *d, const struct pt_block *b, uint6
 {
 	int err;
 
-	d->psb_fup = 0;
+	d->psb_trace_off = 0;
 	if (!d->enabled) {
 		/* libipt resumed without an enable event (sync point with
 		 * tracing on) */
@@ -511,23 +549,6 @@ static int take_tail(struct ptc_blk_decoder *d)
 		return 0;
 	d->have_tail = 0;
 	return take_block(d, &d->tail, 0, &reached);
-}
-
-/* The IP of the PSB+ at off: *ip, 1 when tracing is on there, 0 when it
- * is off, <0 when it cannot be read. */
-static int psb_ip(const struct pt_config *cfg, uint64_t off, uint64_t *ip)
-{
-	struct pt_query_decoder *q = pt_qry_alloc_decoder(cfg);
-	int st;
-
-	*ip = 0;
-	if (!q)
-		return -pte_nomem;
-	st = pt_qry_sync_set(q, ip, off);
-	pt_qry_free_decoder(q);
-	if (st < 0)
-		return st;
-	return !(st & pts_ip_suppressed);
 }
 
 /* The window's first PSB is at its start, where the previous window
@@ -602,10 +623,13 @@ static void decode_error(struct ptc_blk_decoder *d, int st)
 			 * there, and that is where decoding fails */
 			resolve(d, d->hb.target, 0);
 		open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
+		if (st == -pte_nomap && d->nomap_ip && pt_blk_get_offset(d->blk, &off) == 0)
+			ptc_pt_loss_at_nomap(&d->loss, &d->cfg, d->base, d->sync_off, off, d->nomap_ip);
 	}
 	/* (an instruction libipt does not know is found in a block taken
 	 * after libipt had read on: the next PSB after that) */
 	d->unknown_ip = 0;
+	d->nomap_ip = 0;
 	if (pt_blk_get_offset(d->blk, &off) == 0 && off > d->min_sync)
 		d->min_sync = off;
 	d->synced = 0;
@@ -657,15 +681,7 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 					continue;
 				}
 			}
-			d->psb_fup = 0;
-			if (d->bdm70_own && (st & pts_ip_suppressed) && (st & pts_event_pending)) {
-				/* was there a FUP that the workaround skipped? */
-				struct pt_config raw = d->cfg;
-
-				raw.errata.bdm70 = 0;
-				if (psb_ip(&raw, off, &d->psb_fup) != 1)
-					d->psb_fup = 0;
-			}
+			d->psb_trace_off = (st & pts_ip_suppressed) != 0;
 			if (!d->enabled && !(st & pts_ip_suppressed))
 				/* tracing is on at the PSB: libipt reads the code
 				 * of the thread running now before any block */
@@ -705,6 +721,8 @@ int ptc_blk_decoder_run(struct ptc_blk_decoder *d, uint64_t until)
 				 * before a branch that needs a packet (2.0:
 				 * -pte_eos) */
 				st = -pte_eos;
+			if (st == -pte_nomap && !b.ninsn && b.ip)
+				d->nomap_ip = b.ip;	/* libipt says where it found no code */
 			err = take_pending(d);
 			if (err >= 0 && st == -pte_nomap && !b.ninsn && b.ip && d->hb.active &&
 			    d->hb.kind != PTC_BR_COND)

@@ -179,3 +179,72 @@ void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint
 	ptc_pt_ovf_scan(cfg, sync, now, &scan);
 	l->gap.aux_offset = base + scan.ovf;
 }
+
+/* The window offset of the packet after the last TIP, TIP.PGE or FUP that
+ * names ip among the packets of cfg's buffer from the PSB at from up to
+ * the one at to: PAD is no packet, and a PSB+ is one (a FUP in it is
+ * followed by what comes after its PSBEND).  to when none names ip.
+ *
+ * The packet at to is looked at too: a libipt decoder's offset is where
+ * it will read next in libipt 2.0, but the last packet it read in 2.1
+ * and later (decoding on events), which may be the one that named ip.
+ * (With 2.0, a packet at to that named ip again is taken as read: it
+ * would have to repeat an address decoding could not go on at.) */
+static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t ip)
+{
+	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(cfg);
+	struct ptc_last_ip lip = { 0, 0, 0 };
+	struct pt_packet p;
+	uint64_t off, at = to;
+	int in_psb = 0, named = 0;
+
+	if (!pk)
+		return to;
+	if (pt_pkt_sync_set(pk, from) < 0) {
+		pt_pkt_free_decoder(pk);
+		return to;
+	}
+	while (pt_pkt_get_offset(pk, &off) == 0 && (off <= to || named) && pt_pkt_next(pk, &p, sizeof(p)) > 0) {
+		if (named && !in_psb && p.type != ppt_pad) {
+			/* the first packet the decoder did not use */
+			at = off;
+			named = 0;
+			if (off > to)
+				break;
+		}
+		switch (p.type) {
+		case ppt_psb:
+			in_psb = 1;
+			lip.have = lip.suppressed = 0;
+			lip.ip = 0;
+			break;
+		case ppt_psbend:
+			in_psb = 0;
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_fup:
+			ptc_last_ip_update(&lip, &p.payload.ip);
+			if (p.type != ppt_tip_pgd && lip.have && !lip.suppressed && lip.ip == ip) {
+				named = 1;
+				at = to;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (named && pt_pkt_get_offset(pk, &off) == 0)
+		at = off;	/* nothing after it */
+	pt_pkt_free_decoder(pk);
+	return at;
+}
+
+void ptc_pt_loss_at_nomap(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
+			  uint64_t now, uint64_t ip)
+{
+	if (!l->active || l->gap.cause != PTC_GAP_NO_IMAGE || l->gap.aux_offset != base + now)
+		return;	/* not one that just began here */
+	l->gap.aux_offset = base + after_ip_packet(cfg, sync, now, ip);
+}

@@ -106,6 +106,14 @@ int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, str
 void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
 			uint64_t now);
 
+/* A no-image loss, just opened at window offset now of the window at
+ * stream offset base (its last PSB at window offset sync), because
+ * execution went to ip, which no image covers, begins at the packet after
+ * the one that named ip (ptconv-convert(1), GAPS), whichever packets the
+ * decoder had read past it. */
+void ptc_pt_loss_at_nomap(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
+			  uint64_t now, uint64_t ip);
+
 /* The loss never ends: the queue's data ends at stream offset end. */
 void ptc_pt_loss_to_end(struct ptc_pt_loss *l, uint64_t end);
 

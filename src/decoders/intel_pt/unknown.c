@@ -92,9 +92,16 @@ int ptc_pt_abort_before(const struct pt_config *cfg, uint64_t sync_off, uint64_t
 	if (to < sync_off || to - sync_off > (1u << 16) || !(q = pt_qry_alloc_decoder(cfg)))
 		return 0;
 	st = pt_qry_sync_set(q, &x, sync_off);
-	for (n = 0; st >= 0 && n < (1u << 16) && pt_qry_get_offset(q, &off) == 0 && off < to; n++) {
+	for (n = 0; st >= 0 && n < (1u << 16) && pt_qry_get_offset(q, &off) == 0 && off <= to; n++) {
 		struct pt_event ev;
 
+		/* An event pending at to was read by the decoder that failed
+		 * there too: libipt 2.0 places a decoder after the packets it
+		 * read, 2.1 and later (decoding on events) at the last one,
+		 * the FUP that completes the event it holds.  An answer from
+		 * a packet at to was not given: the failure was in its place. */
+		if (off == to && !(st & pts_event_pending))
+			break;
 		if (st & pts_event_pending) {
 			st = pt_qry_event(q, &ev, sizeof(ev));
 			if (st >= 0 && ev.type == ptev_tsx && ev.variant.tsx.aborted && !ev.ip_suppressed) {

@@ -34,8 +34,10 @@ const char *ptc_pt_why_insn(const uint8_t *p, size_t n, uint64_t ip, char *buf, 
  * buf (n bytes) and returns it; "" when the CPU is known. */
 const char *ptc_pt_errata_hint(int cpu_known, const char *erratum, char *buf, size_t n);
 /* Is the last thing that cfg's buffer says between the PSB at sync_off
- * and the offset to a TSX abort (nothing answered after it: a branch
- * decoded from its packets before it, erratum BDM64)?  1 and its IP in
- * *ip, else 0 (the query decoder's answers from the PSB on, bounded). */
+ * and the offset to (where a libipt decoder failed: with 2.1 and later the
+ * last packet it read, whose event counts) a TSX abort (nothing answered
+ * after it: a branch decoded from its packets before it, erratum BDM64)?
+ * 1 and its IP in *ip, else 0 (the query decoder's answers from the PSB
+ * on, bounded). */
 int ptc_pt_abort_before(const struct pt_config *cfg, uint64_t sync_off, uint64_t to, uint64_t *ip);
 #endif
