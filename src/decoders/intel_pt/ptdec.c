@@ -851,9 +851,12 @@ static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
 {
 	int cause = PTC_GAP_NO_IMAGE, err = lookup_region(d, ip, &cause);
 
-	if (err < 0)
+	if (err < 0) {
 		open_gap(d, cause, cur_offset(d), "ip 0x%" PRIx64 ": %s", ip,
 			 d->msg[0] ? d->msg : "no code mapped");
+		/* (libipt 2.1's query decoder has read one packet further) */
+		ptc_pt_loss_at_nomap(&d->pg, &d->cfg, d->base, d->last_sync_off, cur_offset(d) - d->base, ip);
+	}
 	return err;
 }
 
