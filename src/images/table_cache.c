@@ -114,8 +114,9 @@ static size_t words_of(const struct ptc_image *b)
  * checksum fails these only when it was made to. */
 static int plausible(const struct ptc_image *img)
 {
+	const struct ptc_image *b = img->base ? img->base : img;
 	uint64_t total = 0, prev_ip = 0;
-	size_t w, i;
+	size_t w, i, sp;
 
 	for (w = 0; w <= img->nwords; w++) {
 		if (img->rank[w] != total || img->first_br[w] > img->nbr ||
@@ -133,9 +134,19 @@ static int plausible(const struct ptc_image *img)
 			return 0;
 		prev_ip = t->ip;
 	}
-	for (i = 0; i < img->nruns; i++)
-		if (img->runs[i].start > img->runs[i].end || (i && img->runs[i].start < img->runs[i - 1].end))
+	/* runs lie inside the code, each in one span: a branch found in a
+	 * run is ranked in the bitmap of the span of the address asked */
+	for (i = 0, sp = 0; i < img->nruns; i++) {
+		const struct ptc_run *r = &img->runs[i];
+
+		if (r->start > r->end || (i && r->start < img->runs[i - 1].end))
 			return 0;
+		while (sp < b->nspans && b->spans[sp].vaddr + b->spans[sp].size <= r->start)
+			sp++;
+		if (sp == b->nspans || r->start < b->spans[sp].vaddr ||
+		    r->end > b->spans[sp].vaddr + b->spans[sp].size)
+			return 0;
+	}
 	return 1;
 }
 

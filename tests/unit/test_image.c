@@ -1160,13 +1160,14 @@ static void test_table_cache(void)
 
 	/* Each lie is stored with a right checksum, under the right key. */
 	ptc_table_cache_key(plain, key);
-	for (k = 0; k < 6 && nbr > 100; k++) {
+	for (k = 0; k < 7 && nbr > 100; k++) {
 		struct ptc_image *l = NULL;
 		struct ptc_tbranch *b = &plain->br[nbr / 2], saved = *b;
 		uint32_t r = plain->rank[1], f = plain->first_br[plain->nwords];
+		uint64_t run_end = plain->runs[0].end;
 		static const char *const what[] = { "a target index past the table", "a kind out of range",
 						    "a length of 0", "branches out of order", "a wrong rank",
-						    "a first branch past the table" };
+						    "a first branch past the table", "a run past the code" };
 
 		if (k == 0)
 			b->target_next = (uint32_t)nbr + 7;
@@ -1178,12 +1179,15 @@ static void test_table_cache(void)
 			b->ip = plain->br[0].ip;
 		else if (k == 4)
 			plain->rank[1] = r + 1;
-		else
+		else if (k == 5)
 			plain->first_br[plain->nwords] = (uint32_t)nbr + 1;
+		else
+			plain->runs[0].end = run_end + (1ull << 30);
 		CHECK(ptc_table_cache_store(plain, dir, key) == 0, "store the lie");
 		*b = saved;
 		plain->rank[1] = r;
 		plain->first_br[plain->nwords] = f;
+		plain->runs[0].end = run_end;
 		CHECK(ptc_image_load_elf_cached(&l, self, NULL, 0, 1, dir, err, sizeof(err)) == 0, "%s", err);
 		if (!l)
 			continue;
