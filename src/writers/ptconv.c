@@ -195,17 +195,22 @@ static int buf_put(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
+/* (written in place: the static part is millions of small numbers, each
+ * a call to memcpy() when copied) */
 static int buf_varint(struct buf *b, uint64_t v)
 {
-	uint8_t t[10];
-	size_t n = 0;
+	uint8_t *t;
 
+	if (buf_grow(b, 10) < 0)
+		return -ptc_err_nomem;
+	t = b->p + b->len;
 	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
+		*t++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	t[n++] = (uint8_t)v;
-	return buf_put(b, t, n);
+	*t++ = (uint8_t)v;
+	b->len = (size_t)(t - b->p);
+	return 0;
 }
 
 static int is_indirect(uint8_t kind)
