@@ -135,6 +135,7 @@ struct cthread {
 	int wanted;
 	uint64_t time_start, time_end;	/* --time */
 	int finished;		/* its outputs are complete and closed (finish_thread) */
+	int cpu_told;		/* the CPU its writer was told (ptc_writer_cpu), -1 none */
 	int error_shown;	/* what failed in its outputs was said (output_error) */
 };
 
@@ -269,6 +270,12 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 	size_t i = 0, k, j = 0, r;
 	int err;
 
+	if (t->pt.cpu != t->cpu_told && t->pt.cpu >= 0) {
+		/* (the queue of a per-CPU recording that decodes it now) */
+		if ((err = ptc_writer_cpu(t->w, (uint32_t)t->pt.cpu)) < 0)
+			return err;
+		t->cpu_told = t->pt.cpu;
+	}
 	while (i < n) {
 		uint64_t from, until;
 
@@ -568,6 +575,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->cpu_told = -1;
 	c->th[c->nth++] = t;
 	if (c->sb) {
 		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, tid);

@@ -237,4 +237,5 @@ const struct ptc_fmt_ops ptc_fmt_bbv = {
 	{ "bbv", "SimPoint 3.2 basic-block vectors (.bb; --bbv INTERVAL sets the interval)", 0 },
 	bbv_open, bbv_branches, bbv_gap, bbv_finish, bbv_free, bbv_suspend, bbv_tail,
 	NULL,	/* paths: each record by itself */
+	NULL,	/* cpu: not in the format */
 };

@@ -419,4 +419,5 @@ const struct ptc_fmt_ops ptc_fmt_bt9 = {
 	bt9_open, bt9_branches, bt9_gap, bt9_finish, bt9_free, bt9_suspend,
 	NULL,	/* a tail has no branch: BT9 holds branches and their edges only */
 	NULL,	/* paths: each record by itself */
+	NULL,	/* cpu: not in the format */
 };

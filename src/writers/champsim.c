@@ -256,4 +256,5 @@ const struct ptc_fmt_ops ptc_fmt_champsim = {
 	{ "champsim", "ChampSim input_instr, every instruction (.champsim.xz, .gz)", 1 },
 	cs_open, cs_branches, cs_gap, cs_finish, cs_free, cs_suspend, cs_tail,
 	NULL,	/* paths: each record by itself */
+	NULL,	/* cpu: not in the format */
 };

@@ -128,6 +128,9 @@ struct ptc_fmt_ops {
 	/* Optional: branches with the paths among them marked (struct
 	 * ptc_sink's paths); NULL: branches() gets them. */
 	int (*paths)(void *st, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm);
+	/* Optional: the thread's next branches ran on CPU cpu
+	 * (ptc_writer_cpu); NULL ignores it. */
+	int (*cpu)(void *st, uint32_t cpu);
 };
 
 /* The files the threads of a conversion share (ptc_writer_procs): each

@@ -48,7 +48,7 @@ TESTS += tests/writers/xray.sh
 check_PROGRAMS += tests/writers/xray_feed tests/writers/ptc_syms_feed
 tests_writers_xray_feed_SOURCES = tests/writers/xray_feed.c tests/writers/feed.h
 tests_writers_ptc_syms_feed_SOURCES = tests/writers/ptc_syms_feed.c tests/writers/feed.h
-EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_feed.c \
+EXTRA_DIST += tests/writers/xray.sh tests/writers/xray_truth.py tests/writers/xray_cpu.py tests/writers/xray_feed.c \
 	tests/writers/xray_exc.cc tests/writers/cut_truth.py
 # -f perfetto against the ground truth, read by an independent reader
 TESTS += tests/writers/perfetto.sh

@@ -1332,4 +1332,5 @@ const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
 	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend, ptcw_tail,
 	ptcw_paths,
+	NULL,	/* cpu: not in the format (ptconv-trace(5)) */
 };

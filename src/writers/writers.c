@@ -821,6 +821,21 @@ int ptc_writer_tail(struct ptc_writer *w, uint64_t insns)
 	return 0;
 }
 
+int ptc_writer_cpu(struct ptc_writer *w, uint32_t cpu)
+{
+	size_t i;
+	int err;
+
+	/* (a note for the next records: no output is touched) */
+	if (w->ended)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: cpu after the end");
+	for (i = 0; i < w->n; i++) {
+		if (w->st[i] && w->ops[i]->cpu && (err = w->ops[i]->cpu(w->st[i], cpu)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 static const char *w_errmsg(void *ctx)
 {
 	return ((struct ptc_writer *)ctx)->ctx.err;

@@ -122,6 +122,11 @@ struct ptc_sink ptc_writer_sink(struct ptc_writer *w);
  * in its header, the others (bt9) hold branches only. */
 int ptc_writer_tail(struct ptc_writer *w, uint64_t insns);
 
+/* The thread's next branches ran on CPU cpu (a per-CPU recording's queue):
+ * the formats that say where a thread ran write it (xray: a NewCPUId
+ * record before the next function record); the others ignore it. */
+int ptc_writer_cpu(struct ptc_writer *w, uint32_t cpu);
+
 /* The last error, with file name and reason ("" when none). */
 const char *ptc_writer_errmsg(const struct ptc_writer *w);
 

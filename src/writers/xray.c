@@ -50,6 +50,7 @@ struct xlog {
 	char spool[4096];	/* its records go to this name's temporary */
 	uint64_t bytes;		/* spooled */
 	uint64_t first;		/* TSC of its first record (the NewCPUId base) */
+	uint32_t first_cpu;	/* the CPU of its first record (0: not known) */
 	int have_first;
 	int done;		/* its writer finished: the spool is complete */
 	int own_log;		/* xray:threads: a log of its own */
@@ -62,6 +63,8 @@ struct xthread {
 	struct ptc_wctx *c;
 	struct ptc_zout *z;
 	uint64_t last;		/* TSC of the last record */
+	uint32_t cpu;		/* the CPU the thread runs on now (ptc_writer_cpu) */
+	uint32_t cpu_told;	/* the CPU the log says now */
 	struct ptc_calls calls;
 };
 
@@ -112,9 +115,21 @@ static int record(struct xthread *x, unsigned type, uint32_t fn, uint64_t time)
 	if (!x->log->have_first) {
 		x->log->have_first = 1;
 		x->log->first = x->last = time;
+		x->log->first_cpu = x->cpu_told = x->cpu;
 	}
 	if (time < x->last)
 		time = x->last;
+	if (x->cpu != x->cpu_told) {
+		/* the thread moved: a NewCPUId record, whose TSC is the base
+		 * of the deltas after it */
+		metadata(rec, M_NEW_CPU);
+		ptc_put16(rec + 1, (uint16_t)x->cpu);
+		ptc_put64(rec + 3, time);
+		if ((err = spool(x, rec, 16)) < 0)
+			return err;
+		x->cpu_told = x->cpu;
+		x->last = time;
+	}
 	delta = time - x->last;
 	if (delta > UINT32_MAX) {
 		metadata(rec, M_TSC_WRAP);
@@ -145,6 +160,14 @@ static int x_leave(void *ctx, uint32_t fn, size_t depth, uint64_t time, enum ptc
 {
 	(void)depth;
 	return record(ctx, how == PTC_CALLS_TAIL ? R_TAIL_EXIT : R_EXIT, fn, time);
+}
+
+static int xray_cpu(void *st, uint32_t cpu)
+{
+	struct xthread *x = st;
+
+	x->cpu = cpu;
+	return 0;
 }
 
 static int calls_error(struct xthread *x, int err)
@@ -236,7 +259,7 @@ static int xray_open(void **st, const struct ptc_writer_config *cfg, const struc
 
 const struct ptc_fmt_ops ptc_fmt_xray = {
 	{ "xray", "LLVM XRay FDR log per process and its instrumentation map (xray.PID.fdr, .map.yaml)", 0 },
-	xray_open, xray_branches, xray_gap, xray_finish, xray_free, xray_suspend, NULL, NULL,
+	xray_open, xray_branches, xray_gap, xray_finish, xray_free, xray_suspend, NULL, NULL, xray_cpu,
 };
 
 /* ---- the per-process files ---- */
@@ -325,7 +348,7 @@ static int write_buffer(struct out *o, const struct xlog *x, uint64_t start)
 
 	/* BufferExtents (the bytes that follow it), NewBuffer, WallClockTime
 	 * (the first record's perf time, since boot), PID, NewCPUId (the CPU
-	 * is not known per branch: 0; the TSC base) */
+	 * of the first record, 0 when not known; the TSC base) */
 	metadata(pre, M_EXTENTS);
 	ptc_put64(pre + 1, 4 * 16 + event + x->bytes);
 	metadata(pre + 16, M_NEW_BUFFER);
@@ -336,6 +359,7 @@ static int write_buffer(struct out *o, const struct xlog *x, uint64_t start)
 	metadata(pre + 48, M_PID);
 	ptc_put32(pre + 49, x->id.pid);
 	metadata(pre + 64, M_NEW_CPU);
+	ptc_put16(pre + 65, (uint16_t)x->first_cpu);
 	ptc_put64(pre + 67, x->first);
 	if (start) {
 		metadata(pre + 80, M_CUSTOM);

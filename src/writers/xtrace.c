@@ -266,6 +266,7 @@ const struct ptc_fmt_ops ptc_fmt_xtrace = {
 	{ "xtrace", "xtrace-format instruction stream and snapshots (x86 extension tokens)", 1 },
 	xt_open, xt_branches, xt_gap, xt_finish, xt_free, xt_suspend, xt_tail,
 	NULL,	/* paths: each record by itself */
+	NULL,	/* cpu: not in the format */
 };
 
 /* ---- reader ---- */

@@ -22,6 +22,7 @@ CHECK="python3 $top_srcdir/tests/writers/xray_truth.py"
 CORPUS="$top_builddir/tests/corpus"
 LLVM_XRAY=${LLVM_XRAY:-$(command -v llvm-xray || ls /usr/lib/llvm-*/bin/llvm-xray 2>/dev/null | tail -1)}
 [ -n "$LLVM_XRAY" ] && [ -x "$LLVM_XRAY" ] || skip "llvm-xray not installed (Debian: the llvm package)"
+need_perf
 scratch
 "$TRACE" -o "$T/true.truth" -- /bin/true >/dev/null 2>"$T/trace.err" ||
 	skip "ptgen-trace cannot trace here: $(tail -1 "$T/trace.err")"
@@ -147,6 +148,26 @@ left=$(cd "$T/c_threads.out" && ls -A | grep -v -E '^(summary\.json|xray\.[0-9]+
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not all(sorted(t["files"]) == sorted(sys.argv[2:]) for t in d["threads"]))' \
 	"$T/c_threads.out/summary.json" $(cd "$T/c_threads.out" && ls xray.*) || fail "summary.json does not list the xray files of every thread"
 echo "ok - --per-cpu, a .ptc given twice and a .ptc with a recording refused (exit 2), a version 2 .ptc named by address with a warning; a used directory keeps this run's files only, summary.json lists them"
+
+# The CPUs: threads spread over two CPUs and moved between them, every
+# record on the CPU Linux perf says its thread's branches ran on (llvm-xray
+# convert reads the log; tests/writers/xray_cpu.py), in a log per thread and
+# in the process's log
+"$ENC" -o "$T/cpus.data" --buildid-dir "$T/bid" --cpus 2 --migrate 2 "$T/c_threads.truth" ||
+	fail "ptgen-encode --cpus 2 --migrate 2"
+"$PERF" --buildid-dir "$T/bid" script -i "$T/cpus.data" --itrace=b -F tid,cpu,time --ns >"$T/cpus.perf" 2>/dev/null ||
+	fail "perf script on the two-CPU recording"
+for f in xray:threads xray; do
+	rm -rf "$T/cpus.out"
+	"$PTCONV" "$T/cpus.data" -f $f -o "$T/cpus.out" --buildid-dir "$T/bid" -q || fail "-f $f, two CPUs: exited $?"
+	for log in "$T"/cpus.out/xray.*.fdr; do
+		"$LLVM_XRAY" convert -m "$T"/cpus.out/xray.*.map.elf --output-format=yaml "$log" ||
+			fail "-f $f, two CPUs: llvm-xray convert $log"
+	done >"$T/cpus.yaml"
+	python3 "$top_srcdir/tests/writers/xray_cpu.py" "$T/cpus.perf" "$T/cpus.yaml" >"$T/cmp" ||
+		{ cat "$T/cmp"; fail "-f $f: the CPUs of the records"; }
+	echo "ok - -f $f, threads moved between two CPUs: $(cat "$T/cmp")"
+done
 
 # The same bytes for -j 1, -j 2 and one open output for three threads
 # (their spools closed and reopened: on one CPU they take turns), per

@@ -240,6 +240,7 @@ static struct ptc_pt_thread *set_thread(struct ptc_blk_decoder *d)
 	if (t != d->thr) {
 		ptc_pt_thread_flush_settled(d->thr);
 		d->thr = t;
+		t->cpu = d->cpu;
 		d->have_reg = 0;
 	}
 	return t;

@@ -244,6 +244,7 @@ void ptc_pt_thread_init(struct ptc_pt_thread *t, uint32_t pid, uint32_t tid, str
 	memset(t, 0, offsetof(struct ptc_pt_thread, batch));
 	t->pid = pid;
 	t->tid = tid;
+	t->cpu = -1;
 	t->sink = sink;
 	t->nbatch = 0;
 	t->nmarks = 0;
@@ -723,6 +724,8 @@ static int close_gap(struct ptc_pt_decoder *d, uint64_t resume_off, uint64_t res
 static void set_thread(struct ptc_pt_decoder *d, struct ptc_pt_thread *t)
 {
 	d->thr = t;
+	if (t)
+		t->cpu = d->cpu;
 	if (!t || t->pid != d->rc_pid) {
 		d->nrc = 0;
 		d->have_reg = 0;
@@ -3293,9 +3296,9 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 	struct ptc_pt_thread *t = s->real;
 	size_t n, nm;
 
-	(void)d;
 	if (!t)
 		return -ptc_err_internal;
+	t->cpu = d->cpu;
 	if (a->op == 1 && a->done < a->drop) {
 		/* taken before the PSB already (their calls' hints too) */
 		for (; a->done < a->drop; a->done++)

@@ -44,6 +44,8 @@ struct ptc_pt_region {
 /* One traced thread: its decoding state and its output. */
 struct ptc_pt_thread {
 	uint32_t pid, tid;
+	int cpu;			/* the CPU whose queue the decoder that fills its batch
+					 * reads, -1 none (a per-thread queue) */
 	struct ptc_sink *sink;		/* NULL: decoded but not written (filtered out) */
 	void *user;			/* the environment's */
 
