@@ -952,15 +952,47 @@ struct block_key {
 	uint32_t code_len, node;
 };
 
-static int cmp_block(const void *a, const void *b)
+/* The byte d (0: least significant) of the key k-th of the sort: the
+ * length, longest first (d < 4), then the address (d >= 4). */
+static unsigned block_digit(const struct block_key *b, unsigned d)
 {
-	const struct block_key *x = a, *y = b;
+	return d < 4 ? (unsigned)(~b->code_len >> (8 * d)) & 0xff : (unsigned)(b->start >> (8 * (d - 4))) & 0xff;
+}
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->code_len != y->code_len)
-		return x->code_len > y->code_len ? -1 : 1;
-	return x->node < y->node ? -1 : 1;
+/* Sort n blocks by address, longest first, then by node: a stable radix
+ * sort of the length and address bytes (the blocks come in node order;
+ * digits that are the same in every block are passed over).  A python3
+ * run's 41 threads spent 183M instructions in qsort() here, 5% of the
+ * conversion.  0 or -ptc_err_nomem. */
+static int sort_blocks(struct block_key *v, size_t n)
+{
+	struct block_key *tmp = malloc((n ? n : 1) * sizeof(*tmp)), *from = v, *to = tmp;
+	size_t count[256], i, k, sum;
+	unsigned d;
+
+	if (!tmp)
+		return -ptc_err_nomem;
+	for (d = 0; d < 12; d++) {
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[block_digit(&from[i], d)]++;
+		if (n && count[block_digit(&from[0], d)] == n)
+			continue;	/* one value: nothing moves */
+		for (k = 0, sum = 0; k < 256; k++) {
+			size_t c = count[k];
+
+			count[k] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			to[count[block_digit(&from[i], d)]++] = from[i];
+		from = to;
+		to = from == v ? tmp : v;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	free(tmp);
+	return 0;
 }
 
 /* The code bytes of the blocks as spans: blocks sorted by address, merged
@@ -981,7 +1013,10 @@ static int code_spans(struct ptcw *w, struct buf *table, struct buf *code, uint3
 			idx[n++] = (struct block_key){ w->nodes[i].start, w->more[i].code_off, w->more[i].code_len, i };
 	if (w->tail.code_len)	/* node number n_nodes: the tail's code */
 		idx[n++] = (struct block_key){ w->tail_start, w->tail.code_off, w->tail.code_len, w->n_nodes };
-	qsort(idx, n, sizeof(*idx), cmp_block);
+	if (sort_blocks(idx, n) < 0) {
+		free(idx);
+		return -ptc_err_nomem;
+	}
 	*n_spans = 0;
 	for (i = 0; i <= n && !err; i++) {
 		const struct block_key *b = i == n ? NULL : &idx[i];
