@@ -100,7 +100,8 @@ static void file_name(char *buf, size_t len, const char *dir, const uint8_t key[
 	snprintf(buf, len, "%s/%s.x%u", dir, hex, mode);
 }
 
-/* The table's words of span s end where the next span's begin. */
+/* The bitmap words the image's spans take, one per 64 code bytes of each,
+ * as the sweep lays them out. */
 static size_t words_of(const struct ptc_image *b)
 {
 	size_t i, n = 0;
