@@ -104,6 +104,12 @@ for kb in 120000 160000 200000 260000 340000; do
 		for f in "$T"/o/*.xz; do cmp -s "$f" "$T/ref/${f##*/}" || fail "ulimit -v $kb: ${f##*/} differs"; done
 		continue
 	fi
+	if [ $st = 3 ] && grep -q "out of memory" "$T/err"; then
+		# the limit left too little for decoding itself (the images'
+		# tables, the windows): refused as unusable input, said so;
+		# not the encoder's case
+		continue
+	fi
 	(exit $st)
 	check "xz under ulimit -v $kb" "Cannot allocate memory" many
 	nomem=$((nomem + 1))

@@ -151,13 +151,30 @@ static int plausible(const struct ptc_image *img)
 	return 1;
 }
 
-static void *take(const uint8_t **p, size_t n)
+/* n bytes of the file at *off into a new block, hashed on the way:
+ * NULL when out of memory or short (*err says which). */
+static void *read_part(int fd, uint64_t *off, size_t n, XXH3_state_t *xs, int *err)
 {
-	void *v = malloc(n ? n : 1);
+	uint8_t *v = malloc(n ? n : 1);
+	size_t got = 0;
 
-	if (v)
-		memcpy(v, *p, n);
-	*p += n;
+	if (!v) {
+		*err = -ptc_err_nomem;
+		return NULL;
+	}
+	while (got < n) {
+		ssize_t r = pread(fd, v + got, n - got, (off_t)(*off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(v);
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	XXH3_64bits_update(xs, v, n);
+	*off += n;
 	return v;
 }
 
@@ -166,9 +183,8 @@ int ptc_table_cache_load(struct ptc_image *img, const char *dir, const uint8_t k
 	const struct ptc_image *b = img->base ? img->base : img;
 	struct file_header h;
 	struct layout l;
-	const uint8_t *p;
-	uint8_t *data = NULL;
-	uint64_t sum;
+	XXH3_state_t *xs = NULL;
+	uint64_t sum, off = sizeof(h);
 	char path[4096];
 	struct stat st;
 	int fd, ok = 0;
@@ -187,33 +203,34 @@ int ptc_table_cache_load(struct ptc_image *img, const char *dir, const uint8_t k
 	    h.mode != img->mode || memcmp(h.key, key, 16) || h.nwords != words_of(b) ||
 	    layout_of(h.nwords, h.nruns, h.nbr, &l) < 0 || l.total != (uint64_t)st.st_size)
 		goto out;
-	data = malloc(l.total);
-	if (!data || pread(fd, data, l.total, 0) != (ssize_t)l.total)
-		goto out;
-	memcpy(&sum, data + l.total - sizeof(sum), sizeof(sum));
-	if (sum != XXH3_64bits(data, l.total - sizeof(sum)))
-		goto out;
-	p = data + sizeof(h);
-	img->nwords = (size_t)h.nwords;
-	img->bits = take(&p, (img->nwords + 1) * sizeof(*img->bits));
-	img->rank = take(&p, (img->nwords + 1) * sizeof(*img->rank));
-	img->first_br = take(&p, (img->nwords + 1) * sizeof(*img->first_br));
-	img->nruns = (size_t)h.nruns;
-	img->runs = take(&p, l.runs);
-	img->nbr = (size_t)h.nbr;
-	img->br = take(&p, l.br);
-	img->ninsns = h.ninsns;
-	img->bad_bytes = h.bad_bytes;
-	img->first_bad = h.first_bad;
-	if (!img->bits || !img->rank || !img->first_br || !img->runs || !img->br) {
+	/* straight into the table's arrays, hashed as they come (no copy of
+	 * the file: a load needs no more memory than the table) */
+	xs = XXH3_createState();
+	if (!xs || XXH3_64bits_reset(xs) != XXH_OK) {
 		ok = -ptc_err_nomem;
-	} else if (plausible(img)) {
-		ok = 1;
+		goto out;
+	}
+	XXH3_64bits_update(xs, &h, sizeof(h));
+	img->nwords = (size_t)h.nwords;
+	img->nruns = (size_t)h.nruns;
+	img->nbr = (size_t)h.nbr;
+	if ((img->bits = read_part(fd, &off, (img->nwords + 1) * sizeof(*img->bits), xs, &ok)) &&
+	    (img->rank = read_part(fd, &off, (img->nwords + 1) * sizeof(*img->rank), xs, &ok)) &&
+	    (img->first_br = read_part(fd, &off, (img->nwords + 1) * sizeof(*img->first_br), xs, &ok)) &&
+	    (img->runs = read_part(fd, &off, l.runs, xs, &ok)) &&
+	    (img->br = read_part(fd, &off, l.br, xs, &ok)) &&
+	    pread(fd, &sum, sizeof(sum), (off_t)off) == (ssize_t)sizeof(sum) &&
+	    sum == XXH3_64bits_digest(xs)) {
+		img->ninsns = h.ninsns;
+		img->bad_bytes = h.bad_bytes;
+		img->first_bad = h.first_bad;
+		if (plausible(img))
+			ok = 1;
 	}
 	if (ok != 1)
 		ptc_image_drop_table(img);
 out:
-	free(data);
+	XXH3_freeState(xs);
 	close(fd);
 	return ok;
 }
