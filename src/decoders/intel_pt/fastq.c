@@ -796,9 +796,7 @@ static int decode_psb(struct ptc_fq *q)
 	int err;
 
 	q->pos += PSB_SIZE;
-	q->lip.have = 0;
-	q->lip.suppressed = 0;
-	q->lip.ip = 0;
+	ptc_last_ip_reset(&q->lip);
 	for (;;) {
 		fetch(q);
 		err = q->next_err;
@@ -849,8 +847,7 @@ static int start(struct ptc_fq *q, uint64_t at, uint64_t *addr)
 	q->enabled = 0;
 	q->consume_packet = 0;
 	q->event = NULL;
-	q->lip.have = q->lip.suppressed = 0;
-	q->lip.ip = 0;
+	ptc_last_ip_reset(&q->lip);
 	q->tnt = q->tnt_index = 0;
 	memset(&q->time, 0, sizeof(q->time));
 	memset(&q->last_time, 0, sizeof(q->last_time));

@@ -16,6 +16,13 @@ struct ptc_last_ip {
 	int suppressed;		/* the last IP packet had none */
 };
 
+/* No IP known: at a PSB, where IP compression starts over. */
+static inline void ptc_last_ip_reset(struct ptc_last_ip *l)
+{
+	l->ip = 0;
+	l->have = l->suppressed = 0;
+}
+
 /* Apply packet p: 0, or -pte_bad_packet for an unknown compression. */
 static inline int ptc_last_ip_update(struct ptc_last_ip *l, const struct pt_packet_ip *p)
 {

@@ -113,9 +113,23 @@ int ptc_pt_loss_close(struct ptc_pt_loss *l, const struct ptc_pt_losses *ls, str
 	return err;
 }
 
-int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, struct ptc_pt_ovf_scan *s)
+/* A packet decoder of cfg's buffer at the PSB at window offset from (the
+ * scans below read from the last PSB decoded from): NULL when out of
+ * memory or when there is no packet there. */
+static struct pt_packet_decoder *scan_from(const struct pt_config *cfg, uint64_t from)
 {
 	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(cfg);
+
+	if (pk && pt_pkt_sync_set(pk, from) < 0) {
+		pt_pkt_free_decoder(pk);
+		pk = NULL;
+	}
+	return pk;
+}
+
+int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, struct ptc_pt_ovf_scan *s)
+{
+	struct pt_packet_decoder *pk = scan_from(cfg, from);
 	struct ptc_last_ip lip = { 0, 0, 0 };
 	struct ptc_pt_ovf_scan now = { to, PTC_PT_OVF_AFTER_NOTHING, 0, 0 };
 	struct pt_packet p;
@@ -123,11 +137,7 @@ int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, str
 
 	*s = now;
 	if (!pk)
-		return -pte_nomem;
-	if (pt_pkt_sync_set(pk, from) < 0) {
-		pt_pkt_free_decoder(pk);
 		return -pte_nosync;
-	}
 	while (pt_pkt_get_offset(pk, &off) == 0 && off < to && pt_pkt_next(pk, &p, sizeof(p)) > 0) {
 		switch (p.type) {
 		case ppt_tnt_8:
@@ -150,8 +160,7 @@ int ptc_pt_ovf_scan(const struct pt_config *cfg, uint64_t from, uint64_t to, str
 			now.last = PTC_PT_OVF_AFTER_NOTHING;
 			break;
 		case ppt_psb:
-			lip.have = lip.suppressed = 0;
-			lip.ip = 0;
+			ptc_last_ip_reset(&lip);
 			now.last = PTC_PT_OVF_AFTER_NOTHING;
 			break;
 		case ppt_ovf:
@@ -192,7 +201,7 @@ void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint
  * would have to repeat an address decoding could not go on at.) */
 static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t ip)
 {
-	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(cfg);
+	struct pt_packet_decoder *pk = scan_from(cfg, from);
 	struct ptc_last_ip lip = { 0, 0, 0 };
 	struct pt_packet p;
 	uint64_t off, at = to;
@@ -200,10 +209,6 @@ static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint
 
 	if (!pk)
 		return to;
-	if (pt_pkt_sync_set(pk, from) < 0) {
-		pt_pkt_free_decoder(pk);
-		return to;
-	}
 	while (pt_pkt_get_offset(pk, &off) == 0 && (off <= to || named) && pt_pkt_next(pk, &p, sizeof(p)) > 0) {
 		if (named && !in_psb && p.type != ppt_pad) {
 			/* the first packet the decoder did not use */
@@ -215,8 +220,7 @@ static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint
 		switch (p.type) {
 		case ppt_psb:
 			in_psb = 1;
-			lip.have = lip.suppressed = 0;
-			lip.ip = 0;
+			ptc_last_ip_reset(&lip);
 			break;
 		case ppt_psbend:
 			in_psb = 0;
