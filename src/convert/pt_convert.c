@@ -263,11 +263,33 @@ static int same_code_time(uint64_t time, uint64_t code_time, uint64_t code_until
 	return time - code_time < code_until - code_time;
 }
 
+/* The end of the run of records from b[i] on (up to b[n]) whose time is in
+ * [from, until): a path's records share its first record's time (struct
+ * ptc_path), so the scan looks at that one alone.  m[*j] is the first mark
+ * at or after b[i]; it becomes the first at or after the end. */
+static size_t same_code_run(const struct ptc_branch *b, size_t i, size_t n, const struct ptc_path_mark *m,
+			    size_t nm, size_t *j, uint64_t from, uint64_t until)
+{
+	while (i < n) {
+		size_t end = *j < nm ? m[*j].at : n;
+
+		for (; i < end; i++)
+			if (!same_code_time(b[i].time, from, until))
+				return i;
+		if (*j < nm) {
+			if (!same_code_time(b[i].time, from, until))
+				return i;
+			i += m[(*j)++].path->records;
+		}
+	}
+	return n;
+}
+
 static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t n,
 			   const struct ptc_path_mark *m, size_t nm)
 {
 	struct ptc_path_mark run[PTC_PT_BATCH];
-	size_t i = 0, k, j = 0, r;
+	size_t i = 0, k, j = 0, j0, r;
 	int err;
 
 	if (t->pt.cpu != t->cpu_told && t->pt.cpu >= 0) {
@@ -277,8 +299,6 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 		t->cpu_told = t->pt.cpu;
 	}
 	while (i < n) {
-		uint64_t from, until;
-
 		if (!same_code_time(b[i].time, t->code_time, t->code_until)) {
 			t->code_time = b[i].time;
 			t->code_until = !t->code_time ? 1
@@ -287,23 +307,20 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 			t->code_have = 0;
 			t->code_epoch++;
 		}
-		from = t->code_time;
-		until = t->code_until;
-		/* (four at a time: one branch per four records, not one each) */
-		for (k = i + 1; k + 4 <= n; k += 4)
-			if (!(same_code_time(b[k].time, from, until) & same_code_time(b[k + 1].time, from, until) &
-			      same_code_time(b[k + 2].time, from, until) & same_code_time(b[k + 3].time, from, until)))
-				break;
-		for (; k < n && same_code_time(b[k].time, from, until); k++)
-			;
-		for (r = 0; j < nm && m[j].at < k && r < PTC_PT_BATCH; j++, r++) {
-			run[r].at = m[j].at - (uint32_t)i;
-			run[r].path = m[j].path;
-		}
-		if (r && t->ws.paths)
-			err = t->ws.paths(t->ws.ctx, b + i, k - i, run, r);
-		else
+		j0 = j;
+		k = same_code_run(b, i, n, m, nm, &j, t->code_time, t->code_until);
+		if (j == j0 || !t->ws.paths) {
 			err = t->ws.branches(t->ws.ctx, b + i, k - i);
+		} else if (!i) {
+			err = t->ws.paths(t->ws.ctx, b, k, m + j0, j - j0);
+		} else {
+			/* (the marks say where in b + i) */
+			for (r = 0; j0 + r < j; r++) {
+				run[r].at = m[j0 + r].at - (uint32_t)i;
+				run[r].path = m[j0 + r].path;
+			}
+			err = t->ws.paths(t->ws.ctx, b + i, k - i, run, r);
+		}
 		if (err < 0)
 			return err;
 		i = k;

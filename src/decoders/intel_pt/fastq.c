@@ -932,6 +932,15 @@ int ptc_fq_tnt_fill(struct ptc_fq *q)
 
 	if (q->tnt_index)
 		return 0;
+	if (q->next_pos == q->pos && !q->next_err && q->next.type == ppt_tnt_8 && q->next.payload.tnt.bit_size) {
+		/* The usual case, the loop below's first round in short: the
+		 * packet read ahead is a TNT-8 (no event binds to it). */
+		q->event = NULL;
+		q->tnt = q->next.payload.tnt.payload;
+		q->tnt_index = 1ull << (q->next.payload.tnt.bit_size - 1);
+		consume(q);
+		goto done;
+	}
 	for (;;) {
 		fetch(q);
 		if (q->next_err)
@@ -950,6 +959,7 @@ int ptc_fq_tnt_fill(struct ptc_fq *q)
 		if (err)
 			return err;
 	}
+done:
 	q->last_time = q->time;
 	err = read_ahead(q);
 	if (err < 0 && err != -pte_eos)
@@ -972,6 +982,21 @@ int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr)
 {
 	int err, flags = 0;
 
+	if (q->next_pos == q->pos && !q->next_err && q->next.type == ppt_tip && !pending(q, PTC_FQ_TIP)) {
+		/* The usual case, the loop below's first round in short: the
+		 * packet read ahead is a TIP that no event binds to. */
+		uint64_t ip;
+
+		q->event = NULL;
+		if ((err = ip_update(q, &q->next.payload.ip)) < 0)
+			return err;
+		consume(q);
+		if (ip_query(q, &ip) < 0)
+			flags |= pts_ip_suppressed;
+		else
+			*addr = ip;
+		goto done;
+	}
 	for (;;) {
 		fetch(q);
 		if (q->next_err)
@@ -998,6 +1023,7 @@ int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr)
 		if (err)
 			return err;
 	}
+done:
 	q->last_time = q->time;
 	err = read_ahead(q);
 	if (err < 0 && err != -pte_eos)

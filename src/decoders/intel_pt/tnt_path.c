@@ -259,16 +259,16 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 	return p;
 }
 
-struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
-					     uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
+/* A miss: the path worked out and kept, slot i (the empty one the lookup
+ * ended on) its key's.  Out of the lookup's way: the hit, by far the most
+ * common case, then needs no registers saved. */
+static __attribute__((noinline)) struct ptc_tnt_path *memo_add(struct ptc_path_memo *m, size_t i,
+							      const struct ptc_tbranch *tb, uint32_t ntb,
+							      uint32_t idx, unsigned nbits, uint32_t bits)
 {
 	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
-	size_t i = hash(tb, key) & m->mask;
 	struct ptc_tnt_path *p;
 
-	for (; m->slots && m->slots[i].tb; i = (i + 1) & m->mask)
-		if (m->slots[i].tb == tb && m->slots[i].key == key)
-			return m->slots[i].path;
 	if (m->full)
 		return NULL;
 	if (!m->slots || (m->count + 1) * 2 > m->mask + 1) {
@@ -293,4 +293,18 @@ struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc
 	m->slots[i].path = p;
 	m->count++;
 	return p;
+}
+
+struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
+				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
+{
+	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
+	const struct slot *slots = m->slots;
+	size_t i = 0;
+
+	if (slots)
+		for (i = hash(tb, key) & m->mask; slots[i].tb; i = (i + 1) & m->mask)
+			if (slots[i].tb == tb && slots[i].key == key)
+				return slots[i].path;
+	return memo_add(m, i, tb, ntb, idx, nbits, bits);
 }
