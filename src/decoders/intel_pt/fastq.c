@@ -360,7 +360,7 @@ static int status_flags(const struct ptc_fq *q)
 	return flags;
 }
 
-int ptc_fq_status(const struct ptc_fq *q)
+int ptc_fq_status_full(const struct ptc_fq *q)
 {
 	return status_flags(q);
 }

@@ -89,8 +89,20 @@ int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken);
  * conditional-branch query would (and failing as it would, leaving the
  * same state for it), without taking a bit: 0 or a negative error. */
 int ptc_fq_tnt_fill(struct ptc_fq *q);
-/* The status a query that took the cached TNT bits' last one returns. */
-int ptc_fq_status(const struct ptc_fq *q);
+/* The status a query that took the cached TNT bits' last one returns
+ * (ptc_fq_status_full(): every case; ptc_fq_status(): the usual ones first). */
+int ptc_fq_status_full(const struct ptc_fq *q);
+static inline int ptc_fq_status(const struct ptc_fq *q)
+{
+	/* The usual cases in short: bits left, or a TNT-8 or a TIP that no
+	 * event binds to read ahead (no event pending, not the end). */
+	if (q->tnt_index)
+		return 0;
+	if (!q->next_err && (q->next.type == ppt_tnt_8 ||
+			     (q->next.type == ppt_tip && q->qbegin[PTC_FQ_TIP] == q->qend[PTC_FQ_TIP])))
+		return 0;
+	return ptc_fq_status_full(q);
+}
 
 /* A conditional branch (or compressed return): while more bits of the
  * current TNT packet remain after this one, no packet needs reading and

@@ -1,7 +1,5 @@
-/* The memo of TNT paths: see tnt_path.h.
- *
- * An open-addressing hash table of (table, entry, bits) keys pointing into
- * an arena of paths; the arena grows by chunks and never moves a path. */
+/* The memo of TNT paths (tnt_path.h): its arena of paths, its table's
+ * growth, and working a path out. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,24 +9,10 @@
 
 static uint64_t next_id;
 
-struct slot {
-	const struct ptc_tbranch *tb;	/* NULL: empty */
-	uint64_t key;			/* entry << 16 | nbits << 8 | bits */
-	struct ptc_tnt_path *path;
-};
-
-struct chunk {
-	struct chunk *next;
+struct ptc_path_memo_chunk {
+	struct ptc_path_memo_chunk *next;
 	size_t used, size;
 	_Alignas(64) unsigned char mem[];	/* paths start on cache lines */
-};
-
-struct ptc_path_memo {
-	struct slot *slots;
-	size_t mask, count;
-	struct chunk *chunks;
-	size_t bytes, max_bytes;
-	int full;		/* it has stopped taking paths: see ptc_path_memo_open() */
 };
 
 int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes)
@@ -46,7 +30,7 @@ int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes)
 
 void ptc_path_memo_free(struct ptc_path_memo *m)
 {
-	struct chunk *c, *n;
+	struct ptc_path_memo_chunk *c, *n;
 
 	if (!m)
 		return;
@@ -73,20 +57,9 @@ size_t ptc_path_memo_bytes(const struct ptc_path_memo *m)
 	return m->bytes;
 }
 
-/* A product's middle bits folded onto its low ones: the low bits alone
- * (masked) or the middle bits alone, as before, clustered the keys of one
- * table in the linear probing, and how much depended on where the heap
- * put the table (callgrind: 26M to 43M instructions of probing on xz). */
-static inline size_t hash(const struct ptc_tbranch *tb, uint64_t key)
-{
-	uint64_t h = (((uint64_t)(uintptr_t)tb >> 4) ^ key) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h ^ (h >> 29) ^ (h >> 43));
-}
-
 static void *arena_alloc(struct ptc_path_memo *m, size_t n)
 {
-	struct chunk *c = m->chunks;
+	struct ptc_path_memo_chunk *c = m->chunks;
 
 	n = (n + 63) & ~(size_t)63;
 	if (!c || c->size - c->used < n) {
@@ -114,7 +87,7 @@ static int room(const struct ptc_path_memo *m)
 	const size_t n = (sizeof(struct ptc_tnt_path) +
 			  PTC_PATH_STEPS * (sizeof(struct ptc_path_step) + sizeof(struct ptc_branch)) + 63) &
 			 ~(size_t)63;
-	const struct chunk *c = m->chunks;
+	const struct ptc_path_memo_chunk *c = m->chunks;
 
 	return (c && c->size - c->used >= n) || m->bytes + CHUNK + sizeof(*c) <= m->max_bytes;
 }
@@ -123,7 +96,7 @@ static int grow(struct ptc_path_memo *m)
 {
 	size_t nmask = m->slots ? m->mask * 2 + 1 : 4095, i, j;
 	size_t add = (nmask + 1 - (m->slots ? m->mask + 1 : 0)) * sizeof(*m->slots);
-	struct slot *ns;
+	struct ptc_path_slot *ns;
 
 	if (m->bytes + add > m->max_bytes)
 		return -1;
@@ -133,7 +106,7 @@ static int grow(struct ptc_path_memo *m)
 	for (i = 0; m->slots && i <= m->mask; i++) {
 		if (!m->slots[i].tb)
 			continue;
-		for (j = hash(m->slots[i].tb, m->slots[i].key) & nmask; ns[j].tb; j = (j + 1) & nmask)
+		for (j = ptc_path_hash(m->slots[i].tb, m->slots[i].key) & nmask; ns[j].tb; j = (j + 1) & nmask)
 			;
 		ns[j] = m->slots[i];
 	}
@@ -259,12 +232,10 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 	return p;
 }
 
-/* A miss: the path worked out and kept, slot i (the empty one the lookup
- * ended on) its key's.  Out of the lookup's way: the hit, by far the most
- * common case, then needs no registers saved. */
-static __attribute__((noinline)) struct ptc_tnt_path *memo_add(struct ptc_path_memo *m, size_t i,
-							      const struct ptc_tbranch *tb, uint32_t ntb,
-							      uint32_t idx, unsigned nbits, uint32_t bits)
+/* A miss (ptc_path_memo_get()): the path worked out and kept, slot i (the
+ * empty one the lookup ended on) its key's. */
+struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t i, const struct ptc_tbranch *tb,
+				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
 {
 	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
 	struct ptc_tnt_path *p;
@@ -276,7 +247,7 @@ static __attribute__((noinline)) struct ptc_tnt_path *memo_add(struct ptc_path_m
 			m->full = 1;
 			return NULL;
 		}
-		for (i = hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
+		for (i = ptc_path_hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
 			;
 	}
 	if (!room(m)) {
@@ -293,18 +264,4 @@ static __attribute__((noinline)) struct ptc_tnt_path *memo_add(struct ptc_path_m
 	m->slots[i].path = p;
 	m->count++;
 	return p;
-}
-
-struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
-				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
-{
-	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
-	const struct slot *slots = m->slots;
-	size_t i = 0;
-
-	if (slots)
-		for (i = hash(tb, key) & m->mask; slots[i].tb; i = (i + 1) & m->mask)
-			if (slots[i].tb == tb && slots[i].key == key)
-				return slots[i].path;
-	return memo_add(m, i, tb, ntb, idx, nbits, bits);
 }
