@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "decoders/intel_pt/fastq.h"
 
 /* Payload sizes of MTC and TMA's CTC field, in bits. */
@@ -33,43 +34,45 @@
 
 /* ---- fetching the next packet ---- */
 
-/* Little-endian value of n bytes. */
-static uint64_t le(const uint8_t *p, unsigned n)
+/* Little-endian value of the n (at most 8) bytes at p, of which avail are
+ * in the buffer: one load when 8 are. */
+static inline uint64_t le(const uint8_t *p, unsigned n, uint64_t avail)
 {
 	uint64_t v = 0;
 
+	if (avail >= 8)
+		return n >= 8 ? ptc_le64(p) : ptc_le64(p) & ((1ull << (8 * n)) - 1);
 	while (n--)
 		v = (v << 8) | p[n];
 	return v;
 }
 
-/* payload bytes of an IP packet by its compression (-1: invalid) */
-static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+/* The size of a packet of those that make up most of a trace (TNT-8, PAD,
+ * MTC, TSC, TIP, TIP.PGE, TIP.PGD, FUP) by its first byte; 0 for the
+ * others (CYC, extended opcodes, ...), which the packet decoder reads.  A
+ * constant expression, so that a table holds it: one load per packet
+ * rather than a chain of tests. */
+#define IP_PACKET_SIZE(ipc) ((ipc) == 0 ? 1 : (ipc) == 1 ? 3 : (ipc) == 2 ? 5 : (ipc) == 3 || (ipc) == 4 ? 7 \
+			     : (ipc) == 6 ? 9 : 0)
+#define IS_IP_PACKET(o) (((o) & 0x1f) == 0x0d || ((o) & 0x1f) == 0x11 || ((o) & 0x1f) == 0x01 || \
+			 ((o) & 0x1f) == 0x1d)
+#define COMMON_SIZE(o) (!((o) & 1) ? ((o) != 2)		/* TNT-8 or PAD; 0x02 begins an extended opcode */ \
+			: (o) == 0x59 ? 2				/* MTC */ \
+			: (o) == 0x19 ? 8				/* TSC */ \
+			: ((o) & 3) == 3 ? 0				/* CYC */ \
+			: IS_IP_PACKET(o) ? IP_PACKET_SIZE((o) >> 5) : 0)
+#define CS4(o) COMMON_SIZE(o), COMMON_SIZE((o) + 1), COMMON_SIZE((o) + 2), COMMON_SIZE((o) + 3)
+#define CS16(o) CS4(o), CS4((o) + 4), CS4((o) + 8), CS4((o) + 12)
+#define CS64(o) CS16(o), CS16((o) + 16), CS16((o) + 32), CS16((o) + 48)
+static const uint8_t common_sizes[256] = { CS64(0), CS64(64), CS64(128), CS64(192) };
 
-/* The size of the packet at p when it is one of those that make up most of
- * a trace (TNT-8, PAD, MTC, TSC, TIP, TIP.PGE, TIP.PGD, FUP); 0 for another
+/* The size of the packet at p when it is one of those; 0 for another
  * packet, or one cut by the end, which the packet decoder reads. */
 static inline unsigned common_size(const uint8_t *p, uint64_t avail)
 {
-	uint8_t opc = p[0];
-	int n;
+	unsigned n = common_sizes[p[0]];
 
-	if (!(opc & 1))
-		return opc != 2;	/* TNT-8 or PAD; 0x02 begins an extended opcode */
-	if (opc == 0x59)	/* MTC */
-		return avail >= 2 ? 2 : 0;
-	if (opc == 0x19)	/* TSC */
-		return avail >= 8 ? 8 : 0;
-	if ((opc & 3) == 3)
-		return 0;	/* CYC */
-	switch (opc & 0x1f) {
-	case 0x0d: case 0x11: case 0x01: case 0x1d:
-		break;
-	default:
-		return 0;
-	}
-	n = ip_bytes[opc >> 5];
-	return n >= 0 && avail >= (uint64_t)n + 1 ? (unsigned)n + 1 : 0;
+	return n <= avail ? n : 0;
 }
 
 /* Those packets, read here rather than through the packet decoder's
@@ -103,7 +106,7 @@ static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
 	}
 	if (opc == 0x19) {
 		pk->type = ppt_tsc;
-		pk->payload.tsc.tsc = le(p + 1, 7);
+		pk->payload.tsc.tsc = le(p + 1, 7, avail - 1);
 		return 1;
 	}
 	switch (opc & 0x1f) {
@@ -113,7 +116,7 @@ static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
 	default: pk->type = ppt_fup; break;
 	}
 	pk->payload.ip.ipc = (enum pt_ip_compression)(opc >> 5);
-	pk->payload.ip.ip = le(p + 1, n - 1);
+	pk->payload.ip.ip = le(p + 1, n - 1, avail - 1);
 	return 1;
 }
 
