@@ -14,16 +14,6 @@
 #include "common/error.h"
 #include "writers/wutil.h"
 
-uint64_t ptc_hash64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 int ptc_map_init(struct ptc_map *m)
 {
 	m->mask = 1023;
@@ -42,18 +32,6 @@ void ptc_map_free(struct ptc_map *m)
 	free(m->vals);
 	m->keys = NULL;
 	m->vals = NULL;
-}
-
-uint32_t ptc_map_get(const struct ptc_map *m, uint64_t key)
-{
-	size_t i = ptc_hash64(key) & m->mask;
-
-	for (;; i = (i + 1) & m->mask) {
-		if (m->keys[i] == key)
-			return m->vals[i];
-		if (m->keys[i] == UINT64_MAX)
-			return UINT32_MAX;
-	}
 }
 
 static void raw_put(uint64_t *keys, uint32_t *vals, size_t mask, uint64_t key, uint32_t val)

@@ -16,10 +16,33 @@ struct ptc_map {
 
 int ptc_map_init(struct ptc_map *m);
 void ptc_map_free(struct ptc_map *m);
-/* Value of key, or UINT32_MAX. */
-uint32_t ptc_map_get(const struct ptc_map *m, uint64_t key);
 int ptc_map_put(struct ptc_map *m, uint64_t key, uint32_t val);
-uint64_t ptc_hash64(uint64_t x);
+
+/* A 64-bit mix (murmur3's finaliser).  Inline, as the lookup below: the
+ * writers' hot loops look up every indirect branch's destination that is
+ * not its node's last one. */
+static inline uint64_t ptc_hash64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Value of key, or UINT32_MAX. */
+static inline uint32_t ptc_map_get(const struct ptc_map *m, uint64_t key)
+{
+	size_t i = ptc_hash64(key) & m->mask;
+
+	for (;; i = (i + 1) & m->mask) {
+		if (m->keys[i] == key)
+			return m->vals[i];
+		if (m->keys[i] == UINT64_MAX)
+			return UINT32_MAX;
+	}
+}
 
 /* Compressed output file. */
 enum ptc_zkind { PTC_Z_NONE, PTC_Z_GZIP, PTC_Z_XZ };
