@@ -3252,7 +3252,7 @@ static void replay_first(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt
 }
 
 /* Does call record b push its return address?  (push_ret()'s callers) */
-static int record_pushes(const struct ptc_branch *b)
+static inline int record_pushes(const struct ptc_branch *b)
 {
 	return b->kind == PTC_BR_CALL_IND ||
 	       (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */);
@@ -3260,7 +3260,7 @@ static int record_pushes(const struct ptc_branch *b)
 
 /* A call or return b of shadow s on the real call stack of t, as the
  * walker keeps it: with the table index the shadow's call had. */
-static int replay_stack(struct shadow *s, struct ptc_pt_thread *t, const struct ptc_branch *b)
+static inline int replay_stack(struct shadow *s, struct ptc_pt_thread *t, const struct ptc_branch *b)
 {
 	if (record_pushes(b)) {
 		if (t->depth == t->stack_cap && grow_stack(t) < 0)
@@ -3288,18 +3288,18 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
  * inside them). */
 static size_t log_marks(struct ptc_pt_ahead *a, size_t lo, size_t hi, struct ptc_path_mark *out)
 {
-	size_t k = 0;
+	const struct ptc_path_mark *mk = a->marks;
+	size_t k = 0, j = a->mnext, nmarks = a->nmarks;
 
-	while (a->mnext < a->nmarks && a->marks[a->mnext].at < lo)
-		a->mnext++;
-	for (; a->mnext < a->nmarks && a->marks[a->mnext].at < hi; a->mnext++) {
-		const struct ptc_path_mark *m = &a->marks[a->mnext];
-
-		if (m->at + m->path->records > hi)
+	while (j < nmarks && mk[j].at < lo)
+		j++;
+	for (; j < nmarks && mk[j].at < hi; j++) {
+		if (mk[j].at + mk[j].path->records > hi)
 			break;
-		out[k].at = (uint32_t)(m->at - lo);
-		out[k++].path = m->path;
+		out[k].at = (uint32_t)(mk[j].at - lo);
+		out[k++].path = mk[j].path;
 	}
+	a->mnext = j;
 	return k;
 }
 
@@ -3334,11 +3334,17 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 			nm = log_marks(a, lo, lo + n, t->marks);
 			/* the calls and returns on the call stack (the log
 			 * lists them) */
-			while (a->snext < a->nstk && a->stk[a->snext] < lo)
-				a->snext++;
-			for (; a->snext < a->nstk && a->stk[a->snext] < hi; a->snext++)
-				if (replay_stack(s, t, &a->br[a->stk[a->snext]]) < 0)
-					return -ptc_err_nomem;
+			{
+				const uint32_t *stk = a->stk;
+				size_t k = a->snext, nstk = a->nstk;
+
+				while (k < nstk && stk[k] < lo)
+					k++;
+				for (; k < nstk && stk[k] < hi; k++)
+					if (replay_stack(s, t, &a->br[stk[k]]) < 0)
+						return -ptc_err_nomem;
+				a->snext = k;
+			}
 			a->done += PTC_PT_BATCH;
 			if (n < PTC_PT_BATCH)
 				t->batch[t->nbatch++] = src[n];
