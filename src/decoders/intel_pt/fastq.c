@@ -1069,16 +1069,6 @@ int ptc_fq_event(struct ptc_fq *q, struct pt_event *ev, size_t size)
 	return status_flags(q);
 }
 
-int ptc_fq_time(const struct ptc_fq *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
-{
-	*tsc = q->last_time.tsc;
-	if (lost_mtc)
-		*lost_mtc = q->last_time.lost_mtc;
-	if (lost_cyc)
-		*lost_cyc = 0;
-	return q->last_time.have_tsc ? 0 : -pte_no_time;
-}
-
 /* ---- set-up ---- */
 
 int ptc_fq_init(struct ptc_fq *q, const struct pt_config *cfg)

@@ -83,7 +83,6 @@ int ptc_fq_get_offset(const struct ptc_fq *q, uint64_t *offset);
 int ptc_fq_get_sync_offset(const struct ptc_fq *q, uint64_t *offset);
 int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr);
 int ptc_fq_event(struct ptc_fq *q, struct pt_event *ev, size_t size);
-int ptc_fq_time(const struct ptc_fq *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken);
 /* Read on to the next TNT packet when no bit is cached, as the next
  * conditional-branch query would (and failing as it would, leaving the
@@ -102,6 +101,17 @@ static inline int ptc_fq_status(const struct ptc_fq *q)
 			     (q->next.type == ppt_tip && q->qbegin[PTC_FQ_TIP] == q->qend[PTC_FQ_TIP])))
 		return 0;
 	return ptc_fq_status_full(q);
+}
+
+/* pt_qry_time() (inline: the walker asks after every indirect branch) */
+static inline int ptc_fq_time(const struct ptc_fq *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+	*tsc = q->last_time.tsc;
+	if (lost_mtc)
+		*lost_mtc = q->last_time.lost_mtc;
+	if (lost_cyc)
+		*lost_cyc = 0;
+	return q->last_time.have_tsc ? 0 : -pte_no_time;
 }
 
 /* A conditional branch (or compressed return): while more bits of the
