@@ -1031,7 +1031,7 @@ done:
 	err = read_ahead(q);
 	if (err < 0 && err != -pte_eos)
 		return err;
-	return flags | status_flags(q);
+	return flags | ptc_fq_status(q);
 }
 
 int ptc_fq_event(struct ptc_fq *q, struct pt_event *ev, size_t size)
