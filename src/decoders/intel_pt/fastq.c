@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/table256.h"
 #include "decoders/intel_pt/fastq.h"
 
 /* Payload sizes of MTC and TMA's CTC field, in bits. */
@@ -61,10 +62,7 @@ static inline uint64_t le(const uint8_t *p, unsigned n, uint64_t avail)
 			: (o) == 0x19 ? 8				/* TSC */ \
 			: ((o) & 3) == 3 ? 0				/* CYC */ \
 			: IS_IP_PACKET(o) ? IP_PACKET_SIZE((o) >> 5) : 0)
-#define CS4(o) COMMON_SIZE(o), COMMON_SIZE((o) + 1), COMMON_SIZE((o) + 2), COMMON_SIZE((o) + 3)
-#define CS16(o) CS4(o), CS4((o) + 4), CS4((o) + 8), CS4((o) + 12)
-#define CS64(o) CS16(o), CS16((o) + 16), CS16((o) + 32), CS16((o) + 48)
-static const uint8_t common_sizes[256] = { CS64(0), CS64(64), CS64(128), CS64(192) };
+static const uint8_t common_sizes[256] = PTC_TABLE256(COMMON_SIZE);
 
 /* The size of the packet at p when it is one of those; 0 for another
  * packet, or one cut by the end, which the packet decoder reads. */

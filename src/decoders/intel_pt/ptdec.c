@@ -30,6 +30,7 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 #endif
 
 #include "common/error.h"
+#include "common/table256.h"
 #include "decoders/intel_pt/bystanders.h"
 #include "decoders/intel_pt/fastq.h"
 #include "decoders/intel_pt/loss.h"
@@ -285,6 +286,10 @@ static int give(struct ptc_sink *s, const struct ptc_branch *b, size_t n, const 
 	return s->branches(s->ctx, b, n);
 }
 
+/* A branch kind's lane (hand_over()): an unknown kind counts as far. */
+#define KIND_LANE(k) ((uint64_t)1 << (9 * ((k) < PTC_BR_KIND_NR ? (k) : PTC_BR_FAR)))
+static const uint64_t kind_lane[256] = PTC_TABLE256(KIND_LANE);
+
 static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n,
 		     const struct ptc_path_mark *m, size_t nm)
 {
@@ -304,7 +309,7 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 
 		for (; i < end; i++) {
 			insns += b[i].insns;
-			lanes += (uint64_t)1 << (9 * (b[i].kind < PTC_BR_KIND_NR ? b[i].kind : PTC_BR_FAR));
+			lanes += kind_lane[b[i].kind];
 			not_taken += !b[i].taken;
 		}
 		if (j < nm) {
