@@ -858,8 +858,9 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 	if (n - i > room)
 		n = i + room;
 	/* Room for a bit per record, zeroed (bits are ORed in), and 8 bytes
-	 * more: a path's bits go in with one 64-bit store. */
-	if (buf_grow(&w->bits, (n - i) / 8 + 2 + 8) < 0 || buf_grow(&w->slots, (n - i) * 5) < 0)
+	 * more: a path's bits go in with one 64-bit store; for a slot per
+	 * record (5 bytes at most), and 8 more: so do a path's slot bytes. */
+	if (buf_grow(&w->bits, (n - i) / 8 + 2 + 8) < 0 || buf_grow(&w->slots, (n - i) * 5 + 8) < 0)
 		return i;
 	bits = w->bits.p;
 	memset(bits + w->bits.len, 0, (n - i) / 8 + 2 + 8);
@@ -884,8 +885,6 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 				    (e->n_ind < 1 || nodes[e->ind_node[0]].edge[0] == e->ind_edge[0]) &&
 				    (e->n_ind < 2 || nodes[e->ind_node[1]].edge[0] == e->ind_edge[1])) {
 					/* seen: its bits, its slots, where it ends */
-					uint64_t sv = e->slots;
-					unsigned k;
 
 					if (r->time != time) {
 						if (time_event(w, c_records + (uint32_t)(i - i0), r->time) < 0)
@@ -895,8 +894,8 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 
 					put_bits(bits, bitn, mp->taken, mp->bits);
 					bitn += mp->bits;
-					for (k = 0; k < e->slots_len; k++, sv >>= 8)
-						*slots++ = (uint8_t)sv;
+					ptc_put64(slots, e->slots);	/* (8 bytes to spare) */
+					slots += e->slots_len;
 					pn = e->to_node;
 					way = e->to_way;
 					start = e->next_start;
