@@ -84,6 +84,7 @@ struct queue {
 	struct susp *susp;	/* PARTIAL/COLLISION ranges (walker engine) */
 	size_t nsusp;
 	uint32_t idx;
+	int unnumbered;		/* no record numbered it: idx is made up (add_unheld_queues) */
 	int cpu;
 	uint32_t tid;
 	struct piece *p;
@@ -1104,9 +1105,11 @@ static int add_unheld_queues(struct conv *c)
 			while (find_queue(c, idx))
 				idx--;	/* an index no AUXTRACE record used */
 		}
-		if (!get_queue(c, idx, c->per_thread ? -1 : aux[i].cpu,
-			       c->per_thread && tid ? tid : UINT32_MAX))
+		struct queue *q = get_queue(c, idx, c->per_thread ? -1 : aux[i].cpu,
+					    c->per_thread && tid ? tid : UINT32_MAX);
+		if (!q)
 			return -ptc_err_nomem;
+		q->unnumbered = known < 0;
 	}
 	return 0;
 }
@@ -1135,6 +1138,15 @@ static int cmp_cut(const void *a, const void *b)
 	const struct cut *x = a, *y = b;
 
 	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* The recording could not be read to its end: cut short, or damaged from
+ * some offset to its end. */
+static int input_cut_short(const struct conv *c)
+{
+	size_t n = c->r ? ptc_perf_nr_skips(c->r) : 0;
+
+	return c->input_error[0] || (n && ptc_perf_skip(c->r, n - 1)->to_end);
 }
 
 static int plan_runs(struct conv *c, struct queue *q)
@@ -1272,6 +1284,17 @@ static int plan_runs(struct conv *c, struct queue *q)
 			if (q->p[i].claimed > q->p[i].size && e > cut_end)
 				cut_end = e;
 		}
+		if (claimed && claimed < data_end && data_end - claimed < 8 && cut_end != data_end) {
+			/* perf pads an AUXTRACE record's data to 8 bytes (the
+			 * queue's next record starts where the data really ends,
+			 * over the padding): the AUX records say where the
+			 * kernel's data ends, and the last record's padding is
+			 * no trace */
+			for (i = 0; i < q->nruns; i++)
+				if (q->runs[i].end > claimed)
+					q->runs[i].end = q->runs[i].start > claimed ? q->runs[i].start : claimed;
+			data_end = claimed;
+		}
 		for (i = 0; i < nc; i++)
 			if (cuts[i].s == cuts[i].e && cuts[i].s == data_end) {
 				/* TRUNCATED at the very end */
@@ -1320,6 +1343,14 @@ static int plan_runs(struct conv *c, struct queue *q)
 	}
 	q->nruns = j;
 	free(cuts);
+	if (!q->tail.lost && input_cut_short(c)) {
+		/* what the file held after its end (or after the damage that
+		 * runs to it) is unknown: any queue's trace may go on there */
+		q->tail.start = q->tail.end = q->nruns ? q->runs[q->nruns - 1].end : 0;
+		q->tail.lost = UINT64_MAX;
+		q->tail.why = "the recording ends early (cut short, or damaged to its end): "
+			      "the trace after this, if any, is lost";
+	}
 	return 0;
 }
 
@@ -2742,6 +2773,84 @@ static void summary_attribution(struct conv *c, struct ptc_json *j)
 	ptc_json_end_object(j);
 }
 
+/* One missing piece of a queue's stream, as plan_runs() found it: the
+ * bytes before a run, or after the last one (the tail). */
+static void json_queue_loss(struct ptc_json *j, uint64_t end, uint64_t lost, const char *why)
+{
+	ptc_json_begin_object(j, NULL);
+	if (lost == UINT64_MAX) {
+		ptc_json_u64(j, "offset", end);
+		ptc_json_null(j, "bytes");
+	} else {
+		ptc_json_u64(j, "offset", end - lost);
+		ptc_json_u64(j, "bytes", lost);
+	}
+	ptc_json_string(j, "reason", why ? why : "trace data missing");
+	ptc_json_end_object(j);
+}
+
+enum { QUEUE_LOSSES_LISTED = 256 };
+
+/* "aux_queues": each AUX queue's account, so that the trace bytes held
+ * plus those known missing add up to the stream the kernel wrote.  The
+ * missing pieces are those of the queue's plan (plan_runs()): holes
+ * between its AUXTRACE records, data lost in damaged input or after the
+ * file's end, data the AUX records say the buffer held beyond the last
+ * AUXTRACE record, ranges flagged PARTIAL or COLLISION; an unknown amount
+ * (a TRUNCATED record, data lost with the AUX records that would say how
+ * much) is counted in unknown_losses.  lost_trace_bytes adds what the
+ * decoder could not decode of the bytes held: all the queue's gaps. */
+static void summary_queues(struct conv *c, struct ptc_json *j)
+{
+	size_t i, k;
+
+	ptc_json_begin_array(j, "aux_queues");
+	for (i = 0; i < c->nq; i++) {
+		const struct queue *q = &c->q[i];
+		const struct ptc_pt_stats *s = q->eng ? ptc_pt_engine_stats(q->eng) : &q->st;
+		uint64_t held = 0, missing = 0, unknown = 0, listed = 0;
+
+		for (k = 0; k < q->nruns; k++) {
+			held += q->runs[k].end - q->runs[k].start;
+			if (q->runs[k].lost == UINT64_MAX)
+				unknown++;
+			else
+				missing += q->runs[k].lost;
+		}
+		if (q->tail.lost == UINT64_MAX)
+			unknown++;
+		else
+			missing += q->tail.lost;
+		ptc_json_begin_object(j, NULL);
+		if (q->unnumbered)
+			ptc_json_null(j, "index");
+		else
+			ptc_json_u64(j, "index", q->idx);
+		if (q->cpu >= 0)
+			ptc_json_i64(j, "cpu", q->cpu);
+		else
+			ptc_json_null(j, "cpu");
+		if (q->tid != UINT32_MAX)
+			ptc_json_u64(j, "tid", q->tid);
+		else
+			ptc_json_null(j, "tid");
+		ptc_json_u64(j, "trace_bytes", held);
+		ptc_json_u64(j, "missing_bytes", missing);
+		ptc_json_u64(j, "unknown_losses", unknown);
+		ptc_json_u64(j, "lost_trace_bytes", s->lost_bytes);
+		ptc_json_begin_array(j, "losses");
+		for (k = 0; k < q->nruns; k++)
+			if (q->runs[k].lost && listed++ < QUEUE_LOSSES_LISTED)
+				json_queue_loss(j, q->runs[k].start, q->runs[k].lost, q->runs[k].why);
+		if (q->tail.lost && listed++ < QUEUE_LOSSES_LISTED)
+			json_queue_loss(j, q->tail.start, q->tail.lost, q->tail.why);
+		ptc_json_end_array(j);
+		ptc_json_u64(j, "more_losses", listed > QUEUE_LOSSES_LISTED ? listed - QUEUE_LOSSES_LISTED : 0);
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
+}
+
 static void summary(struct conv *c, uint64_t bytes, double secs)
 {
 	char path[4200], tmp[4300], summary[4200];
@@ -2816,6 +2925,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			ptc_json_u64(&j, "max_open_outputs", c->max_open);
 			ptc_json_u64(&j, "output_suspensions", ptc_writer_pool_suspensions(c->pool));
 		}
+		summary_queues(c, &j);
 		if (c->sb)
 			summary_attribution(c, &j);
 		/* in name order: with -j, workers may meet them first */
