@@ -2773,6 +2773,27 @@ static void summary_attribution(struct conv *c, struct ptc_json *j)
 	ptc_json_end_object(j);
 }
 
+/* The bytes of queue q's stream given to the decoder: its runs. */
+static uint64_t queue_held(const struct queue *q)
+{
+	uint64_t n = 0;
+	size_t k;
+
+	for (k = 0; k < q->nruns; k++)
+		n += q->runs[k].end - q->runs[k].start;
+	return n;
+}
+
+static uint64_t held_bytes(const struct conv *c)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < c->nq; i++)
+		n += queue_held(&c->q[i]);
+	return n;
+}
+
 /* One missing piece of a queue's stream, as plan_runs() found it: the
  * bytes before a run, or after the last one (the tail). */
 static void json_queue_loss(struct ptc_json *j, uint64_t end, uint64_t lost, const char *why)
@@ -2808,10 +2829,9 @@ static void summary_queues(struct conv *c, struct ptc_json *j)
 	for (i = 0; i < c->nq; i++) {
 		const struct queue *q = &c->q[i];
 		const struct ptc_pt_stats *s = q->eng ? ptc_pt_engine_stats(q->eng) : &q->st;
-		uint64_t held = 0, missing = 0, unknown = 0, listed = 0;
+		uint64_t held = queue_held(q), missing = 0, unknown = 0, listed = 0;
 
 		for (k = 0; k < q->nruns; k++) {
-			held += q->runs[k].end - q->runs[k].start;
 			if (q->runs[k].lost == UINT64_MAX)
 				unknown++;
 			else
@@ -2894,7 +2914,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_string(&j, "decoder", "intel_pt");
 		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : c->pto->engine_query ? "query" :
 				 c->pto->engine_steps ? "steps" : "walker");
-		ptc_json_u64(&j, "trace_bytes", bytes);
+		/* the bytes given to the decoders: the queues' (summary_queues) */
+		ptc_json_u64(&j, "trace_bytes", held_bytes(c));
 		ptc_json_u64(&j, "queues", c->nq);
 		ptc_json_u64(&j, "psb_used", agg.psb);
 		/* of the trace bytes, those ptconv's query decoder read (the
