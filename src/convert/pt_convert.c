@@ -159,6 +159,7 @@ struct conv {
 	uint64_t unread_bytes;
 	uint64_t damage;	/* places where the reader skipped damaged input */
 	uint64_t malformed_records;	/* sideband records that could not be parsed */
+	uint64_t damaged_switches;	/* switch records their neighbours contradict */
 
 	struct queue *q;
 	size_t nq;
@@ -762,6 +763,21 @@ static void check_lost_sideband(struct conv *c, struct cthread *t, int cpu, uint
 	}
 }
 
+/* Damaged switch records left the thread running on cpu at time unknown
+ * (its trace goes to nobody): the threads it may be get their
+ * records-lost gap here, where their stream may lack a piece. */
+static void gap_unknown_threads(struct conv *c, int cpu, uint64_t time)
+{
+	uint32_t pid[8], tid[8];
+	size_t i, n = ptc_sb_unknown_on_cpu(c->sb, cpu, time, pid, tid, 8);
+
+	for (i = 0; i < n; i++) {
+		struct cthread *t = get_thread(c, pid[i], tid[i], NULL);
+		if (t)
+			check_lost_sideband(c, t, cpu, time);
+	}
+}
+
 static struct ptc_pt_thread *env_thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
 {
 	struct conv *c = ctx;
@@ -789,6 +805,7 @@ static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid,
 		tid = qtid;
 		pid = s ? s->pid : qtid;
 	} else if (ptc_sb_thread_on_cpu(c->sb, cpu, time, &pid, &tid) < 0) {
+		gap_unknown_threads(c, cpu, time);
 		return NULL;
 	}
 	if (c->per_cpu_out) {
@@ -2442,6 +2459,34 @@ static int add_bad(struct conv *c, struct bad_records *bad, uint64_t t_end)
 	return err;
 }
 
+/* The switch records the sideband found contradicted by their neighbours
+ * (struct ptc_sb_switch_damage): said with the file's offset, counted
+ * (summary.json damaged_switches, --strict fails).  A repaired one's
+ * thread is what its neighbours agree on; an unrepaired one's stretch is
+ * a lost range, records-lost gaps for the threads that ran there. */
+static void say_switch_damage(struct conv *c)
+{
+	size_t i, n;
+	const struct ptc_sb_switch_damage *d = ptc_sb_switch_damage(c->sb, &n);
+
+	c->damaged_switches = n;
+	for (i = 0; i < n; i++) {
+		char taken[96];
+
+		if (d[i].repaired)
+			snprintf(taken, sizeof(taken), "the records around it say %u/%u: taken as that",
+				 d[i].pid_taken, d[i].tid_taken);
+		else
+			snprintf(taken, sizeof(taken), "no two records around it agree: the thread is unknown, "
+				 "counted as records lost");
+		ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": damaged %s record on cpu %d at perf time %"
+			      PRIu64 ": its %s thread %u/%u contradicts the switches around it; %s",
+			      ptc_perf_name(c->r), d[i].offset, ptc_perf_record_name(PERF_RECORD_SWITCH_CPU_WIDE),
+			      d[i].cpu, d[i].time, d[i].next_prev ? "next_prev" : "sample_id", d[i].pid, d[i].tid,
+			      taken);
+	}
+}
+
 static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
@@ -2561,7 +2606,10 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 	if (err < 0)
 		return err;
 	clamp_to_file(c);
-	ptc_sb_finish(c->sb);
+	err = ptc_sb_finish(c->sb);
+	if (err < 0)
+		return err;
+	say_switch_damage(c);
 	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
 	if (err < 0)
 		return err;
@@ -2736,6 +2784,33 @@ void ptc_convert_json_damage(struct ptc_json *j, const struct ptc_perf_reader *r
 		ptc_json_bool(j, "to_end", s->to_end);
 		ptc_json_u64(j, "more_places", s->merged);
 		ptc_json_string(j, "reason", s->message);
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
+}
+
+/* "damaged_switches": switch records contradicted by their neighbours,
+ * the first 256 listed with what was made of them. */
+static void summary_switch_damage(struct conv *c, struct ptc_json *j)
+{
+	size_t i, n = 0;
+	const struct ptc_sb_switch_damage *d = c->sb ? ptc_sb_switch_damage(c->sb, &n) : NULL;
+
+	ptc_json_u64(j, "damaged_switches", n);
+	ptc_json_begin_array(j, "switch_damage");
+	for (i = 0; i < n && i < 256; i++) {
+		ptc_json_begin_object(j, NULL);
+		ptc_json_u64(j, "offset", d[i].offset);
+		ptc_json_u64(j, "cpu", (uint64_t)d[i].cpu);
+		ptc_json_u64(j, "time", d[i].time);
+		ptc_json_string(j, "field", d[i].next_prev ? "next_prev" : "sample_id");
+		ptc_json_u64(j, "pid", d[i].pid);
+		ptc_json_u64(j, "tid", d[i].tid);
+		ptc_json_bool(j, "repaired", d[i].repaired);
+		if (d[i].repaired) {
+			ptc_json_u64(j, "pid_taken", d[i].pid_taken);
+			ptc_json_u64(j, "tid_taken", d[i].tid_taken);
+		}
 		ptc_json_end_object(j);
 	}
 	ptc_json_end_array(j);
@@ -2935,6 +3010,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_u64(&j, "unread_input_bytes", c->unread_bytes);
 		ptc_convert_json_damage(&j, c->r);
 		ptc_json_u64(&j, "malformed_records", c->malformed_records);
+		summary_switch_damage(c, &j);
 		if (c->sb) {
 			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
 			ptc_json_u64(&j, "lost_records", lost);
@@ -3311,6 +3387,7 @@ static int exit_status(struct conv *c)
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
 	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage || c->malformed_records ||
+	    c->damaged_switches ||
 	    (c->r && ptc_perf_stats(c->r)->features_unread))
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
