@@ -90,8 +90,10 @@ check "an existing read-only output directory" "Read-only file system" many
 echo "ok - a read-only output directory: exit 4, the directory or file named, nothing left"
 
 # The xz encoder out of memory (issue 19): under a `ulimit -v` too small for
-# its tens of MB, the message says so ("Cannot allocate memory", the
-# system's ENOMEM), not "write: Success"; a run the limit allows is the
+# its tens of MB, the message says so, naming the file ("FILE: compressing
+# ran out of memory (Cannot allocate memory)", exit 4: the output could not
+# be written), not "write: Success" or "write: Cannot allocate memory"; a
+# run the limit allows is the
 # undisturbed run's files.  (A sanitizer build reserves terabytes of
 # address space: no ulimit -v there.)
 grep -q __asan_init "$PTCONV" 2>/dev/null && { echo "ok - (xz out of memory not tried in a sanitizer build)"; exit 0; }
@@ -112,7 +114,12 @@ for kb in 120000 160000 200000 260000 340000; do
 	fi
 	(exit $st)
 	check "xz under ulimit -v $kb" "Cannot allocate memory" many
+	# the compressor's want of memory, named so with its file, not a
+	# write that failed
+	grep -q "$T/o/[^:]*: compressing ran out of memory" "$T/err" ||
+		fail "xz under ulimit -v $kb: not said as compressing out of memory: $(cat "$T/err")"
+	grep -q ": write: " "$T/err" && fail "xz under ulimit -v $kb: said as a write: $(cat "$T/err")"
 	nomem=$((nomem + 1))
 done
 [ $nomem -ge 1 ] || fail "no limit made the xz encoder run out of memory"
-echo "ok - the xz encoder out of memory in $nomem runs: exit 4, 'Cannot allocate memory' said, every file whole"
+echo "ok - the xz encoder out of memory in $nomem runs: exit 4, 'compressing ran out of memory' said with the file, every file whole"

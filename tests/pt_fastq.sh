@@ -50,7 +50,7 @@ for d in w1 w3 w4 w6 prog prog2 cyc ovf; do
 		[ $st -le 1 ] || fail "$d: ptconv --engine=$e exited $st"
 	done
 	fast=$(sed -n 's/.*"fast_path_bytes": \([0-9]*\).*/\1/p' "$T/$d.walker/summary.json")
-	all=$(sed -n 's/.*"trace_bytes": \([0-9]*\).*/\1/p' "$T/$d.walker/summary.json")
+	all=$(sed -n 's/.*"trace_bytes": \([0-9]*\).*/\1/p' "$T/$d.walker/summary.json" | head -n 1)
 	for e in walker query; do
 		grep -v '"engine"\|"fast_path_bytes"' "$T/$d.$e/summary.json" > "$T/$d.$e.summary"
 		rm "$T/$d.$e/summary.json"

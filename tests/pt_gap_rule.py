@@ -27,8 +27,9 @@ made, lost_trace_bytes their sum, and each loss the one the encoder made:
        first PSB after the last in the AUX stream (or the stream's end:
        resume "-").
 A thread told of a loss it did not own or resume after ("ran during")
-repeats it without counting it.  The end of a queue's data is where perf's
-AUXTRACE records of it end (their padding included).
+repeats it without counting it.  The end of a queue's data is where the
+encoder's AUX stream (AUXPREFIX) ends: perf's AUXTRACE records pad it to 8
+bytes, which are no trace.
 
 --nothing-decodable: a recording none of whose code is at hand: each AUX
 queue is one no-image loss, from the first packet (but PAD) after the one
@@ -128,7 +129,7 @@ def expected(gapsfile, prefix, ends):
             rec_end = max(a + n for a, n in partial[q])
             data = open("%s.%d.pt" % (prefix, q), "rb").read()
             psb = data.find(PSB, rec_end)
-            want.append(("aux-lost", aux, psb if psb >= 0 else None, ends[q]))
+            want.append(("aux-lost", aux, psb if psb >= 0 else None, min(ends[q], len(data))))
     return want
 
 

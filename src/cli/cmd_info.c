@@ -1210,7 +1210,7 @@ int cmd_info(int argc, char **argv)
 	struct info in;
 	struct ptc_perf_record rec;
 	char err[1024];
-	int json = 0, i, ret, damaged;
+	int json = 0, i, ret, damaged, sb_err;
 	size_t w;
 
 	memset(&in, 0, sizeof(in));
@@ -1263,8 +1263,9 @@ int cmd_info(int argc, char **argv)
 		collect(&in, &rec);
 		collect_switches(&in, &rec);
 	}
-	ptc_sb_finish(in.sb);
 	in.read_err = ret;
+	/* (a timeline not checked for want of memory: said, the status 3) */
+	sb_err = ptc_sb_finish(in.sb);
 	locate_images(&in);
 	/* sorted for output (the hash indexes are not used any more) */
 	if (in.threads.n)
@@ -1285,9 +1286,11 @@ int cmd_info(int argc, char **argv)
 			      in.path, in.bad_records, in.first_bad_offset);
 	if (ret < 0)
 		ptc_cli_error("%s", ptc_perf_errmsg(in.r));
+	if (sb_err < 0)
+		ptc_cli_error("%s: checking the context switches: %s", in.path, ptc_errstr(sb_err));
 	/* damaged input (its places are among the warnings above) */
 	damaged = ptc_perf_stats(in.r)->skips != 0;
 	ptc_perf_close(in.r);
 	info_free(&in);
-	return ret < 0 || damaged ? PTC_EXIT_INPUT : PTC_EXIT_OK;
+	return ret < 0 || damaged || sb_err < 0 ? PTC_EXIT_INPUT : PTC_EXIT_OK;
 }

@@ -84,6 +84,7 @@ struct queue {
 	struct susp *susp;	/* PARTIAL/COLLISION ranges (walker engine) */
 	size_t nsusp;
 	uint32_t idx;
+	int unnumbered;		/* no record numbered it: idx is made up (add_unheld_queues) */
 	int cpu;
 	uint32_t tid;
 	struct piece *p;
@@ -158,6 +159,7 @@ struct conv {
 	uint64_t unread_bytes;
 	uint64_t damage;	/* places where the reader skipped damaged input */
 	uint64_t malformed_records;	/* sideband records that could not be parsed */
+	uint64_t damaged_switches;	/* switch records their neighbours contradict */
 
 	struct queue *q;
 	size_t nq;
@@ -783,6 +785,21 @@ static void check_lost_sideband(struct conv *c, struct cthread *t, int cpu, uint
 	}
 }
 
+/* Damaged switch records left the thread running on cpu at time unknown
+ * (its trace goes to nobody): the threads it may be get their
+ * records-lost gap here, where their stream may lack a piece. */
+static void gap_unknown_threads(struct conv *c, int cpu, uint64_t time)
+{
+	uint32_t pid[8], tid[8];
+	size_t i, n = ptc_sb_unknown_on_cpu(c->sb, cpu, time, pid, tid, 8);
+
+	for (i = 0; i < n; i++) {
+		struct cthread *t = get_thread(c, pid[i], tid[i], NULL);
+		if (t)
+			check_lost_sideband(c, t, cpu, time);
+	}
+}
+
 static struct ptc_pt_thread *env_thread_at(void *ctx, int cpu, uint32_t qtid, uint64_t time)
 {
 	struct conv *c = ctx;
@@ -810,6 +827,7 @@ static struct ptc_pt_thread *thread_at_locked(void *ctx, int cpu, uint32_t qtid,
 		tid = qtid;
 		pid = s ? s->pid : qtid;
 	} else if (ptc_sb_thread_on_cpu(c->sb, cpu, time, &pid, &tid) < 0) {
+		gap_unknown_threads(c, cpu, time);
 		return NULL;
 	}
 	if (c->per_cpu_out) {
@@ -1126,9 +1144,11 @@ static int add_unheld_queues(struct conv *c)
 			while (find_queue(c, idx))
 				idx--;	/* an index no AUXTRACE record used */
 		}
-		if (!get_queue(c, idx, c->per_thread ? -1 : aux[i].cpu,
-			       c->per_thread && tid ? tid : UINT32_MAX))
+		struct queue *q = get_queue(c, idx, c->per_thread ? -1 : aux[i].cpu,
+					    c->per_thread && tid ? tid : UINT32_MAX);
+		if (!q)
 			return -ptc_err_nomem;
+		q->unnumbered = known < 0;
 	}
 	return 0;
 }
@@ -1157,6 +1177,15 @@ static int cmp_cut(const void *a, const void *b)
 	const struct cut *x = a, *y = b;
 
 	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* The recording could not be read to its end: cut short, or damaged from
+ * some offset to its end. */
+static int input_cut_short(const struct conv *c)
+{
+	size_t n = c->r ? ptc_perf_nr_skips(c->r) : 0;
+
+	return c->input_error[0] || (n && ptc_perf_skip(c->r, n - 1)->to_end);
 }
 
 static int plan_runs(struct conv *c, struct queue *q)
@@ -1294,6 +1323,17 @@ static int plan_runs(struct conv *c, struct queue *q)
 			if (q->p[i].claimed > q->p[i].size && e > cut_end)
 				cut_end = e;
 		}
+		if (claimed && claimed < data_end && data_end - claimed < 8 && cut_end != data_end) {
+			/* perf pads an AUXTRACE record's data to 8 bytes (the
+			 * queue's next record starts where the data really ends,
+			 * over the padding): the AUX records say where the
+			 * kernel's data ends, and the last record's padding is
+			 * no trace */
+			for (i = 0; i < q->nruns; i++)
+				if (q->runs[i].end > claimed)
+					q->runs[i].end = q->runs[i].start > claimed ? q->runs[i].start : claimed;
+			data_end = claimed;
+		}
 		for (i = 0; i < nc; i++)
 			if (cuts[i].s == cuts[i].e && cuts[i].s == data_end) {
 				/* TRUNCATED at the very end */
@@ -1342,6 +1382,14 @@ static int plan_runs(struct conv *c, struct queue *q)
 	}
 	q->nruns = j;
 	free(cuts);
+	if (!q->tail.lost && input_cut_short(c)) {
+		/* what the file held after its end (or after the damage that
+		 * runs to it) is unknown: any queue's trace may go on there */
+		q->tail.start = q->tail.end = q->nruns ? q->runs[q->nruns - 1].end : 0;
+		q->tail.lost = UINT64_MAX;
+		q->tail.why = "the recording ends early (cut short, or damaged to its end): "
+			      "the trace after this, if any, is lost";
+	}
 	return 0;
 }
 
@@ -2433,6 +2481,34 @@ static int add_bad(struct conv *c, struct bad_records *bad, uint64_t t_end)
 	return err;
 }
 
+/* The switch records the sideband found contradicted by their neighbours
+ * (struct ptc_sb_switch_damage): said with the file's offset, counted
+ * (summary.json damaged_switches, --strict fails).  A repaired one's
+ * thread is what its neighbours agree on; an unrepaired one's stretch is
+ * a lost range, records-lost gaps for the threads that ran there. */
+static void say_switch_damage(struct conv *c)
+{
+	size_t i, n;
+	const struct ptc_sb_switch_damage *d = ptc_sb_switch_damage(c->sb, &n);
+
+	c->damaged_switches = n;
+	for (i = 0; i < n; i++) {
+		char taken[96];
+
+		if (d[i].repaired)
+			snprintf(taken, sizeof(taken), "the records around it say %u/%u: taken as that",
+				 d[i].pid_taken, d[i].tid_taken);
+		else
+			snprintf(taken, sizeof(taken), "no two records around it agree: the thread is unknown, "
+				 "counted as records lost");
+		ptc_cli_error("warning: %s: offset 0x%" PRIx64 ": damaged %s record on cpu %d at perf time %"
+			      PRIu64 ": its %s thread %u/%u contradicts the switches around it; %s",
+			      ptc_perf_name(c->r), d[i].offset, ptc_perf_record_name(PERF_RECORD_SWITCH_CPU_WIDE),
+			      d[i].cpu, d[i].time, d[i].next_prev ? "next_prev" : "sample_id", d[i].pid, d[i].tid,
+			      taken);
+	}
+}
+
 static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
@@ -2552,7 +2628,10 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 	if (err < 0)
 		return err;
 	clamp_to_file(c);
-	ptc_sb_finish(c->sb);
+	err = ptc_sb_finish(c->sb);
+	if (err < 0)
+		return err;
+	say_switch_damage(c);
 	err = ptc_sb_add_build_ids(c->sb, ptc_perf_info(c->r));
 	if (err < 0)
 		return err;
@@ -2732,6 +2811,33 @@ void ptc_convert_json_damage(struct ptc_json *j, const struct ptc_perf_reader *r
 	ptc_json_end_array(j);
 }
 
+/* "damaged_switches": switch records contradicted by their neighbours,
+ * the first 256 listed with what was made of them. */
+static void summary_switch_damage(struct conv *c, struct ptc_json *j)
+{
+	size_t i, n = 0;
+	const struct ptc_sb_switch_damage *d = c->sb ? ptc_sb_switch_damage(c->sb, &n) : NULL;
+
+	ptc_json_u64(j, "damaged_switches", n);
+	ptc_json_begin_array(j, "switch_damage");
+	for (i = 0; i < n && i < 256; i++) {
+		ptc_json_begin_object(j, NULL);
+		ptc_json_u64(j, "offset", d[i].offset);
+		ptc_json_u64(j, "cpu", (uint64_t)d[i].cpu);
+		ptc_json_u64(j, "time", d[i].time);
+		ptc_json_string(j, "field", d[i].next_prev ? "next_prev" : "sample_id");
+		ptc_json_u64(j, "pid", d[i].pid);
+		ptc_json_u64(j, "tid", d[i].tid);
+		ptc_json_bool(j, "repaired", d[i].repaired);
+		if (d[i].repaired) {
+			ptc_json_u64(j, "pid_taken", d[i].pid_taken);
+			ptc_json_u64(j, "tid_taken", d[i].tid_taken);
+		}
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
+}
+
 static void summary_attribution(struct conv *c, struct ptc_json *j)
 {
 	size_t i;
@@ -2762,6 +2868,104 @@ static void summary_attribution(struct conv *c, struct ptc_json *j)
 	}
 	ptc_json_end_array(j);
 	ptc_json_end_object(j);
+}
+
+/* The bytes of queue q's stream given to the decoder: its runs. */
+static uint64_t queue_held(const struct queue *q)
+{
+	uint64_t n = 0;
+	size_t k;
+
+	for (k = 0; k < q->nruns; k++)
+		n += q->runs[k].end - q->runs[k].start;
+	return n;
+}
+
+static uint64_t held_bytes(const struct conv *c)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < c->nq; i++)
+		n += queue_held(&c->q[i]);
+	return n;
+}
+
+/* One missing piece of a queue's stream, as plan_runs() found it: the
+ * bytes before a run, or after the last one (the tail). */
+static void json_queue_loss(struct ptc_json *j, uint64_t end, uint64_t lost, const char *why)
+{
+	ptc_json_begin_object(j, NULL);
+	if (lost == UINT64_MAX) {
+		ptc_json_u64(j, "offset", end);
+		ptc_json_null(j, "bytes");
+	} else {
+		ptc_json_u64(j, "offset", end - lost);
+		ptc_json_u64(j, "bytes", lost);
+	}
+	ptc_json_string(j, "reason", why ? why : "trace data missing");
+	ptc_json_end_object(j);
+}
+
+enum { QUEUE_LOSSES_LISTED = 256 };
+
+/* "aux_queues": each AUX queue's account, so that the trace bytes held
+ * plus those known missing add up to the stream the kernel wrote.  The
+ * missing pieces are those of the queue's plan (plan_runs()): holes
+ * between its AUXTRACE records, data lost in damaged input or after the
+ * file's end, data the AUX records say the buffer held beyond the last
+ * AUXTRACE record, ranges flagged PARTIAL or COLLISION; an unknown amount
+ * (a TRUNCATED record, data lost with the AUX records that would say how
+ * much) is counted in unknown_losses.  lost_trace_bytes adds what the
+ * decoder could not decode of the bytes held: all the queue's gaps. */
+static void summary_queues(struct conv *c, struct ptc_json *j)
+{
+	size_t i, k;
+
+	ptc_json_begin_array(j, "aux_queues");
+	for (i = 0; i < c->nq; i++) {
+		const struct queue *q = &c->q[i];
+		const struct ptc_pt_stats *s = q->eng ? ptc_pt_engine_stats(q->eng) : &q->st;
+		uint64_t held = queue_held(q), missing = 0, unknown = 0, listed = 0;
+
+		for (k = 0; k < q->nruns; k++) {
+			if (q->runs[k].lost == UINT64_MAX)
+				unknown++;
+			else
+				missing += q->runs[k].lost;
+		}
+		if (q->tail.lost == UINT64_MAX)
+			unknown++;
+		else
+			missing += q->tail.lost;
+		ptc_json_begin_object(j, NULL);
+		if (q->unnumbered)
+			ptc_json_null(j, "index");
+		else
+			ptc_json_u64(j, "index", q->idx);
+		if (q->cpu >= 0)
+			ptc_json_i64(j, "cpu", q->cpu);
+		else
+			ptc_json_null(j, "cpu");
+		if (q->tid != UINT32_MAX)
+			ptc_json_u64(j, "tid", q->tid);
+		else
+			ptc_json_null(j, "tid");
+		ptc_json_u64(j, "trace_bytes", held);
+		ptc_json_u64(j, "missing_bytes", missing);
+		ptc_json_u64(j, "unknown_losses", unknown);
+		ptc_json_u64(j, "lost_trace_bytes", s->lost_bytes);
+		ptc_json_begin_array(j, "losses");
+		for (k = 0; k < q->nruns; k++)
+			if (q->runs[k].lost && listed++ < QUEUE_LOSSES_LISTED)
+				json_queue_loss(j, q->runs[k].start, q->runs[k].lost, q->runs[k].why);
+		if (q->tail.lost && listed++ < QUEUE_LOSSES_LISTED)
+			json_queue_loss(j, q->tail.start, q->tail.lost, q->tail.why);
+		ptc_json_end_array(j);
+		ptc_json_u64(j, "more_losses", listed > QUEUE_LOSSES_LISTED ? listed - QUEUE_LOSSES_LISTED : 0);
+		ptc_json_end_object(j);
+	}
+	ptc_json_end_array(j);
 }
 
 static void summary(struct conv *c, uint64_t bytes, double secs)
@@ -2807,7 +3011,8 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_string(&j, "decoder", "intel_pt");
 		ptc_json_string(&j, "engine", c->pto->engine_libipt ? "libipt" : c->pto->engine_query ? "query" :
 				 c->pto->engine_steps ? "steps" : "walker");
-		ptc_json_u64(&j, "trace_bytes", bytes);
+		/* the bytes given to the decoders: the queues' (summary_queues) */
+		ptc_json_u64(&j, "trace_bytes", held_bytes(c));
 		ptc_json_u64(&j, "queues", c->nq);
 		ptc_json_u64(&j, "psb_used", agg.psb);
 		/* of the trace bytes, those ptconv's query decoder read (the
@@ -2827,6 +3032,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_json_u64(&j, "unread_input_bytes", c->unread_bytes);
 		ptc_convert_json_damage(&j, c->r);
 		ptc_json_u64(&j, "malformed_records", c->malformed_records);
+		summary_switch_damage(c, &j);
 		if (c->sb) {
 			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
 			ptc_json_u64(&j, "lost_records", lost);
@@ -2838,6 +3044,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 			ptc_json_u64(&j, "max_open_outputs", c->max_open);
 			ptc_json_u64(&j, "output_suspensions", ptc_writer_pool_suspensions(c->pool));
 		}
+		summary_queues(c, &j);
 		if (c->sb)
 			summary_attribution(c, &j);
 		/* in name order: with -j, workers may meet them first */
@@ -3202,6 +3409,7 @@ static int exit_status(struct conv *c)
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
 	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage || c->malformed_records ||
+	    c->damaged_switches ||
 	    (c->r && ptc_perf_stats(c->r)->features_unread))
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;

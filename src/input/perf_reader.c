@@ -1485,6 +1485,32 @@ static unsigned type_min_size(uint32_t t)
 	return 8;
 }
 
+/* The size of a kernel record of type t that has no variable part, header
+ * included and the sample_id trailer not; 0 for the others. */
+static unsigned fixed_size(uint32_t t)
+{
+	switch (t) {
+	case PERF_RECORD_LOST:
+		return 24;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_AUX:
+		return 32;
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		return 16;
+	case PERF_RECORD_SWITCH:
+		return 8;
+	}
+	return 0;
+}
+
+static int sid_size_max(const struct ptc_perf_reader *r);
+
 /* Why the header (type, misc, size) at off cannot be a record's, or NULL;
  * the reason is written to buf when there is one (a scan passes none).
  * strict: also what a resynchronisation point must satisfy (a known type,
@@ -1509,6 +1535,13 @@ static const char *header_bad(const struct ptc_perf_reader *r, uint64_t off, uin
 	if (size < type_min_size(type))
 		return BAD("%s record of %u bytes, shorter than its fields (%u)", ptc_perf_record_name(type),
 			   size, type_min_size(type));
+	/* a record of fixed fields larger than they and the recording's
+	 * sample_id trailer: a damaged size, which would swallow the records
+	 * after it */
+	if (is_kernel_type(type) && fixed_size(type) && sid_size_max(r) >= 0 &&
+	    size > fixed_size(type) + (unsigned)sid_size_max(r))
+		return BAD("%s record of %u bytes, longer than its fields and sample id (%u)",
+			   ptc_perf_record_name(type), size, fixed_size(type) + (unsigned)sid_size_max(r));
 	if (type == PTC_REC_AUXTRACE && size != PTC_AUXTRACE_RECORD_SIZE)
 		return BAD("AUXTRACE record of %u bytes (perf's are %d)", size, PTC_AUXTRACE_RECORD_SIZE);
 	if (!inner && off < r->data_end && size > r->data_end - off)
@@ -1561,20 +1594,38 @@ static int in_seek(struct ptc_perf_reader *r, uint64_t to)
 	return in_lseek(r, to, to);
 }
 
+/* The size of the sample_id trailer of event k's records. */
+static int event_sid_size(const struct ptc_perf_reader *r, size_t k)
+{
+	uint64_t st = r->attrs[k].pub.attr.sample_type;
+
+	if (!r->attrs[k].pub.attr.sample_id_all)
+		return 0;
+	return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
+		    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+		    !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
 /* The sample_id trailer's size when every record carries the same one
  * (a single event, or events alike), else -1. */
 static int sid_size(const struct ptc_perf_reader *r)
 {
-	uint64_t st;
-
 	if (!r->nr_attrs || !(r->uniform || r->nr_attrs == 1))
 		return -1;
-	if (!r->attrs[0].pub.attr.sample_id_all)
-		return 0;
-	st = r->attrs[0].pub.attr.sample_type;
-	return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
-		    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
-		    !!(st & PERF_SAMPLE_IDENTIFIER));
+	return event_sid_size(r, 0);
+}
+
+/* The largest sample_id trailer of the recording's events; -1 before
+ * they are known. */
+static int sid_size_max(const struct ptc_perf_reader *r)
+{
+	int max = -1, n;
+	size_t k;
+
+	for (k = 0; k < r->nr_attrs; k++)
+		if ((n = event_sid_size(r, k)) > max)
+			max = n;
+	return max;
 }
 
 /* An AUXTRACE record's fields (p, 48 bytes) as perf writes them: the
@@ -1653,25 +1704,6 @@ static int body_ok(const struct ptc_perf_reader *r, const uint8_t *p, uint32_t t
 		return ptc_le64(p + 8) < PTC_FEAT_BITS;
 	case PTC_REC_COMPRESSED2:
 		return size % 8 == 0 && ptc_le64(p + 8) <= size - 16u && ptc_le64(p + 8) + 8 > size - 16u;
-	case PERF_RECORD_LOST:
-		fixed = 24;
-		break;
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-	case PERF_RECORD_AUX:
-		fixed = 32;
-		break;
-	case PERF_RECORD_ITRACE_START:
-	case PERF_RECORD_LOST_SAMPLES:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-	case PERF_RECORD_AUX_OUTPUT_HW_ID:
-		fixed = 16;
-		break;
-	case PERF_RECORD_SWITCH:
-		fixed = 8;
-		break;
 	case PERF_RECORD_COMM:
 		if (sid >= 0 && size != 24 + sid && size != 32 + sid)
 			return 0;
@@ -1679,6 +1711,7 @@ static int body_ok(const struct ptc_perf_reader *r, const uint8_t *p, uint32_t t
 	}
 	if (!is_kernel_type(type) || sid < 0)
 		return 1;
+	fixed = fixed_size(type);
 	if (fixed && size != fixed + (unsigned)sid)
 		return 0;
 	if (size < type_min_size(type) + (unsigned)sid || !r->cap_idmap)

@@ -12,6 +12,20 @@ struct sb_switch {
 	uint32_t pid, tid;
 	uint8_t source;		/* enum ptc_sb_source */
 	uint8_t pid_known;	/* 0: sched_switch gives the tid only */
+	uint8_t unknown;	/* damaged records leave the thread unknown */
+	uint32_t cand, ncand;	/* when unknown: the threads it may be (sb->cands) */
+};
+
+/* A SWITCH_CPU_WIDE record as read, kept until ptc_sb_finish() checks it
+ * against its neighbours (check_switches()). */
+struct sb_swrec {
+	uint64_t time, seq, offset;
+	uint32_t np_pid, np_tid;	/* next_prev: the thread in (out) or out (in) */
+	uint32_t pid, tid;		/* sample_id: the thread out (out) or in (in) */
+	uint16_t size;
+	uint8_t out, have_sid;
+	uint8_t unknown;		/* set by the check: its entry is unknown */
+	uint32_t cand, ncand;		/* ... and the threads it may be */
 };
 
 struct sb_cpu {
@@ -22,6 +36,8 @@ struct sb_cpu {
 	unsigned used;		/* ... of those kept by ptc_sb_finish() */
 	size_t nthreads;	/* distinct non-idle threads, after finish */
 	uint64_t last_time;	/* of the latest record from this CPU */
+	struct sb_swrec *sw;	/* its SWITCH_CPU_WIDE records, until finish */
+	size_t nsw, capsw;
 };
 
 struct sb_buildid {
@@ -57,6 +73,11 @@ struct ptc_sideband {
 
 	struct ptc_sb_lost_range *lranges;
 	size_t nr_lranges, cap_lranges;
+
+	struct ptc_sb_switch_damage *swdmg;
+	size_t nr_swdmg, cap_swdmg;
+	struct sb_cand { uint32_t pid, tid; } *cands;
+	size_t nr_cands, cap_cands;
 };
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -110,8 +131,12 @@ void ptc_sb_free(struct ptc_sideband *sb)
 		return;
 	for (i = 0; i < sb->nr_strs; i++)
 		free(sb->strs[i]);
-	for (i = 0; i < sb->nr_cpus; i++)
+	for (i = 0; i < sb->nr_cpus; i++) {
 		free(sb->cpus[i].v);
+		free(sb->cpus[i].sw);
+	}
+	free(sb->swdmg);
+	free(sb->cands);
 	free(sb->strs);
 	free(sb->cpus);
 	free(sb->maps);
@@ -201,8 +226,19 @@ static struct sb_cpu *cpu_get(struct ptc_sideband *sb, uint32_t cpu)
 	return &sb->cpus[cpu];
 }
 
-static int push_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uint32_t pid,
-		       uint32_t tid, enum ptc_sb_source source, int pid_known)
+static int push_entry(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uint64_t seq,
+		      uint32_t pid, uint32_t tid, enum ptc_sb_source source, int pid_known, int unknown,
+		      uint32_t cand, uint32_t ncand);
+
+static int push_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uint64_t seq,
+		       uint32_t pid, uint32_t tid, enum ptc_sb_source source, int pid_known, int unknown)
+{
+	return push_entry(sb, cpu, time, seq, pid, tid, source, pid_known, unknown, 0, 0);
+}
+
+static int push_entry(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uint64_t seq,
+		      uint32_t pid, uint32_t tid, enum ptc_sb_source source, int pid_known, int unknown,
+		      uint32_t cand, uint32_t ncand)
 {
 	struct sb_cpu *c;
 	struct sb_switch *s;
@@ -214,18 +250,22 @@ static int push_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time, uin
 	 * stream of repeated records costs no memory. */
 	if (c->n) {
 		s = &c->v[c->n - 1];
-		if (s->source == source && s->tid == tid && s->pid == pid && time >= s->time)
+		if (s->source == source && s->tid == tid && s->pid == pid && !s->unknown && !unknown &&
+		    time >= s->time)
 			return 0;
 	}
 	if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*s)))
 		return -ptc_err_nomem;
 	s = &c->v[c->n++];
 	s->time = time;
-	s->seq = sb->seq;
+	s->seq = seq;
 	s->pid = pid;
 	s->tid = tid;
 	s->source = (uint8_t)source;
 	s->pid_known = (uint8_t)pid_known;
+	s->unknown = (uint8_t)unknown;
+	s->cand = cand;
+	s->ncand = ncand;
 	c->sources |= source;
 	c->sorted = 0;
 	return 0;
@@ -236,15 +276,45 @@ static int add_switch(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 {
 	if (!(rec->sid.valid & PTC_SID_CPU))
 		return 0;
-	return push_switch(sb, rec->sid.cpu, (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0,
-			   pid, tid, source, 1);
+	return push_switch(sb, rec->sid.cpu, (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0, sb->seq,
+			   pid, tid, source, 1, 0);
+}
+
+/* A SWITCH_CPU_WIDE record: kept as read, its entry in the CPU's timeline
+ * made by ptc_sb_finish() once its neighbours have vouched for it. */
+static int keep_cpu_wide_switch(struct ptc_sideband *sb, const struct ptc_perf_record *rec,
+				const struct ptc_perf_switch *sw)
+{
+	struct sb_cpu *c;
+	struct sb_swrec *r;
+
+	if (!(rec->sid.valid & PTC_SID_CPU))
+		return 0;
+	c = cpu_get(sb, rec->sid.cpu);
+	if (!c || grow((void **)&c->sw, &c->capsw, c->nsw + 1, sizeof(*r)))
+		return -ptc_err_nomem;
+	r = &c->sw[c->nsw++];
+	memset(r, 0, sizeof(*r));
+	r->time = (rec->sid.valid & PTC_SID_TIME) ? rec->sid.time : 0;
+	r->seq = sb->seq;
+	r->offset = rec->offset;
+	r->size = rec->size;
+	r->out = sw->out != 0;
+	r->np_pid = sw->next_prev_pid;
+	r->np_tid = sw->next_prev_tid;
+	r->have_sid = (rec->sid.valid & PTC_SID_TID) != 0;
+	r->pid = rec->sid.pid;
+	r->tid = rec->sid.tid;
+	c->sources |= PTC_SB_SRC_SWITCH;
+	c->sorted = 0;
+	return 0;
 }
 
 int ptc_sb_add_sched_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time,
 			    uint32_t next_tid)
 {
 	sb->seq++;
-	return push_switch(sb, cpu, time, next_tid, next_tid, PTC_SB_SRC_SCHED_SWITCH, 0);
+	return push_switch(sb, cpu, time, sb->seq, next_tid, next_tid, PTC_SB_SRC_SCHED_SWITCH, 0, 0);
 }
 
 static uint64_t rec_time(const struct ptc_perf_record *rec)
@@ -524,8 +594,8 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 		err = ptc_perf_parse_switch(rec, &sw);
 		if (err < 0)
 			return err;
-		if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE && sw.out)
-			return add_switch(sb, rec, sw.next_prev_pid, sw.next_prev_tid, PTC_SB_SRC_SWITCH);
+		if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			return keep_cpu_wide_switch(sb, rec, &sw);
 		if (!sw.out && (rec->sid.valid & PTC_SID_TID))
 			return add_switch(sb, rec, rec->sid.pid, rec->sid.tid, PTC_SB_SRC_SWITCH);
 		/* a switch-out says the CPU's buffer has records up to here */
@@ -564,13 +634,19 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 	}
 }
 
+/* Time order, record order between equal times. */
+static int cmp_time_seq(uint64_t xt, uint64_t xs, uint64_t yt, uint64_t ys)
+{
+	if (xt != yt)
+		return xt < yt ? -1 : 1;
+	return xs < ys ? -1 : xs > ys;
+}
+
 static int cmp_switch(const void *a, const void *b)
 {
 	const struct sb_switch *x = a, *y = b;
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return cmp_time_seq(x->time, x->seq, y->time, y->seq);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -611,7 +687,7 @@ static void finish_cpu(struct ptc_sideband *sb, struct sb_cpu *c)
 	if (!tids)
 		return;
 	for (i = 0, k = 0; i < c->n; i++)
-		if (c->v[i].tid)
+		if (c->v[i].tid && !c->v[i].unknown)
 			tids[k++] = c->v[i].tid;
 	qsort(tids, k, sizeof(*tids), cmp_u32);
 	for (i = 0; i < k; i++)
@@ -620,13 +696,451 @@ static void finish_cpu(struct ptc_sideband *sb, struct sb_cpu *c)
 	free(tids);
 }
 
-void ptc_sb_finish(struct ptc_sideband *sb)
+/* ---- SWITCH_CPU_WIDE records checked against each other ---- */
+
+/* One field of a switch record naming the thread that ran on its CPU in
+ * one stretch (seg) between two switches. */
+struct sb_witness {
+	size_t seg;
+	size_t rec;		/* index in the CPU's sorted records */
+	int np;			/* the next_prev field, else sample_id's */
+	int suspect;		/* a thread nobody else names: no vote */
+};
+
+static int cmp_swrec(const void *a, const void *b)
+{
+	const struct sb_swrec *x = a, *y = b;
+
+	return cmp_time_seq(x->time, x->seq, y->time, y->seq);
+}
+
+static int cmp_witness(const void *a, const void *b)
+{
+	const struct sb_witness *x = a, *y = b;
+
+	if (x->seg != y->seg)
+		return x->seg < y->seg ? -1 : 1;
+	return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+static struct sb_witness witness(size_t seg, size_t rec, int np)
+{
+	struct sb_witness w = { seg, rec, np, 0 };
+
+	return w;
+}
+
+static void witness_says(const struct sb_cpu *c, const struct sb_witness *w, uint32_t *pid, uint32_t *tid)
+{
+	const struct sb_swrec *r = &c->sw[w->rec];
+
+	*pid = w->np ? r->np_pid : r->pid;
+	*tid = w->np ? r->np_tid : r->tid;
+}
+
+/* Whether the field names the thread after its record's switch (the one
+ * switched in, whose timeline entry the record makes). */
+static int witness_after(const struct sb_cpu *c, const struct sb_witness *w)
+{
+	return c->sw[w->rec].out ? w->np : !w->np;
+}
+
+/* The fields of a CPU's records (sorted), each given the stretch it names:
+ * a switch-out ends a stretch (its sample_id) and starts the next
+ * (next_prev); the switch-in after it names the same two, the other way
+ * round.  A switch-in with no switch-out before it (lost, or the CPU's
+ * first record) ends and starts stretches itself.  Returns how many. */
+static size_t place_witnesses(const struct sb_cpu *c, struct sb_witness *w)
+{
+	size_t i, n = 0, s = 0;
+	int after_out = 0;
+
+	for (i = 0; i < c->nsw; i++) {
+		const struct sb_swrec *r = &c->sw[i];
+		size_t before = s, after = s + 1;
+
+		if (!r->out && after_out) {
+			before = s - 1;
+			after = s;
+		} else {
+			s++;
+		}
+		after_out = r->out;
+		if (r->out) {
+			if (r->have_sid)
+				w[n++] = witness(before, i, 0);
+			w[n++] = witness(after, i, 1);
+		} else {
+			w[n++] = witness(before, i, 1);
+			if (r->have_sid)
+				w[n++] = witness(after, i, 0);
+		}
+	}
+	return n;
+}
+
+/* Every thread id named by a field of a switch record, sorted: a count of
+ * how often each is named. */
+static uint32_t *switch_tids(const struct ptc_sideband *sb, size_t *count)
+{
+	size_t i, k, n = 0;
+	uint32_t *v;
+
+	for (i = 0; i < sb->nr_cpus; i++)
+		n += 2 * sb->cpus[i].nsw;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	n = 0;
+	for (i = 0; i < sb->nr_cpus; i++)
+		for (k = 0; k < sb->cpus[i].nsw; k++) {
+			const struct sb_swrec *r = &sb->cpus[i].sw[k];
+			v[n++] = r->np_tid;
+			if (r->have_sid)
+				v[n++] = r->tid;
+		}
+	qsort(v, n, sizeof(*v), cmp_u32);
+	*count = n;
+	return v;
+}
+
+/* A thread id no other field of any switch record names and no COMM, FORK
+ * or ITRACE_START announced: perf announces every thread it traces and
+ * every real switch is named by two records, so it is a damaged field.
+ * (The idle task, 0, is never announced.) */
+static int suspect_tid(const struct ptc_sideband *sb, const uint32_t *tids, size_t n, uint32_t tid)
+{
+	size_t lo = 0, hi = n;
+
+	if (!tid || thread_find(sb, tid))
+		return 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo + 1 >= n || tids[lo + 1] != tid;
+}
+
+/* Whether a stretch's witnesses all say the same, none of them suspect. */
+static int stretch_agrees(const struct sb_cpu *c, const struct sb_witness *w, size_t k)
+{
+	uint32_t pid0, tid0, pid, tid;
+	size_t i;
+
+	witness_says(c, &w[0], &pid0, &tid0);
+	for (i = 0; i < k; i++) {
+		witness_says(c, &w[i], &pid, &tid);
+		if (w[i].suspect || pid != pid0 || tid != tid0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The value most votes give, when at least two give it and no other value
+ * gets as many: 0 and *best, else -1. */
+static int majority(const uint32_t *votes, size_t n, uint32_t *best)
+{
+	size_t i, j, top = 0, tie = 0;
+
+	for (i = 0; i < n; i++) {
+		size_t m = 0;
+		for (j = 0; j < n; j++)
+			m += votes[j] == votes[i];
+		if (m > top) {
+			top = m;
+			*best = votes[i];
+			tie = 0;
+		} else if (m == top && votes[i] != *best) {
+			tie = 1;
+		}
+	}
+	return top >= 2 && !tie ? 0 : -1;
+}
+
+/* The thread of a stretch by majority: the thread id by the fields' votes
+ * (the suspect ones have none), then its process by the votes of the
+ * fields naming that thread and of its COMM/FORK. */
+static int stretch_vote(const struct ptc_sideband *sb, const struct sb_cpu *c, const struct sb_witness *w,
+			size_t k, uint32_t *pid, uint32_t *tid)
+{
+	uint32_t votes[16], p, t;
+	const struct ptc_sb_thread *th;
+	size_t i, n = 0;
+
+	for (i = 0; i < k && n < 16; i++) {
+		witness_says(c, &w[i], &p, &t);
+		if (!w[i].suspect)
+			votes[n++] = t;
+	}
+	if (majority(votes, n, tid) < 0)
+		return -1;
+	n = 0;
+	for (i = 0; i < k && n < 15; i++) {
+		witness_says(c, &w[i], &p, &t);
+		if (!w[i].suspect && t == *tid)
+			votes[n++] = p;
+	}
+	th = thread_find(sb, *tid);
+	if (th)
+		votes[n++] = th->pid;
+	return majority(votes, n, pid);
+}
+
+/* The perf times a stretch spans: from its first switch in to its last
+ * switch out (0 and PTC_SB_TIME_MAX where it has none). */
+static void stretch_span(const struct sb_cpu *c, const struct sb_witness *w, size_t k, uint64_t *t0,
+			 uint64_t *t1)
 {
 	size_t i;
+
+	*t0 = PTC_SB_TIME_MAX;
+	*t1 = 0;
+	for (i = 0; i < k; i++) {
+		uint64_t t = c->sw[w[i].rec].time;
+		if (witness_after(c, &w[i]) && t < *t0)
+			*t0 = t;
+		if (!witness_after(c, &w[i]) && t > *t1)
+			*t1 = t;
+	}
+	if (*t0 == PTC_SB_TIME_MAX)
+		*t0 = 0;
+	if (!*t1)
+		*t1 = PTC_SB_TIME_MAX;
+}
+
+static int add_switch_damage(struct ptc_sideband *sb, const struct sb_cpu *c, int cpu,
+			     const struct sb_witness *w, uint32_t pid, uint32_t tid, int repaired,
+			     uint64_t t0, uint64_t t1)
+{
+	struct ptc_sb_switch_damage *d;
+	const struct sb_swrec *r = &c->sw[w->rec];
+
+	if (grow((void **)&sb->swdmg, &sb->cap_swdmg, sb->nr_swdmg + 1, sizeof(*d)))
+		return -ptc_err_nomem;
+	d = &sb->swdmg[sb->nr_swdmg++];
+	memset(d, 0, sizeof(*d));
+	d->offset = r->offset;
+	d->time = r->time;
+	d->cpu = cpu;
+	d->next_prev = w->np;
+	witness_says(c, w, &d->pid, &d->tid);
+	d->pid_taken = pid;
+	d->tid_taken = tid;
+	d->repaired = repaired;
+	d->t_start = t0;
+	d->t_end = t1;
+	return 0;
+}
+
+/* Outvoted fields take the majority's thread. */
+static int repair_stretch(struct ptc_sideband *sb, struct sb_cpu *c, int cpu, const struct sb_witness *w,
+			  size_t k, uint32_t pid, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+	size_t i;
+
+	for (i = 0; i < k; i++) {
+		struct sb_swrec *r = &c->sw[w[i].rec];
+		uint32_t p, t;
+		int err;
+
+		witness_says(c, &w[i], &p, &t);
+		if (p == pid && t == tid)
+			continue;
+		err = add_switch_damage(sb, c, cpu, &w[i], pid, tid, 1, t0, t1);
+		if (err < 0)
+			return err;
+		if (w[i].np) {
+			r->np_pid = pid;
+			r->np_tid = tid;
+		} else {
+			r->pid = pid;
+			r->tid = tid;
+		}
+	}
+	return 0;
+}
+
+static int add_cand(struct ptc_sideband *sb, uint32_t first, uint32_t pid, uint32_t tid)
+{
+	size_t i;
+
+	for (i = first; i < sb->nr_cands; i++)
+		if (sb->cands[i].tid == tid)
+			return 0;
+	if (grow((void **)&sb->cands, &sb->cap_cands, sb->nr_cands + 1, sizeof(*sb->cands)))
+		return -ptc_err_nomem;
+	sb->cands[sb->nr_cands].pid = pid;
+	sb->cands[sb->nr_cands++].tid = tid;
+	return 0;
+}
+
+/* The threads an unknown stretch may be, who get a records-lost gap there:
+ * those its fields name (the suspect ones aside), else the announced
+ * threads of the processes its fields name.  Returns the first index in
+ * sb->cands; the count is sb->nr_cands - first. */
+static int stretch_candidates(struct ptc_sideband *sb, const struct sb_cpu *c, const struct sb_witness *w,
+			      size_t k, uint32_t *first)
+{
+	size_t i, j;
+	uint32_t p, t;
+	int err = 0;
+
+	*first = (uint32_t)sb->nr_cands;
+	for (i = 0; i < k && err >= 0; i++) {
+		witness_says(c, &w[i], &p, &t);
+		if (!w[i].suspect && t)
+			err = add_cand(sb, *first, p, t);
+	}
+	for (i = 0; i < k && err >= 0 && sb->nr_cands == *first; i++) {
+		witness_says(c, &w[i], &p, &t);
+		for (j = 0; j < sb->nr_threads && err >= 0; j++)
+			if (sb->threads[j].pid == p && sb->threads[j].tid)
+				err = add_cand(sb, *first, p, sb->threads[j].tid);
+	}
+	return err;
+}
+
+/* No majority: the fields that are suspect or contradicted are damage, the
+ * stretch's thread is unknown (its entries give none) and the stretch a
+ * lost range of damaged records on the CPU: whoever runs there next gets a
+ * records-lost gap rather than a thread that may not be its. */
+static int lose_stretch(struct ptc_sideband *sb, struct sb_cpu *c, int cpu, const struct sb_witness *w,
+			size_t k, uint64_t t0, uint64_t t1)
+{
+	const struct sb_witness *first = NULL;
+	uint32_t cand;
+	size_t i;
+	int err = stretch_candidates(sb, c, w, k, &cand);
+
+	if (err < 0)
+		return err;
+	for (i = 0; i < k; i++) {
+		size_t j;
+		uint32_t p, t, pj, tj;
+		int damaged = w[i].suspect;
+
+		if (witness_after(c, &w[i])) {
+			c->sw[w[i].rec].unknown = 1;
+			c->sw[w[i].rec].cand = cand;
+			c->sw[w[i].rec].ncand = (uint32_t)(sb->nr_cands - cand);
+		}
+		witness_says(c, &w[i], &p, &t);
+		for (j = 0; j < k; j++) {
+			witness_says(c, &w[j], &pj, &tj);
+			damaged |= !w[j].suspect && (pj != p || tj != t);
+		}
+		if (!damaged)
+			continue;
+		err = add_switch_damage(sb, c, cpu, &w[i], 0, 0, 0, t0, t1);
+		if (err < 0)
+			return err;
+		if (!first)
+			first = &w[i];
+	}
+	if (!first)
+		return 0;
+	err = ptc_sb_add_damage(sb, c->sw[first->rec].offset, c->sw[first->rec].size, t0, t1);
+	if (err < 0)
+		return err;
+	sb->lranges[sb->nr_lranges - 1].cpu = cpu;
+	return 0;
+}
+
+static int check_stretch(struct ptc_sideband *sb, struct sb_cpu *c, int cpu, const struct sb_witness *w,
+			 size_t k)
+{
+	uint32_t pid, tid;
+	uint64_t t0, t1;
+
+	if (stretch_agrees(c, w, k))
+		return 0;
+	stretch_span(c, w, k, &t0, &t1);
+	if (stretch_vote(sb, c, w, k, &pid, &tid) == 0)
+		return repair_stretch(sb, c, cpu, w, k, pid, tid, t0, t1);
+	return lose_stretch(sb, c, cpu, w, k, t0, t1);
+}
+
+/* A CPU's switch records in time order, checked stretch by stretch, then
+ * made entries of its timeline: a switch-out's thread switched in
+ * (next_prev), a switch-in's own (sample_id). */
+static int check_switches(struct ptc_sideband *sb, struct sb_cpu *c, int cpu, const uint32_t *tids,
+			  size_t ntids)
+{
+	struct sb_witness *w;
+	size_t n, i, j;
+	int err = 0;
+
+	qsort(c->sw, c->nsw, sizeof(*c->sw), cmp_swrec);
+	w = malloc(2 * c->nsw * sizeof(*w));
+	if (!w)
+		return -ptc_err_nomem;
+	n = place_witnesses(c, w);
+	for (i = 0; i < n; i++) {
+		uint32_t p, t;
+		witness_says(c, &w[i], &p, &t);
+		w[i].suspect = suspect_tid(sb, tids, ntids, t);
+	}
+	qsort(w, n, sizeof(*w), cmp_witness);
+	for (i = 0; i < n && err >= 0; i = j) {
+		for (j = i + 1; j < n && w[j].seg == w[i].seg; j++)
+			;
+		err = check_stretch(sb, c, cpu, w + i, j - i);
+	}
+	free(w);
+	for (i = 0; i < c->nsw && err >= 0; i++) {
+		const struct sb_swrec *r = &c->sw[i];
+		if (r->out)
+			err = push_entry(sb, (uint32_t)cpu, r->time, r->seq, r->np_pid, r->np_tid,
+					 PTC_SB_SRC_SWITCH, 1, r->unknown, r->cand, r->ncand);
+		else if (r->have_sid)
+			err = push_entry(sb, (uint32_t)cpu, r->time, r->seq, r->pid, r->tid,
+					 PTC_SB_SRC_SWITCH, 1, r->unknown, r->cand, r->ncand);
+	}
+	free(c->sw);
+	c->sw = NULL;
+	c->nsw = c->capsw = 0;
+	return err;
+}
+
+/* Every CPU's SWITCH_CPU_WIDE records into its timeline, checked. */
+static int check_all_switches(struct ptc_sideband *sb)
+{
+	uint32_t *tids;
+	size_t i, n;
+	int err = 0;
+
+	for (i = 0; i < sb->nr_cpus && !sb->cpus[i].nsw; i++)
+		;
+	if (i == sb->nr_cpus)
+		return 0;
+	tids = switch_tids(sb, &n);
+	if (!tids)
+		return -ptc_err_nomem;
+	for (i = 0; i < sb->nr_cpus && err >= 0; i++)
+		if (sb->cpus[i].nsw)
+			err = check_switches(sb, &sb->cpus[i], (int)i, tids, n);
+	free(tids);
+	return err;
+}
+
+const struct ptc_sb_switch_damage *ptc_sb_switch_damage(const struct ptc_sideband *sb, size_t *count)
+{
+	*count = sb->nr_swdmg;
+	return sb->swdmg;
+}
+
+int ptc_sb_finish(struct ptc_sideband *sb)
+{
+	size_t i;
+	int err = check_all_switches(sb);
 
 	for (i = 0; i < sb->nr_cpus; i++)
 		if (!sb->cpus[i].sorted)
 			finish_cpu(sb, &sb->cpus[i]);
+	return err;
 }
 
 struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
@@ -717,9 +1231,32 @@ int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
 	lo = first_after(c, time);	/* the entry before it is the one running */
 	if (!time || lo == 0)
 		lo = 1;
+	if (c->v[lo - 1].unknown)
+		return -ptc_err_not_found;	/* damaged records: see check_switches() */
 	*pid = c->v[lo - 1].pid;
 	*tid = c->v[lo - 1].tid;
 	return 0;
+}
+
+size_t ptc_sb_unknown_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time, uint32_t *pid,
+			      uint32_t *tid, size_t max)
+{
+	const struct sb_switch *s;
+	const struct sb_cpu *c;
+	size_t lo, i;
+
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus || !sb->cpus[cpu].n)
+		return 0;
+	c = &sb->cpus[cpu];
+	lo = first_after(c, time);
+	s = &c->v[!time || lo == 0 ? 0 : lo - 1];
+	if (!s->unknown)
+		return 0;
+	for (i = 0; i < s->ncand && i < max; i++) {
+		pid[i] = sb->cands[s->cand + i].pid;
+		tid[i] = sb->cands[s->cand + i].tid;
+	}
+	return i;
 }
 
 size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t0, uint64_t t1,
@@ -731,8 +1268,12 @@ size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t
 	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
 		return 0;
 	c = &sb->cpus[cpu];
-	for (lo = first_after(c, t0); lo < c->n && c->v[lo].time <= t1; lo++, n++)
+	for (lo = first_after(c, t0); lo < c->n && c->v[lo].time <= t1; lo++) {
+		if (c->v[lo].unknown)
+			continue;
 		fn(arg, c->v[lo].pid, c->v[lo].tid);
+		n++;
+	}
 	return n;
 }
 

@@ -98,8 +98,10 @@ int ptc_sb_add_record(struct ptc_sideband *sb, const struct ptc_perf_record *rec
 int ptc_sb_add_sched_switch(struct ptc_sideband *sb, uint32_t cpu, uint64_t time,
 			    uint32_t next_tid);
 
-/* Sort the per-CPU timelines; call once after the last record. */
-void ptc_sb_finish(struct ptc_sideband *sb);
+/* Check the SWITCH_CPU_WIDE records against each other (struct
+ * ptc_sb_switch_damage) and sort the per-CPU timelines; call once after
+ * the last record.  Returns 0 or -ptc_err_nomem. */
+int ptc_sb_finish(struct ptc_sideband *sb);
 
 /* The mapping of pid covering ip at time (PTC_SB_TIME_MAX: the latest one). */
 struct ptc_sb_map *ptc_sb_find_map(struct ptc_sideband *sb, uint32_t pid,
@@ -112,10 +114,16 @@ uint64_t ptc_sb_next_map_change(const struct ptc_sideband *sb, uint32_t pid, uin
 struct ptc_sb_map *ptc_sb_maps(struct ptc_sideband *sb, size_t *count);
 
 /* The thread running on cpu at time: 0 with tid and pid set, or -ptc_err_not_found
- * when the sideband never says.  With time unknown (0) the first thread the
+ * when the sideband never says (or its switch records there are damaged
+ * beyond repair, see struct ptc_sb_switch_damage).  With time unknown (0) the first thread the
  * CPU ran is returned. */
 int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
 			 uint32_t *pid, uint32_t *tid);
+/* When ptc_sb_thread_on_cpu() says not found because the switch records
+ * there are damaged beyond repair: the threads it may be (at most max, in
+ * pid and tid), which get a records-lost gap there.  0 otherwise. */
+size_t ptc_sb_unknown_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time, uint32_t *pid,
+			      uint32_t *tid, size_t max);
 /* Call fn for every thread switched in on cpu at a time in (t0, t1], in
  * time order (the threads a trace gap on that CPU between t0 and t1 took
  * data from, besides the one running at t0).  Returns how many. */
@@ -146,6 +154,30 @@ const struct ptc_sb_aux *ptc_sb_aux_records(const struct ptc_sideband *sb, size_
  * and t_end (0 and PTC_SB_TIME_MAX when unknown).  Kept as a lost range. */
 int ptc_sb_add_damage(struct ptc_sideband *sb, uint64_t offset, uint64_t bytes, uint64_t t_start,
 		      uint64_t t_end);
+
+/* A SWITCH_CPU_WIDE record whose thread its neighbours contradict.  The
+ * records of a CPU witness each other: a switch-out of A to B (next_prev
+ * B) is followed by the switch-in of B (next_prev A), and the next
+ * switch-out is B's again, so up to four fields name the thread of each
+ * stretch between two switches.  A field the others outvote (at least two
+ * agreeing, more than any other answer) is repaired to their answer; a
+ * thread named once in all the switch records and never announced (COMM,
+ * FORK, ITRACE_START) has no vote.  Without such a majority the stretch's
+ * thread is unknown: its entry gives no thread, and the stretch is a lost
+ * range of damaged records on that CPU (records-lost gaps). */
+struct ptc_sb_switch_damage {
+	uint64_t offset;		/* of the record in the input */
+	uint64_t time;			/* its perf time */
+	int cpu;
+	int next_prev;			/* the field: next_prev pid/tid, else sample_id's */
+	uint32_t pid, tid;		/* what it says */
+	uint32_t pid_taken, tid_taken;	/* what its neighbours say (when repaired) */
+	int repaired;			/* 0: no majority, the stretch is a lost range */
+	uint64_t t_start, t_end;	/* the stretch the field speaks of (0, MAX: open) */
+};
+
+/* The damaged switch records found by ptc_sb_finish(), per CPU in time order. */
+const struct ptc_sb_switch_damage *ptc_sb_switch_damage(const struct ptc_sideband *sb, size_t *count);
 
 /* Records lost (sum of the LOST records' counts) and LOST records seen. */
 uint64_t ptc_sb_lost(const struct ptc_sideband *sb, uint64_t *nr_records);

@@ -68,7 +68,7 @@ static int flush_interval(struct bbv *w)
 	w->n_touched = 0;
 	return 0;
 io:
-	return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(ptc_zout_errno(w->z)));
+	return ptc_wfail_z(w->c, w->path, err, ptc_zout_errno(w->z), "write");
 }
 
 static int add_count(struct bbv *w, uint32_t id, uint64_t n)

@@ -167,7 +167,7 @@ static int bt9_branch(struct bt9 *w, const struct ptc_branch *b)
 	w->insns += b->insns;
 	k = (size_t)snprintf(w->line, sizeof(w->line), "%" PRIu32 "\n", e);
 	if ((err = ptc_zout_write(w->seq, w->line, k)) < 0)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->seqpath, strerror(ptc_zout_errno(w->seq)));
+		return ptc_wfail_z(w->c, w->seqpath, err, ptc_zout_errno(w->seq), "write");
 	return 0;
 }
 

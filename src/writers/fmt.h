@@ -101,6 +101,11 @@ int ptc_wfile_open(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
 int ptc_wfile_finish(struct ptc_wctx *c, struct ptc_zout **z, const char *path);
 /* Report a failed rename of path's temporary (ptc_out_commit). */
 int ptc_wfail_commit(struct ptc_wctx *c, const char *path);
+/* A compressed stream of path failed in what ("write", "close"...) with err
+ * (a ptc_zout_* result) and err_no (the system's reason): the encoder out
+ * of memory is said as such ("compressing ran out of memory"), not as a
+ * write error.  Returns -ptc_err_io: the output failed (exit 4). */
+int ptc_wfail_z(struct ptc_wctx *c, const char *path, int err, int err_no, const char *what);
 /* Suspend the part's stream and close its file (ptc_writer_pool,
  * ptc_zout_suspend); the next ptc_wparts_write goes on with the same
  * stream. */

@@ -245,7 +245,7 @@ static int wparts_zopen(struct ptc_wparts *p, int resume)
 	if (err < 0) {
 		ptc_writer_pool_put_threads(p->cfg->pool, p->granted);
 		p->granted = 0;
-		return ptc_wfail(p->c, ptc_err_io, "%s: %s", p->tmp, strerror(errno));
+		return ptc_wfail_z(p->c, p->tmp, err, errno, "open");
 	}
 	return 0;
 }
@@ -288,8 +288,8 @@ int ptc_wparts_write(struct ptc_wparts *p, const void *buf, size_t n)
 	/* Suspended: the stream goes on in its file. */
 	if (!p->z && (err = wparts_zopen(p, 1)) < 0)
 		return err;
-	if (ptc_zout_write(p->z, buf, n) < 0)
-		return ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(ptc_zout_errno(p->z)));
+	if ((err = ptc_zout_write(p->z, buf, n)) < 0)
+		return ptc_wfail_z(p->c, p->path, err, ptc_zout_errno(p->z), "write");
 	return 0;
 }
 
@@ -299,8 +299,8 @@ int ptc_wparts_suspend(struct ptc_wparts *p)
 
 	if (!p->is_open || p->open || !p->z)
 		return 0;
-	if (ptc_zout_suspend(&p->z, &p->sus) < 0)
-		err = ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(errno));
+	if ((err = ptc_zout_suspend(&p->z, &p->sus)) < 0)
+		err = ptc_wfail_z(p->c, p->path, err, errno, "write");
 	wparts_zdone(p);
 	return err;
 }
@@ -331,7 +331,7 @@ int ptc_wparts_close(struct ptc_wparts *p)
 	err = ptc_zout_close(p->z);
 	wparts_zdone(p);
 	if (err < 0)
-		return ptc_wfail(p->c, ptc_err_io, "%s: write: %s", p->path, strerror(errno));
+		return ptc_wfail_z(p->c, p->path, err, errno, "write");
 	return ptc_out_commit(p->path) < 0 ? ptc_wfail_commit(p->c, p->path) : 0;
 }
 
@@ -358,6 +358,16 @@ void ptc_wparts_free(struct ptc_wparts *p)
 		wparts_zdone(p);
 	p->z = NULL;
 	p->is_open = 0;
+}
+
+int ptc_wfail_z(struct ptc_wctx *c, const char *path, int err, int err_no, const char *what)
+{
+	/* xz needs tens of MB: its running out is no full disk.  Still the
+	 * output's failure (ptc_err_io, exit 4), not the decoding's. */
+	if (err == -ptc_err_nomem || err_no == ENOMEM)
+		return ptc_wfail(c, ptc_err_io, "%s: compressing ran out of memory (%s)", path,
+				 strerror(ENOMEM));
+	return ptc_wfail(c, ptc_err_io, "%s: %s: %s", path, what, strerror(err_no));
 }
 
 int ptc_wfail_commit(struct ptc_wctx *c, const char *path)
@@ -393,7 +403,7 @@ int ptc_wfile_close(struct ptc_wctx *c, struct ptc_zout **z, const char *path)
 	int err = *z ? ptc_zout_close(*z) : 0;
 
 	*z = NULL;
-	return err < 0 ? ptc_wfail(c, ptc_err_io, "%s: write: %s", path, strerror(errno)) : 0;
+	return err < 0 ? ptc_wfail_z(c, path, err, errno, "write") : 0;
 }
 
 int ptc_wfile_finish(struct ptc_wctx *c, struct ptc_zout **z, const char *path)

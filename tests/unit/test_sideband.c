@@ -111,7 +111,7 @@ static void test_map_changes(void)
 	ptc_put32(b + 4, 5);
 	b[8] = 'x';
 	add(sb, rec(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, b, 16, 0, 300));	/* all of pid 5's end */
-	ptc_sb_finish(sb);
+	CHECK(ptc_sb_finish(sb) == 0, "finish");
 
 	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 0), 100);
 	CHECK_EQ_U64(ptc_sb_next_map_change(sb, 5, 99), 100);
@@ -140,6 +140,71 @@ static void expect_on(struct ptc_sideband *sb, int cpu, uint64_t t, uint32_t pid
 	      (unsigned long long)t, err, p, k, pid, tid);
 }
 
+/* SWITCH_CPU_WIDE on cpu at t with its sample_id thread (pid/tid) and
+ * next_prev (np_pid/np_tid), at offset off of the input */
+static void switch_rec(struct ptc_sideband *sb, int cpu, uint64_t t, int out, uint32_t pid, uint32_t tid,
+		       uint32_t np_pid, uint32_t np_tid, uint64_t off)
+{
+	struct ptc_perf_record r;
+	uint8_t b[8];
+
+	ptc_put32(b, np_pid);
+	ptc_put32(b + 4, np_tid);
+	r = rec(PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0, b, 8, cpu, t);
+	r.sid.valid |= PTC_SID_TID;
+	r.sid.pid = pid;
+	r.sid.tid = tid;
+	r.offset = off;
+	add(sb, r);
+}
+
+/* The pair rule: a switch-out of A to B and the switch-in of B (from A),
+ * then B's switch-out, name B's stretch four times.  A field the others
+ * outvote is repaired (and counted); a thread named once and never
+ * announced has no vote, and a stretch with no two agreeing fields is
+ * nobody's: a lost range on the CPU, its possible threads named. */
+static void test_switch_pairs(void)
+{
+	struct ptc_sideband *sb;
+	const struct ptc_sb_switch_damage *d;
+	const struct ptc_sb_lost_range *l;
+	uint32_t pid[4], tid[4], p, k;
+	size_t n;
+
+	CHECK(ptc_sb_new(&sb) == 0, "new");
+	fork_rec(sb, 300, 1, 300, 1, 1);
+	fork_rec(sb, 300, 300, 301, 300, 2);
+	/* cpu 2: 300 runs, then 301 whose switch-in says 77777 */
+	switch_rec(sb, 2, 10, 1, 0, 0, 300, 300, 0x100);
+	switch_rec(sb, 2, 11, 0, 300, 300, 0, 0, 0x130);
+	switch_rec(sb, 2, 20, 1, 300, 300, 300, 301, 0x160);
+	switch_rec(sb, 2, 21, 0, 300, 77777, 300, 300, 0x190);	/* damaged */
+	switch_rec(sb, 2, 30, 1, 300, 301, 0, 0, 0x1c0);
+	switch_rec(sb, 2, 31, 0, 0, 0, 300, 301, 0x1f0);
+	/* cpu 3: its last switch-in says 88888, only one field before it */
+	switch_rec(sb, 3, 10, 1, 0, 0, 300, 300, 0x220);
+	switch_rec(sb, 3, 11, 0, 300, 88888, 0, 0, 0x250);	/* damaged */
+	CHECK(ptc_sb_finish(sb) == 0, "finish");
+
+	expect_on(sb, 2, 15, 300, 300);
+	expect_on(sb, 2, 25, 300, 301);		/* not 77777: repaired */
+	expect_on(sb, 2, 35, 0, 0);
+	CHECK(ptc_sb_thread_on_cpu(sb, 3, 15, &p, &k) == -ptc_err_not_found, "cpu 3 at 15: %u/%u", p, k);
+	n = ptc_sb_unknown_on_cpu(sb, 3, 15, pid, tid, 4);
+	CHECK(n == 1 && pid[0] == 300 && tid[0] == 300, "cpu 3's candidates: %zu", n);
+	CHECK_EQ_U64(ptc_sb_unknown_on_cpu(sb, 2, 25, pid, tid, 4), 0);
+
+	d = ptc_sb_switch_damage(sb, &n);
+	CHECK_EQ_U64(n, 2);
+	CHECK(d[0].cpu == 2 && d[0].offset == 0x190 && !d[0].next_prev && d[0].tid == 77777 &&
+	      d[0].repaired && d[0].pid_taken == 300 && d[0].tid_taken == 301, "cpu 2's damage");
+	CHECK(d[1].cpu == 3 && d[1].offset == 0x250 && d[1].tid == 88888 && !d[1].repaired, "cpu 3's damage");
+	l = ptc_sb_lost_ranges(sb, &n);
+	CHECK(n == 1 && l[0].cpu == 3 && l[0].offset == 0x250 && l[0].damaged && l[0].t_start == 10 &&
+	      l[0].t_end == PTC_SB_TIME_MAX, "cpu 3's lost range: %zu", n);
+	ptc_sb_free(sb);
+}
+
 int main(void)
 {
 	struct ptc_sideband *sb;
@@ -148,6 +213,7 @@ int main(void)
 	size_t n;
 	uint64_t nl;
 
+	test_switch_pairs();
 	CHECK(ptc_sb_new(&sb) == 0, "new");
 	/* process 200 with a second thread 201, forked before the trace */
 	fork_rec(sb, 200, 1, 200, 1, 1);
@@ -173,7 +239,7 @@ int main(void)
 	}
 	lost_rec(sb, 1, 40, 3);
 	lost_rec(sb, -1, 0, 1);				/* no cpu, no time */
-	ptc_sb_finish(sb);
+	CHECK(ptc_sb_finish(sb) == 0, "finish");
 
 	used = ptc_sb_cpu_sources(sb, 0, &seen);
 	CHECK(used == PTC_SB_SRC_SWITCH, "cpu 0 uses %#x", used);

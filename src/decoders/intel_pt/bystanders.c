@@ -73,10 +73,11 @@ int ptc_pt_bystanders_note(struct ptc_pt_bystanders *by, const struct ptc_gap *g
 			return err;
 	}
 	/* A loss at no known time is everyone's only when the queue held no
-	 * trace at all (its AUXTRACE records all lost): then every thread
-	 * switched in on the CPU lost branches, from the start. */
+	 * trace at all (its AUXTRACE records all lost), or lost it from its
+	 * very start (stream offset 0): then every thread switched in on the
+	 * CPU before decoding resumed lost branches. */
 	if (!by->env->threads_between || by->cpu < 0 ||
-	    (!g->time && (resumer || !by->stats || by->stats->bytes)))
+	    (!g->time && g->aux_offset && (resumer || !by->stats || by->stats->bytes)))
 		return 0;
 	by->gap = *g;
 	by->gap.resume_ip = 0;
