@@ -643,7 +643,6 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 	}
 	if (c->use_writer) {
 		struct ptc_writer_config cfg;
-		const char *chunks;
 
 		memset(&cfg, 0, sizeof(cfg));
 		t->code.read = code_read;
@@ -659,10 +658,6 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.bbv_interval = c->pto->bbv_interval;
 		cfg.threads = c->opt->jobs;
 		cfg.pool = c->pool;
-		/* (tests: .ptc chunks small enough that -j compresses several
-		 * while records are put; the bytes do not depend on -j) */
-		if ((chunks = getenv("PTCONV_PTC_CHUNK_RECORDS")) && atoi(chunks) > 0)
-			cfg.chunk_records = (uint32_t)atoi(chunks);
 		err = ptc_writer_new(&t->w, c->wformats, &cfg);
 		if (err < 0) {
 			ptc_cli_error("%s: cannot write %s: %s", c->outdir, c->wformats, ptc_errstr(err));

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +57,6 @@ struct buf {
 	size_t len, cap;
 };
 
-struct compressor;
-
 struct ptcw {
 	struct ptc_wctx *c;
 	const struct ptc_writer_config *cfg;
@@ -100,7 +97,7 @@ struct ptcw {
 	uint64_t c_first_record, c_first_insn;
 	uint64_t file_off;	/* where the next chunk goes */
 	ZSTD_CCtx *zc;		/* created by the first compression, freed by a suspension */
-	struct compressor *zt;	/* with -j: compresses full chunks (NULL: none yet) */
+	struct buf zbuf;
 
 	uint64_t serial;	/* never 0, never another writer's (path notes) */
 };
@@ -503,170 +500,15 @@ static int time_event(struct ptcw *w, uint32_t rec, uint64_t t)
 	return 0;
 }
 
-/* A chunk on its way to the file: its raw bytes, compressed, and what its
- * index entry says. */
-struct chunk_out {
-	struct buf raw, z;
-	size_t zn;		/* compressed size, or a zstd error code */
-	int nomem;		/* no room to compress it */
-	uint64_t first_record, first_insn;
-	uint32_t records;
-};
-
-static void chunk_compress(ZSTD_CCtx *zc, int level, struct chunk_out *c)
+static int flush_chunk(struct ptcw *w)
 {
-	size_t bound = ZSTD_compressBound(c->raw.len);
-
-	c->nomem = !zc || buf_grow(&c->z, bound) < 0;
-	if (!c->nomem)
-		c->zn = ZSTD_compressCCtx(zc, c->z.p, bound, c->raw.p, c->raw.len, level);
-}
-
-/* Chunk c compressed, to the file and the chunk index (and its buffers
- * freed). */
-static int chunk_emit(struct ptcw *w, struct chunk_out *c)
-{
-	uint8_t ent[PTCF_CHUNK_SIZE];
-	int err = 0;
-
-	if (c->nomem)
-		err = -ptc_err_nomem;
-	else if (ZSTD_isError(c->zn))
-		err = ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(c->zn));
-	else if (fwrite(c->z.p, 1, c->zn, w->f) != c->zn)
-		err = ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
-	if (!err) {
-		memset(ent, 0, sizeof(ent));
-		ptc_put64(ent, w->file_off);
-		ptc_put64(ent + 8, c->zn);
-		ptc_put64(ent + 16, c->first_record);
-		ptc_put64(ent + 24, c->first_insn);
-		ptc_put32(ent + 32, c->records);
-		ptc_put32(ent + 36, (uint32_t)c->raw.len);
-		err = buf_put(&w->chunks, ent, sizeof(ent));
-		w->file_off += c->zn;
-	}
-	buf_free(&c->raw);
-	buf_free(&c->z);
-	return err;
-}
-
-/* ---- with -j: full chunks compressed on a thread of the writer's ----
- *
- * Compressing a chunk is about a twentieth of converting its records (zstd
- * at level 3 on a million records' bits, slots and events).  With -j the
- * thread that writes is the one the others wait for: it hands the chunk to
- * a thread of its own and goes on with the next one's records.  One chunk
- * at a time: the file gets them in order, and the bytes are those
- * compressed in line (a zstd frame does not depend on the context that
- * made it). */
-struct compressor {
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int busy;		/* job is handed over and not yet compressed */
-	int pending;		/* job is not yet emitted */
-	int stop;
-	int level;
-	ZSTD_CCtx *zc;
-	struct chunk_out job;
-};
-
-static void *compressor_main(void *arg)
-{
-	struct compressor *k = arg;
-
-	pthread_mutex_lock(&k->mu);
-	for (;;) {
-		while (!k->busy && !k->stop)
-			pthread_cond_wait(&k->cv, &k->mu);
-		if (!k->busy)
-			break;
-		pthread_mutex_unlock(&k->mu);
-		chunk_compress(k->zc, k->level, &k->job);
-		pthread_mutex_lock(&k->mu);
-		k->busy = 0;
-		pthread_cond_broadcast(&k->cv);
-	}
-	pthread_mutex_unlock(&k->mu);
-	return NULL;
-}
-
-/* The compressor of w, started on first use; NULL when there cannot be
- * one (the chunks are then compressed in line). */
-static struct compressor *compressor(struct ptcw *w)
-{
-	struct compressor *k = w->zt;
-
-	if (k || w->cfg->threads < 2)
-		return k;
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return NULL;
-	k->level = w->level;
-	k->zc = ZSTD_createCCtx();
-	if (!k->zc || pthread_mutex_init(&k->mu, NULL) != 0) {
-		ZSTD_freeCCtx(k->zc);
-		free(k);
-		return NULL;
-	}
-	if (pthread_cond_init(&k->cv, NULL) != 0 || pthread_create(&k->th, NULL, compressor_main, k) != 0) {
-		pthread_cond_destroy(&k->cv);	/* (harmless on a failed init) */
-		pthread_mutex_destroy(&k->mu);
-		ZSTD_freeCCtx(k->zc);
-		free(k);
-		return NULL;
-	}
-	return w->zt = k;
-}
-
-/* The chunk handed over last, once compressed, to the file. */
-static int compressor_drain(struct ptcw *w)
-{
-	struct compressor *k = w->zt;
-
-	if (!k || !k->pending)
-		return 0;
-	pthread_mutex_lock(&k->mu);
-	while (k->busy)
-		pthread_cond_wait(&k->cv, &k->mu);
-	pthread_mutex_unlock(&k->mu);
-	k->pending = 0;
-	return chunk_emit(w, &k->job);
-}
-
-static void compressor_stop(struct ptcw *w)
-{
-	struct compressor *k = w->zt;
-
-	if (!k)
-		return;
-	pthread_mutex_lock(&k->mu);
-	k->stop = 1;
-	pthread_cond_broadcast(&k->cv);
-	pthread_mutex_unlock(&k->mu);
-	pthread_join(k->th, NULL);
-	pthread_cond_destroy(&k->cv);
-	pthread_mutex_destroy(&k->mu);
-	ZSTD_freeCCtx(k->zc);
-	buf_free(&k->job.raw);
-	buf_free(&k->job.z);
-	free(k);
-	w->zt = NULL;
-}
-
-/* The current chunk to the file.  more: records follow (a full chunk),
- * so that with -j it is compressed while they are put. */
-static int flush_chunk(struct ptcw *w, int more)
-{
-	uint8_t head[PTCF_C_HEAD];
-	struct chunk_out c = { 0 };
-	struct compressor *k;
-	size_t raw;
+	uint8_t head[PTCF_C_HEAD], ent[PTCF_CHUNK_SIZE];
+	size_t raw, bound, z;
+	struct buf all = { 0 };
 	int err;
 
 	if (!w->c_records)
-		return compressor_drain(w);
+		return 0;
 	ptc_put32(head, w->c_records);
 	ptc_put32(head + 4, (uint32_t)w->bits.len);
 	ptc_put32(head + 8, (uint32_t)w->slots.len);
@@ -674,43 +516,52 @@ static int flush_chunk(struct ptcw *w, int more)
 	raw = sizeof(head) + w->bits.len + w->slots.len + w->events.len;
 	if (raw > PTCF_MAX_CHUNK_RAW)
 		return ptc_wfail(w->c, ptc_err_overflow, "%s: chunk too large", w->path);
-	if ((err = buf_grow(&c.raw, raw)) < 0 || (err = buf_put(&c.raw, head, sizeof(head))) < 0 ||
-	    (err = buf_put(&c.raw, w->bits.p, w->bits.len)) < 0 ||
-	    (err = buf_put(&c.raw, w->slots.p, w->slots.len)) < 0 ||
-	    (err = buf_put(&c.raw, w->events.p, w->events.len)) < 0) {
-		buf_free(&c.raw);
+	if ((err = buf_put(&all, head, sizeof(head))) < 0 ||
+	    (err = buf_put(&all, w->bits.p, w->bits.len)) < 0 ||
+	    (err = buf_put(&all, w->slots.p, w->slots.len)) < 0 ||
+	    (err = buf_put(&all, w->events.p, w->events.len)) < 0) {
+		free(all.p);
 		return err;
 	}
-	c.first_record = w->c_first_record;
-	c.first_insn = w->c_first_insn;
-	c.records = w->c_records;
+	bound = ZSTD_compressBound(raw);
+	w->zbuf.len = 0;
+	if (buf_grow(&w->zbuf, bound) < 0) {
+		free(all.p);
+		return -ptc_err_nomem;
+	}
+	if (!cctx(w)) {
+		free(all.p);
+		return -ptc_err_nomem;
+	}
+	z = ZSTD_compressCCtx(w->zc, w->zbuf.p, bound, all.p, raw, w->level);
+	free(all.p);
+	if (ZSTD_isError(z))
+		return ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(z));
+	if (fwrite(w->zbuf.p, 1, z, w->f) != z)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
+	memset(ent, 0, sizeof(ent));
+	ptc_put64(ent, w->file_off);
+	ptc_put64(ent + 8, z);
+	ptc_put64(ent + 16, w->c_first_record);
+	ptc_put64(ent + 24, w->c_first_insn);
+	ptc_put32(ent + 32, w->c_records);
+	ptc_put32(ent + 36, (uint32_t)raw);
+	if ((err = buf_put(&w->chunks, ent, sizeof(ent))) < 0)
+		return err;
+	w->file_off += z;
 	w->bits.len = w->slots.len = w->events.len = 0;
 	w->c_records = w->c_bitn = w->last_ev = 0;
 	w->c_first_record = w->records;
 	w->c_first_insn = w->insns;
 	w->pred_edge = PTCF_NO_NODE;
 	w->time = 0;
-	if ((err = compressor_drain(w)) < 0) {
-		buf_free(&c.raw);
-		return err;
-	}
-	k = more ? compressor(w) : NULL;
-	if (!k) {
-		chunk_compress(cctx(w), w->level, &c);
-		return chunk_emit(w, &c);
-	}
-	pthread_mutex_lock(&k->mu);
-	k->job = c;
-	k->busy = k->pending = 1;
-	pthread_cond_broadcast(&k->cv);
-	pthread_mutex_unlock(&k->mu);
 	return 0;
 }
 
 static int start_record(struct ptcw *w)
 {
 	if (w->c_records == w->chunk_records)
-		return flush_chunk(w, 1);
+		return flush_chunk(w);
 	return 0;
 }
 
@@ -1380,7 +1231,7 @@ static int ptcw_finish(void *st)
 	uint64_t static_off;
 	int err;
 
-	if ((err = resume(w)) < 0 || (err = flush_chunk(w, 0)) < 0)
+	if ((err = resume(w)) < 0 || (err = flush_chunk(w)) < 0)
 		return err;
 	static_off = w->file_off;
 	if ((err = write_static(w)) < 0 || (err = write_header(w, PTCF_FLAG_COMPLETE, static_off)) < 0)
@@ -1409,9 +1260,7 @@ static int ptcw_suspend(void *st)
 
 	if (!w->f)
 		return 0;
-	err = flush_chunk(w, 0);
-	compressor_stop(w);	/* (its thread and buffers go with the rest) */
-	if (err < 0)
+	if ((err = flush_chunk(w)) < 0)
 		return err;	/* reported with the writer's next event */
 	if (fclose(w->f) != 0)
 		err = ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
@@ -1421,6 +1270,7 @@ static int ptcw_suspend(void *st)
 	buf_free(&w->bits);
 	buf_free(&w->slots);
 	buf_free(&w->events);
+	buf_free(&w->zbuf);
 	return err;
 }
 
@@ -1447,7 +1297,6 @@ static void ptcw_free(void *st)
 {
 	struct ptcw *w = st;
 
-	compressor_stop(w);
 	if (w->f)
 		fclose(w->f);
 	ZSTD_freeCCtx(w->zc);
@@ -1464,6 +1313,7 @@ static void ptcw_free(void *st)
 	free(w->bits.p);
 	free(w->slots.p);
 	free(w->events.p);
+	free(w->zbuf.p);
 	free(w);
 }
 
