@@ -1,10 +1,13 @@
-/* Fuzz target: the perf.data reader and every record parser.
+/* Fuzz target: the perf.data reader, every record parser, and the
+ * sideband built from the records.
  *
  * The input is served through a memfd (a regular, seekable file: file mode,
  * pread, lseek over AUX data) and, when small enough, again through a pipe
  * (pipe mode, AUX data skipped by reading).  Every record is handed to the
- * parser of its type, and the AUX data of every other AUXTRACE record is
- * read, the rest skipped, so that both paths run. */
+ * parser of its type and to the sideband (whose switch records are checked
+ * against each other at the end, then asked who ran when on each CPU), and
+ * the AUX data of every other AUXTRACE record is read, the rest skipped, so
+ * that both paths run. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "input/perf_reader.h"
+#include "sideband/sideband.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -51,9 +55,53 @@ static void parse_all(const struct ptc_perf_record *rec)
 	(void)sink;
 }
 
+static void count_thread(void *arg, uint32_t pid, uint32_t tid)
+{
+	*(size_t *)arg += pid + tid;
+}
+
+/* The sideband's answers after its last record, on every CPU it knows, at
+ * the times its own entries and damage name. */
+static void ask_sideband(struct ptc_sideband *sb)
+{
+	const struct ptc_sb_switch_damage *dmg;
+	const struct ptc_sb_thread *th;
+	volatile size_t sink = 0;
+	size_t ncpu = ptc_sb_nr_cpus(sb), ndmg, nth, i, n;
+	uint32_t pid[4], tid[4];
+	uint64_t lost;
+	int cpu;
+
+	if (ptc_sb_finish(sb) < 0)
+		return;
+	dmg = ptc_sb_switch_damage(sb, &ndmg);
+	th = ptc_sb_threads(sb, &nth);
+	for (cpu = 0; (size_t)cpu < ncpu && cpu < 64; cpu++) {
+		n = 0;
+		sink += ptc_sb_cpu_switches(sb, cpu) + ptc_sb_cpu_threads(sb, cpu);
+		sink += ptc_sb_threads_between(sb, cpu, 0, UINT64_MAX, count_thread, &n) + n;
+		for (i = 0; i < ndmg && i < 16; i++) {
+			if (ptc_sb_thread_on_cpu(sb, cpu, dmg[i].time, pid, tid) == 0)
+				sink += tid[0];
+			sink += ptc_sb_unknown_on_cpu(sb, cpu, dmg[i].time, pid, tid, 4);
+			sink += ptc_sb_unknown_on_cpu(sb, cpu, dmg[i].t_start, pid, tid, 4);
+		}
+		if (ptc_sb_thread_on_cpu(sb, cpu, 0, pid, tid) == 0)
+			sink += pid[0];
+	}
+	for (i = 0; i < nth && i < 16; i++) {
+		(void)ptc_sb_thread(sb, th[i].tid);
+		(void)ptc_sb_find_map(sb, th[i].pid, PTC_SB_TIME_MAX, 0x400000);
+		sink += ptc_sb_next_map_change(sb, th[i].pid, 1);
+	}
+	sink += ptc_sb_lost(sb, &lost) + lost;
+	(void)sink;
+}
+
 static void run(int fd)
 {
 	struct ptc_perf_reader *r;
+	struct ptc_sideband *sb = NULL;
 	struct ptc_perf_record rec;
 	static uint8_t aux[4096];
 	char err[256];
@@ -66,8 +114,14 @@ static void run(int fd)
 		if (a->nr_ids)
 			(void)ptc_perf_attr_of(r, a->ids[a->nr_ids - 1]);
 	}
+	if (ptc_sb_new(&sb) < 0)
+		sb = NULL;
 	while (ptc_perf_next(r, &rec) > 0) {
 		parse_all(&rec);
+		if (sb && ptc_sb_add_record(sb, &rec) < 0) {
+			ptc_sb_free(sb);
+			sb = NULL;
+		}
 		if (rec.type == PTC_REC_AUXTRACE && (n++ & 1)) {
 			if (ptc_perf_seekable(r))
 				ptc_perf_pread(r, aux, rec.aux_size < sizeof(aux) ? rec.aux_size : sizeof(aux),
@@ -79,6 +133,10 @@ static void run(int fd)
 	(void)ptc_perf_errmsg(r);
 	(void)ptc_perf_info(r);
 	(void)ptc_perf_stats(r);
+	if (sb) {
+		ask_sideband(sb);
+		ptc_sb_free(sb);
+	}
 	ptc_perf_close(r);
 }
 
