@@ -8,7 +8,9 @@
 # what it gives instead (NAME.libipt: the reason in # lines).  Errata cases
 # run with the CPU they name (--cpu), and their branches were checked by
 # test_pt_corners against libipt's instruction flow decoder with the
-# erratum's workaround on.
+# erratum's workaround on.  The walker's engines also run with windows of
+# 64 bytes (PTCONV_WINDOW_BYTES), so that every later PSB starts a window
+# that must continue the walk: the same branches and gaps.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 scratch
 GEN="$top_builddir/tests/unit/test_pt_corners"
@@ -24,37 +26,43 @@ while read -r name base cpu; do
 	# the CPU, where the case needs libipt's errata workarounds
 	cpuopt=
 	[ "$cpu" = - ] || cpuopt="--cpu $cpu"
-	for e in walker steps query libipt; do
-		rm -rf "$T/$e"
+	for e in walker steps query libipt walker:64 steps:64 query:64; do
+		win=${e#*:}
+		[ "$win" = "$e" ] && win=
+		e=${e%:*}
+		o="$T/$e$win"
+		tag="$e${win:+,windows-of-$win-bytes}"
+		rm -rf "$o"
 		# shellcheck disable=SC2086
-		"$PTCONV" --pt "$T/c/$name.pt" --image "$T/c/$name.code:$base" -f text -o "$T/$e" -q --strict \
+		PTCONV_WINDOW_BYTES=$win \
+		"$PTCONV" --pt "$T/c/$name.pt" --image "$T/c/$name.code:$base" -f text -o "$o" -q --strict \
 			--engine=$e $cpuopt
 		rc=$?
-		[ $rc -le 1 ] || fail "$name: --engine=$e exited $rc"
-		norm "$T/$e/raw.txt" > "$T/got"
+		[ $rc -le 1 ] || fail "$name: --engine=$tag exited $rc"
+		norm "$o/raw.txt" > "$T/got"
 		want="$T/c/$name.expect"
 		if [ $e = libipt ] && [ -f "$T/c/$name.libipt" ]; then
 			grep -v '^#' "$T/c/$name.libipt" > "$T/want.libipt"
 			want="$T/want.libipt"
 		fi
 		if ! cmp -s "$want" "$T/got"; then
-			echo "--- $name, --engine=$e: want" >&2
+			echo "--- $name, --engine=$tag: want" >&2
 			cat "$want" >&2
 			echo "--- got" >&2
-			cat "$T/$e/raw.txt" >&2
-			bad="$bad $name/$e"
+			cat "$o/raw.txt" >&2
+			bad="$bad $name/$tag"
 			continue
 		fi
 		# with --strict: exit status 1 exactly when there are gaps
 		if grep -q '^gap' "$want"; then [ $rc -eq 1 ]; else [ $rc -eq 0 ]; fi ||
-			bad="$bad $name/$e(exit $rc)"
+			bad="$bad $name/$tag(exit $rc)"
 		# summary.json counts the decode gaps
 		ndec=$(grep -c '^gap decode' "$want")
-		grep -q "\"decode\": $ndec\b" "$T/$e/summary.json" || bad="$bad $name/$e(summary: not $ndec decode gaps)"
+		grep -q "\"decode\": $ndec\b" "$o/summary.json" || bad="$bad $name/$tag(summary: not $ndec decode gaps)"
 		# a gap for what libipt does not know names it (NAME.detail)
 		if [ -f "$T/c/$name.detail" ] && grep -q '^gap' "$want"; then
-			grep ' gap ' "$T/$e/raw.txt" | grep -qF -e "$(cat "$T/c/$name.detail")" ||
-				bad="$bad $name/$e(the gap does not name $(cat "$T/c/$name.detail"))"
+			grep ' gap ' "$o/raw.txt" | grep -qF -e "$(cat "$T/c/$name.detail")" ||
+				bad="$bad $name/$tag(the gap does not name $(cat "$T/c/$name.detail"))"
 		fi
 	done
 	n=$((n + 1))

@@ -671,6 +671,12 @@ static const struct corner {
 	{ "pgd_jcc_loop", CODE(code_loop), "psb pge@+0 tnt:111 pgd@+9", expect_pgd_jcc_loop, NULL },
 	{ "tail_async", CODE(code_tail), "psb pge@+0 tnt:0 fup@+6 pgd pge@+0 tnt:1 fup@+7 pgd", expect_tail_async,
 	  NULL },
+	/* the same with a PSB+ between the interrupt and the resumption: it
+	 * loses nothing (tracing was off), and a window of the trace that
+	 * starts there (pt_corners.sh) must continue the walk, which holds
+	 * the interrupt's disable when its piece ends */
+	{ "tail_async_psb", CODE(code_tail), "psb pge@+0 tnt:0 fup@+6 pgd psb pge@+0 tnt:1 fup@+7 pgd",
+	  expect_tail_async, NULL },
 	{ "tail_end", CODE(code_tail), "psb pge@+0 tnt:0", expect_tail_end, libipt_tail },
 	{ "tail_bad", CODE(code_tail), "psb pge@+0 tnt:01", expect_tail_bad, libipt_tail },
 	{ "cfe_intr", CODE(code_syscall), "psb pge@+0 raw:02130120 fup@+1 pgd pge@+1 pgd@k psb pge@+3 pgd@k",

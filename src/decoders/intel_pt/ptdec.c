@@ -1315,7 +1315,12 @@ static int consistent(struct ptc_pt_decoder *d, int st, uint64_t ip, struct psb_
 	at->idx = PTC_NO_BRANCH;
 	at->skipped = 0;
 	if (d->have_ev)
-		return 0;
+		/* A piece that ends right after a TIP.PGD (an interrupt's FUP
+		 * and TIP.PGD, then the PSB): the walker holds the disable, to
+		 * take it where the walk reaches its IP with no packet needed,
+		 * and the PSB+ says tracing is off. */
+		return (d->ev.type == ptev_async_disabled || d->ev.type == ptev_disabled) &&
+		       (st & pts_ip_suppressed) != 0;
 	if (!d->enabled)
 		return (st & pts_ip_suppressed) != 0;
 	if (st & pts_ip_suppressed)
