@@ -10,7 +10,8 @@
 # test_pt_corners against libipt's instruction flow decoder with the
 # erratum's workaround on.  The walker's engines also run with windows of
 # 64 bytes (PTCONV_WINDOW_BYTES), so that every later PSB starts a window
-# that must continue the walk: the same branches and gaps.
+# that must continue the walk: the same output, the gaps' offsets and the
+# lost trace bytes included.
 . "${top_srcdir:-.}/tests/lib/common.sh"
 scratch
 GEN="$top_builddir/tests/unit/test_pt_corners"
@@ -52,6 +53,12 @@ while read -r name base cpu; do
 			cat "$o/raw.txt" >&2
 			bad="$bad $name/$tag"
 			continue
+		fi
+		if [ -n "$win" ]; then
+			cmp -s "$T/$e/raw.txt" "$o/raw.txt" || bad="$bad $name/$tag(not the output of one window)"
+			[ "$(grep -m1 '"lost_trace_bytes"' "$T/$e/summary.json")" = \
+			  "$(grep -m1 '"lost_trace_bytes"' "$o/summary.json")" ] ||
+				bad="$bad $name/$tag(other lost_trace_bytes than in one window)"
 		fi
 		# with --strict: exit status 1 exactly when there are gaps
 		if grep -q '^gap' "$want"; then [ $rc -eq 1 ]; else [ $rc -eq 0 ]; fi ||

@@ -625,7 +625,7 @@ static void decode_error(struct ptc_blk_decoder *d, int st)
 			resolve(d, d->hb.target, 0);
 		open_gap(d, st == -pte_nomap ? PTC_GAP_NO_IMAGE : PTC_GAP_DECODE, "libipt: %s", what);
 		if (st == -pte_nomap && d->nomap_ip && pt_blk_get_offset(d->blk, &off) == 0)
-			ptc_pt_loss_at_nomap(&d->loss, &d->cfg, d->base, d->sync_off, off, d->nomap_ip);
+			ptc_pt_loss_at_nomap(&d->loss, &d->cfg, d->base, d->sync_off, off, d->nomap_ip, UINT64_MAX);
 	}
 	/* (an instruction libipt does not know is found in a block taken
 	 * after libipt had read on: the next PSB after that) */

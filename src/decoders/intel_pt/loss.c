@@ -199,7 +199,7 @@ void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint
  * and later (decoding on events), which may be the one that named ip.
  * (With 2.0, a packet at to that named ip again is taken as read: it
  * would have to repeat an address decoding could not go on at.) */
-static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t ip)
+static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint64_t to, uint64_t ip, int *found)
 {
 	struct pt_packet_decoder *pk = scan_from(cfg, from);
 	struct ptc_last_ip lip = { 0, 0, 0 };
@@ -207,6 +207,7 @@ static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint
 	uint64_t off, at = to;
 	int in_psb = 0, named = 0;
 
+	*found = 0;
 	if (!pk)
 		return to;
 	while (pt_pkt_get_offset(pk, &off) == 0 && (off <= to || named) && pt_pkt_next(pk, &p, sizeof(p)) > 0) {
@@ -232,6 +233,7 @@ static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint
 			ptc_last_ip_update(&lip, &p.payload.ip);
 			if (p.type != ppt_tip_pgd && lip.have && !lip.suppressed && lip.ip == ip) {
 				named = 1;
+				*found = 1;
 				at = to;
 			}
 			break;
@@ -246,9 +248,21 @@ static uint64_t after_ip_packet(const struct pt_config *cfg, uint64_t from, uint
 }
 
 void ptc_pt_loss_at_nomap(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
-			  uint64_t now, uint64_t ip)
+			  uint64_t now, uint64_t ip, uint64_t named_before)
 {
+	uint64_t at;
+	int found;
+
 	if (!l->active || l->gap.cause != PTC_GAP_NO_IMAGE || l->gap.aux_offset != base + now)
 		return;	/* not one that just began here */
-	l->gap.aux_offset = base + after_ip_packet(cfg, sync, now, ip);
+	at = after_ip_packet(cfg, sync, now, ip, &found);
+	l->gap.aux_offset = !found && named_before != UINT64_MAX ? named_before : base + at;
+}
+
+uint64_t ptc_pt_ip_named_end(const struct pt_config *cfg, uint64_t base, uint64_t sync, uint64_t end, uint64_t ip)
+{
+	int found;
+	uint64_t at = after_ip_packet(cfg, sync, end, ip, &found);
+
+	return found ? base + at : UINT64_MAX;
 }

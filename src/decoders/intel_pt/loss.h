@@ -110,9 +110,18 @@ void ptc_pt_loss_at_ovf(struct ptc_pt_loss *l, const struct pt_config *cfg, uint
  * stream offset base (its last PSB at window offset sync), because
  * execution went to ip, which no image covers, begins at the packet after
  * the one that named ip (ptconv-convert(1), GAPS), whichever packets the
- * decoder had read past it. */
+ * decoder had read past it; when no packet of the window since sync names
+ * ip, at named_before (UINT64_MAX: where it was opened), the stream
+ * offset ptc_pt_ip_named_end() gave for it at the end of an earlier one. */
 void ptc_pt_loss_at_nomap(struct ptc_pt_loss *l, const struct pt_config *cfg, uint64_t base, uint64_t sync,
-			  uint64_t now, uint64_t ip);
+			  uint64_t now, uint64_t ip, uint64_t named_before);
+
+/* The stream offset after the packet that named ip among those of the
+ * window at stream offset base from its PSB at window offset sync up to
+ * window offset end (as ptc_pt_loss_at_nomap() finds it), UINT64_MAX when
+ * none does: for a walk that ends a window standing at ip, not yet looked
+ * up, and goes on in the next. */
+uint64_t ptc_pt_ip_named_end(const struct pt_config *cfg, uint64_t base, uint64_t sync, uint64_t end, uint64_t ip);
 
 /* The loss never ends: the queue's data ends at stream offset end. */
 void ptc_pt_loss_to_end(struct ptc_pt_loss *l, uint64_t end);

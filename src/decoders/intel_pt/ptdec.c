@@ -129,6 +129,12 @@ struct ptc_pt_decoder {
 	struct sub { uint64_t s, e; int spec; } *subs;
 	size_t nsubs, cursub;
 	int continuing;		/* the current sub-piece continues the previous */
+	/* At the end of the last piece, the IP the walker stood at without
+	 * having looked it up (an indirect branch's target), and where the
+	 * packet that named it ended (UINT64_MAX: none such): a no-image
+	 * loss found there in the next piece begins there, as in one piece. */
+	uint64_t held_ip, held_ip_named;
+	uint64_t held_ip_piece;	/* the piece they were noted at (its offset + 1) */
 	int spec_mode;		/* branches go to spec[] */
 	struct spec_branch { struct ptc_pt_thread *t; struct ptc_branch b; } *spec;
 	size_t nspec, capspec;
@@ -863,7 +869,8 @@ static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
 		open_gap(d, cause, cur_offset(d), "ip 0x%" PRIx64 ": %s", ip,
 			 d->msg[0] ? d->msg : "no code mapped");
 		/* (libipt 2.1's query decoder has read one packet further) */
-		ptc_pt_loss_at_nomap(&d->pg, &d->cfg, d->base, d->last_sync_off, cur_offset(d) - d->base, ip);
+		ptc_pt_loss_at_nomap(&d->pg, &d->cfg, d->base, d->last_sync_off, cur_offset(d) - d->base, ip,
+				     ip == d->held_ip ? d->held_ip_named : UINT64_MAX);
 	}
 	return err;
 }
@@ -2280,6 +2287,25 @@ slow:
 #undef WALK_EMIT
 #undef WALK_SAVE
 
+/* The piece is over: note the IP the walker holds without having looked
+ * it up, when no region it knows covers it (struct ptc_pt_decoder). */
+static void note_held_ip(struct ptc_pt_decoder *d)
+{
+	unsigned i;
+
+	if (!have_query(d) || d->held_ip_piece == d->piece_off + 1)
+		return;
+	d->held_ip_piece = d->piece_off + 1;
+	d->held_ip_named = UINT64_MAX;
+	if (!d->enabled || d->have_idx || d->pg.active || (d->have_reg && d->ip >= d->reg.start && d->ip < d->reg.end))
+		return;
+	for (i = 0; i < d->nrc; i++)
+		if (d->ip >= d->rc[i].start && d->ip < d->rc[i].end)
+			return;
+	d->held_ip = d->ip;
+	d->held_ip_named = ptc_pt_ip_named_end(&d->cfg, d->base, d->last_sync_off, cur_offset(d) - d->base, d->ip);
+}
+
 int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 {
 	char wbuf[160];
@@ -2295,6 +2321,7 @@ int ptc_pt_decoder_run(struct ptc_pt_decoder *d, uint64_t until)
 		}
 		if (!have_query(d) || d->piece_done) {
 			end_spec(d);
+			note_held_ip(d);
 			return 0;
 		}
 		if (!d->synced) {
@@ -2395,6 +2422,7 @@ int ptc_pt_decoder_new(struct ptc_pt_decoder **out, const struct ptc_pt_params *
 		return -ptc_err_nomem;
 	d->p = *p;
 	d->env = *env;
+	d->held_ip_named = UINT64_MAX;
 	if (!d->env.thread_at)
 		d->env.thread_at = no_thread;
 	d->icache = calloc(ICACHE, sizeof(*d->icache));
@@ -2497,6 +2525,7 @@ int ptc_pt_decoder_set_buffer(struct ptc_pt_decoder *d, const uint8_t *buf, size
 	drop_query(d);
 	end_spec(d);
 	d->skipping = 0;
+	d->held_ip_named = UINT64_MAX;	/* (a walk that starts afresh holds no IP) */
 	if (lost && !d->pg.active) {
 		/* The lost bytes are the stream offsets [offset - lost, offset):
 		 * the gap starts there, and closing it counts everything up to
@@ -3408,6 +3437,8 @@ static int ahead_adopt(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	d->ev = e->ev;
 	d->have_ev = e->have_ev;
 	d->last_sync_off = e->last_sync_off;
+	d->held_ip = e->held_ip;
+	d->held_ip_named = e->held_ip_named;
 	d->rc_pid = e->rc_pid;
 	memcpy(d->rc, e->rc, sizeof(d->rc));
 	d->nrc = e->nrc;
