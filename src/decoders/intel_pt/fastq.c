@@ -933,13 +933,12 @@ int ptc_fq_tnt_fill(struct ptc_fq *q)
 
 	if (q->tnt_index)
 		return 0;
-	if (q->next_pos == q->pos && !q->next_err && q->next.type == ppt_tnt_8 && q->next.payload.tnt.bit_size) {
+	if (q->next_pos == q->pos && !q->next_err && q->next.type == ppt_tnt_8) {
 		/* The usual case, the loop below's first round in short: the
 		 * packet read ahead is a TNT-8 (no event binds to it). */
 		q->event = NULL;
-		q->tnt = q->next.payload.tnt.payload;
-		q->tnt_index = 1ull << (q->next.payload.tnt.bit_size - 1);
-		consume(q);
+		if ((err = decode_tnt(q)) < 0)
+			return err;
 		goto done;
 	}
 	for (;;) {
@@ -989,9 +988,8 @@ int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr)
 		uint64_t ip;
 
 		q->event = NULL;
-		if ((err = ip_update(q, &q->next.payload.ip)) < 0)
+		if ((err = decode_tip(q)) < 0)
 			return err;
-		consume(q);
 		if (ip_query(q, &ip) < 0)
 			flags |= pts_ip_suppressed;
 		else
