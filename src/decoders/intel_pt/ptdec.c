@@ -846,19 +846,31 @@ static __attribute__((noinline)) int region_miss(struct ptc_pt_decoder *d, uint6
 
 /* The region at ip into d->reg (from the cache, else the environment's):
  * 0, or region_at's error with *cause and d->msg. */
-static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
+/* The region at ip that the decoder holds (the current one or one of its
+ * cache), NULL when it would have to ask the environment. */
+static const struct ptc_pt_region *known_region(const struct ptc_pt_decoder *d, uint64_t ip)
 {
 	unsigned i;
 
 	if (d->have_reg && ip >= d->reg.start && ip < d->reg.end)
-		return 0;
+		return &d->reg;
 	for (i = 0; i < d->nrc; i++)
-		if (ip >= d->rc[i].start && ip < d->rc[i].end) {
-			d->reg = d->rc[i];
-			d->have_reg = 1;
-			return 0;
-		}
-	return region_miss(d, ip, cause);
+		if (ip >= d->rc[i].start && ip < d->rc[i].end)
+			return &d->rc[i];
+	return NULL;
+}
+
+static int lookup_region(struct ptc_pt_decoder *d, uint64_t ip, int *cause)
+{
+	const struct ptc_pt_region *r = known_region(d, ip);
+
+	if (!r)
+		return region_miss(d, ip, cause);
+	if (r != &d->reg) {
+		d->reg = *r;
+		d->have_reg = 1;
+	}
+	return 0;
 }
 
 static int find_region(struct ptc_pt_decoder *d, uint64_t ip)
@@ -2291,17 +2303,12 @@ slow:
  * it up, when no region it knows covers it (struct ptc_pt_decoder). */
 static void note_held_ip(struct ptc_pt_decoder *d)
 {
-	unsigned i;
-
 	if (!have_query(d) || d->held_ip_piece == d->piece_off + 1)
 		return;
 	d->held_ip_piece = d->piece_off + 1;
 	d->held_ip_named = UINT64_MAX;
-	if (!d->enabled || d->have_idx || d->pg.active || (d->have_reg && d->ip >= d->reg.start && d->ip < d->reg.end))
+	if (!d->enabled || d->have_idx || d->pg.active || known_region(d, d->ip))
 		return;
-	for (i = 0; i < d->nrc; i++)
-		if (d->ip >= d->rc[i].start && d->ip < d->rc[i].end)
-			return;
 	d->held_ip = d->ip;
 	d->held_ip_named = ptc_pt_ip_named_end(&d->cfg, d->base, d->last_sync_off, cur_offset(d) - d->base, d->ip);
 }
