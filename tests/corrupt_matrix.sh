@@ -70,7 +70,6 @@ fails = []
 runs = 0
 exact_queues = exact_streams = checked = 0
 switch_kinds = {}  # field flipped -> [mutants, damage found, exit 1, threads exact]
-misplaced = []  # per-CPU thread streams that lost a piece away from their gaps
 by_status = {}
 last_status = [None]
 queues = {}     # recording -> trace bytes per queue (file_queues)
@@ -177,7 +176,7 @@ def intact_streams(out):
             for tid, v in ptc.read_ptconv(out).items()}
 
 
-def check_streams(tag, s, out, intact, known):
+def check_streams(tag, s, out, intact):
     """Branches per thread: every run between two gaps is a contiguous
     piece of the intact thread's stream, in order, a piece missing before
     or after only at a gap; with no gap, the written branches and those
@@ -210,9 +209,6 @@ def check_streams(tag, s, out, intact, known):
         else:
             if pos < len(want) and not ends_in_gap and not unwritten.get(tid, 0):
                 fails.append('%s: thread %d: ends at branch %d of %d without a gap' % (tag, tid, pos, len(want)))
-    if fails and known:
-        misplaced.extend(fails)
-        fails = []
     fails = kept + fails
     return exact
 
@@ -264,13 +260,10 @@ def check(name, what, blob, ref, ref_st, lax=False, lax_bytes=False):
     checked += 1
     if not lax_bytes:
         exact_queues += check_queues(tag, s, queues[name])
-    # per CPU, a loss of trace whose span of time is unknown (a queue's
-    # start, a queue lost whole, its end while its threads run on) or of
-    # context switches leaves the threads that ran there with a gap, but
-    # not always where their stream lost the branches (LIMITATIONS in
-    # ptconv-convert(1)): counted, and held to the rules above
-    per_cpu = len([k for k in queues[name] if k[0] == 'cpu']) > 1
-    exact_streams += check_streams(tag, s, os.path.join(tmp, 'o'), intact[name], per_cpu and st == 1)
+    # per CPU too, where a loss of unknown span (a queue's start, a queue
+    # lost whole, its end while its threads run on) gives every thread
+    # switched in there a gap at its stretch's start
+    exact_streams += check_streams(tag, s, os.path.join(tmp, 'o'), intact[name])
 
 
 def mutants(name, blob, rnd):
@@ -418,10 +411,6 @@ for name, path in inputs:
 print('%d mutants of %d recordings, exit statuses %s' % (runs, len(inputs), sorted(by_status.items())))
 print('of %d converted: trace bytes per queue accounted for exactly in %d (the others: a loss of unknown size '
       'reported), branches per thread counted exactly (no gap) in %d' % (checked, exact_queues, exact_streams))
-print('%d per-CPU thread streams lost a piece away from their gaps (the loss reported, --strict failing):'
-      % len(misplaced))
-for m in misplaced:
-    print('  known: ' + m)
 for k, (m, found, failed, same) in sorted(switch_kinds.items()):
     print('switch %s flipped: %d mutants, damage found in %d (--strict exit 1 in %d), branches per thread '
           'the intact recording\'s in %d' % (k, m, found, failed, same))

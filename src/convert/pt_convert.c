@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,8 @@ struct conv {
 	uint64_t *cpu_seen;		/* per CPU: latest time thread_at was asked (+1; 0 never) */
 	size_t ncpu_seen;
 	uint64_t lost_gaps;		/* records-lost gaps given to threads */
+	struct lost_span *spans;	/* losses on a CPU whose gaps are still due */
+	size_t nspans, capspans;
 
 	/* Threads whose outputs are finished once decoding is past their
 	 * exit (see finish_exited), in order of EXIT time. */
@@ -861,36 +864,211 @@ static int env_who_runs(void *ctx, int cpu, uint32_t qtid, uint64_t time, uint32
 	return 0;
 }
 
-struct between {
-	struct conv *c;
-	struct ptc_pt_thread **out;
-	size_t max, n;
+/* ---- losses on a CPU: the gaps of the threads that ran there ----
+ *
+ * A loss of one CPU's trace (env lost_on_cpu) hides the branches of every
+ * thread switched in there meanwhile.  Each such stretch gets the loss's
+ * gap in its thread's stream at the stretch's start, once every queue has
+ * been decoded up to that time (their settled time, as for exits): the
+ * thread has then been given what it did before, on any CPU, and nothing
+ * of what it did after.  decode_all() stops the queues there (spans_due()).
+ * A span is kept, not its stretches: a queue lost whole can span a
+ * recording's every switch. */
+struct lost_span {
+	int cpu;
+	uint64_t next;		/* its switch-ins after this time are still due */
+	uint64_t end;		/* ... up to this time (inclusive) */
+	struct ptc_gap gap;
+	char detail[160];
 };
 
-static void between_one(void *arg, uint32_t pid, uint32_t tid)
-{
-	struct between *b = arg;
-	struct cthread *t;
+struct last_switch_in {
+	uint32_t tid;
+	int found;
+	uint64_t time;
+};
 
-	if (!tid || b->n >= b->max)
-		return;	/* idle, or enough */
-	t = get_thread(b->c, pid, tid, NULL);
-	if (t)
-		b->out[b->n++] = &t->pt;
+static void last_switch_in_of(void *arg, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct last_switch_in *l = arg;
+
+	(void)pid;
+	if (tid == l->tid) {
+		l->found = 1;
+		l->time = time;
+	}
 }
 
-static size_t env_threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
-				  struct ptc_pt_thread **out, size_t max)
-{
-	struct between b = { ctx, out, max, 0 };
-	struct conv *c = ctx;
+struct placing {
+	struct conv *c;
+	const struct ptc_gap *g;	/* the span's */
+	int err;
+};
 
+static void place_gap(void *arg, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct placing *p = arg;
+	struct cthread *t;
+	struct ptc_gap g;
+	int err;
+
+	if (!tid || p->err < 0)
+		return;	/* idle */
+	pthread_mutex_lock(&p->c->lock);
+	t = get_thread(p->c, pid, tid, NULL);
+	pthread_mutex_unlock(&p->c->lock);
+	/* (nothing since its last gap: another adds nothing) */
+	if (!t || t->pt.after_gap)
+		return;
+	g = *p->g;
+	g.time = time;
+	t->pt.pending_insns = 0;
+	t->pt.depth = 0;
+	t->pt.after_gap = 1;
+	if ((err = ptc_pt_thread_gap(&t->pt, &g)) < 0)
+		p->err = err;
+}
+
+static int place_span(struct conv *c, size_t k, uint64_t upto);
+
+/* The time up to which every queue not done, of another CPU than cpu, has
+ * handed its threads all their branches (UINT64_MAX: none is left). */
+static uint64_t others_settled(const struct conv *c, int cpu)
+{
+	uint64_t settled = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < c->nq; i++) {
+		const struct queue *q = &c->q[i];
+		uint64_t t;
+
+		if (q->done || !q->eng || q->cpu == cpu)
+			continue;
+		t = ptc_pt_engine_settled_time(q->eng);
+		if (t < settled)
+			settled = t;
+	}
+	return settled;
+}
+
+static int env_lost_on_cpu(void *ctx, int cpu, uint64_t t0, uint64_t t1, const struct ptc_gap *g,
+			   struct ptc_pt_thread *owner, struct ptc_pt_thread *resumer)
+{
+	struct conv *c = ctx;
+	const struct cthread *r = resumer ? resumer->user : NULL;
+	struct lost_span *s;
+	uint64_t end = t1;
+
+	(void)owner;	/* (a later stretch of its, after it ran elsewhere, loses branches too) */
 	if (!c->sb || c->per_thread || c->per_cpu_out)
 		return 0;
-	pthread_mutex_lock(&c->lock);
-	ptc_sb_threads_between(c->sb, cpu, t0, t1, between_one, &b);
-	pthread_mutex_unlock(&c->lock);
-	return b.n;
+	if (r) {
+		/* the resuming thread's last switch-in ends the loss */
+		struct last_switch_in l = { r->pt.tid, 0, 0 };
+
+		ptc_sb_threads_between(c->sb, cpu, t0, t1, last_switch_in_of, &l);
+		if (l.found)
+			end = l.time - 1;
+	}
+	if (t1 == UINT64_MAX && !resumer) {
+		/* The trace ends in the loss: the thread the sideband has
+		 * running at its start, switched in before the trace showed
+		 * it, lost what it did from there on. */
+		uint32_t pid, tid;
+		struct placing p = { c, g, 0 };
+
+		if (ptc_sb_thread_on_cpu(c->sb, cpu, t0, &pid, &tid) == 0 &&
+		    (!owner || !owner->user || ((const struct cthread *)owner->user)->pt.tid != tid)) {
+			place_gap(&p, pid, tid, t0);
+			if (p.err < 0)
+				return p.err;
+		}
+	}
+	if (end <= t0 || ptc_sb_next_switch_in(c->sb, cpu, t0) > end)
+		return 0;	/* nobody else ran */
+	if (c->nspans == c->capspans) {
+		size_t cap = c->capspans ? 2 * c->capspans : 8;
+		struct lost_span *v = realloc(c->spans, cap * sizeof(*v));
+
+		if (!v)
+			return -ptc_err_nomem;
+		c->spans = v;
+		c->capspans = cap;
+	}
+	s = &c->spans[c->nspans++];
+	s->cpu = cpu;
+	s->next = t0;
+	s->end = end;
+	s->gap = *g;
+	snprintf(s->detail, sizeof(s->detail), "%s", g->detail ? g->detail : "");
+	s->gap.detail = s->detail;
+	/* The stretches that the other CPUs' queues are past already go now:
+	 * this queue decodes on from here, and a thread of the span that runs
+	 * here again must have its gap before those branches. */
+	return place_span(c, c->nspans - 1, others_settled(c, cpu));
+}
+
+/* The earliest switch-in a span's gap is due at (UINT64_MAX: none). */
+static uint64_t spans_due(const struct conv *c)
+{
+	uint64_t due = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < c->nspans; i++) {
+		const struct lost_span *s = &c->spans[i];
+		uint64_t t = ptc_sb_next_switch_in(c->sb, s->cpu, s->next);
+
+		if (t != PTC_SB_TIME_MAX && t <= s->end && t < due)
+			due = t;
+	}
+	return due;
+}
+
+/* Span k's gaps due up to time upto. */
+static int place_span(struct conv *c, size_t k, uint64_t upto)
+{
+	struct lost_span *s = &c->spans[k];
+	struct placing p = { c, &s->gap, 0 };
+	uint64_t due;
+
+	while ((due = ptc_sb_next_switch_in(c->sb, s->cpu, s->next)) != PTC_SB_TIME_MAX && due <= s->end &&
+	       due <= upto) {
+		ptc_sb_threads_between(c->sb, s->cpu, s->next, due, place_gap, &p);
+		s->next = due;
+		if (p.err < 0)
+			return p.err;
+	}
+	return 0;
+}
+
+/* The spans' gaps due up to time upto, in time order. */
+static int place_gaps(struct conv *c, uint64_t upto)
+{
+	int err;
+
+	while (c->nspans) {
+		uint64_t due = UINT64_MAX;
+		size_t i, k = 0;
+
+		for (i = 0; i < c->nspans; i++) {
+			struct lost_span *s = &c->spans[i];
+			uint64_t t = ptc_sb_next_switch_in(c->sb, s->cpu, s->next);
+
+			if (t == PTC_SB_TIME_MAX || t > s->end) {
+				c->spans[i--] = c->spans[--c->nspans];	/* done */
+				continue;
+			}
+			if (t < due) {
+				due = t;
+				k = i;
+			}
+		}
+		if (due == UINT64_MAX || due > upto)
+			break;
+		if ((err = place_span(c, k, due)) < 0)
+			return err;
+	}
+	return 0;
 }
 
 /* ---- images ---- */
@@ -1111,6 +1289,13 @@ static int aux_of_queue(const struct conv *c, const struct ptc_sb_aux *a, const 
  * whose data plan_runs() makes an aux-lost gap, so that the loss is
  * counted and placed rather than invisible.  (A per-thread AUX buffer is
  * never shared with an inherited child: the kernel refuses to map one.) */
+static int input_cut_short(const struct conv *c)
+{
+	size_t n = c->r ? ptc_perf_nr_skips(c->r) : 0;
+
+	return c->input_error[0] || (n && ptc_perf_skip(c->r, n - 1)->to_end);
+}
+
 static int add_unheld_queues(struct conv *c)
 {
 	size_t naux = 0, i, k;
@@ -1145,6 +1330,28 @@ static int add_unheld_queues(struct conv *c)
 			return -ptc_err_nomem;
 		q->unnumbered = known < 0;
 	}
+	/* A recording cut short (or damaged to its end) can have lost every
+	 * record of a CPU's trace, AUX records included, while context
+	 * switches there before the cut remain: that CPU's queue is lost
+	 * whole, and the threads it ran lost branches (env_lost_on_cpu()). */
+	if (c->sb && !c->per_thread && input_cut_short(c)) {
+		size_t ncpu = ptc_sb_nr_cpus(c->sb), cpu;
+
+		for (cpu = 0; cpu < ncpu && cpu <= INT32_MAX; cpu++) {
+			int held = 0;
+			struct queue *q;
+
+			for (k = 0; k < c->nq && !held; k++)
+				held = c->q[k].cpu == (int)cpu;
+			if (held || ptc_sb_next_switch_in(c->sb, (int)cpu, 0) == PTC_SB_TIME_MAX)
+				continue;
+			while (find_queue(c, idx))
+				idx--;	/* an index no AUXTRACE record used */
+			if (!(q = get_queue(c, idx, (int)cpu, UINT32_MAX)))
+				return -ptc_err_nomem;
+			q->unnumbered = 1;
+		}
+	}
 	return 0;
 }
 
@@ -1176,12 +1383,6 @@ static int cmp_cut(const void *a, const void *b)
 
 /* The recording could not be read to its end: cut short, or damaged from
  * some offset to its end. */
-static int input_cut_short(const struct conv *c)
-{
-	size_t n = c->r ? ptc_perf_nr_skips(c->r) : 0;
-
-	return c->input_error[0] || (n && ptc_perf_skip(c->r, n - 1)->to_end);
-}
 
 static int plan_runs(struct conv *c, struct queue *q)
 {
@@ -1944,22 +2145,20 @@ static void finish_queue_thread(struct conv *c, struct queue *q)
  * while the thread's last branches are still to come. */
 #define EXIT_MARGIN_NS 20000u
 
+/* The time up to which every queue not done has handed its threads all
+ * their branches (UINT64_MAX: every queue is done). */
+static uint64_t settled_time(const struct conv *c)
+{
+	return others_settled(c, INT_MIN);
+}
+
 static void finish_exited(struct conv *c)
 {
-	uint64_t settled = UINT64_MAX;
-	size_t i;
+	uint64_t settled;
 
 	if (c->next_exit >= c->nexits)
 		return;
-	for (i = 0; i < c->nq; i++) {
-		const struct queue *q = &c->q[i];
-		uint64_t t;
-		if (q->done)
-			continue;
-		t = ptc_pt_engine_settled_time(q->eng);
-		if (t < settled)
-			settled = t;
-	}
+	settled = settled_time(c);
 	while (c->next_exit < c->nexits && (settled == UINT64_MAX ||
 					      c->exits[c->next_exit].time + EXIT_MARGIN_NS < settled)) {
 		struct cthread *t = find_thread(c, c->exits[c->next_exit++].tid);
@@ -2145,11 +2344,11 @@ struct shared_scan {
 	int err;
 };
 
-static void shared_add(void *arg, uint32_t pid, uint32_t tid)
+static void shared_add(void *arg, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	struct shared_scan *s = arg;
 
-	(void)pid;
+	(void)pid, (void)time;
 	if (s->n == s->cap) {
 		size_t ncap = s->cap ? 2 * s->cap : 256;
 		struct tid_cpu *n = realloc(s->v, ncap * sizeof(*n));
@@ -2190,7 +2389,7 @@ static int collect_shared(struct conv *c)
 		uint32_t pid, tid;
 		s.cpu = c->q[i].cpu;
 		if (ptc_sb_thread_on_cpu(c->sb, s.cpu, 0, &pid, &tid) == 0)
-			shared_add(&s, pid, tid);
+			shared_add(&s, pid, tid, 0);
 		ptc_sb_threads_between(c->sb, s.cpu, 0, UINT64_MAX, shared_add, &s);
 	}
 	if (s.err) {
@@ -2254,10 +2453,46 @@ static int start_ahead(struct conv *c)
 	return 0;
 }
 
+/* A recording cut short (or damaged to its end) has lost the trace and the
+ * context switches after the cut: a thread of a per-CPU recording that had
+ * not exited may have run on, anywhere, without a queue's loss naming it.
+ * Its stream ends in a gap, unless it does already. */
+static int gap_cut_threads(struct conv *c)
+{
+	struct ptc_gap g;
+	uint64_t last = 0;
+	size_t i;
+	int err;
+
+	if (!c->sb || c->per_thread || c->per_cpu_out || !input_cut_short(c))
+		return 0;
+	for (i = 0; i < c->nq; i++)
+		if (c->q[i].eng && queue_time(&c->q[i]) > last)
+			last = queue_time(&c->q[i]);
+	memset(&g, 0, sizeof(g));
+	g.cause = PTC_GAP_AUX_LOST;
+	g.resume_offset = UINT64_MAX;
+	g.time = last;
+	g.lost_branches = UINT64_MAX;
+	g.detail = "the recording ends early (cut short, or damaged to its end): what the thread did "
+		   "after, if anything, is lost";
+	for (i = 0; i < c->nth; i++) {
+		struct cthread *t = c->th[i];
+		const struct ptc_sb_thread *s = ptc_sb_thread(c->sb, t->pt.tid);
+
+		if (t->pt.after_gap || t->finished || (s && s->t_exit != PTC_SB_TIME_MAX))
+			continue;
+		t->pt.after_gap = 1;
+		if ((err = ptc_pt_thread_gap(&t->pt, &g)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 static int decode_all(struct conv *c)
 {
 	const struct ptc_pt_env env = { .thread_at = env_thread_at, .region_at = env_region_at,
-					.orphan_gap = env_orphan_gap, .threads_between = env_threads_between,
+					.orphan_gap = env_orphan_gap, .lost_on_cpu = env_lost_on_cpu,
 					.who_runs = env_who_runs, .ctx = c };
 	/* Per-thread queues are independent: one after the other (or on -j
 	 * threads), each thread finished when its queue is, rather than
@@ -2317,7 +2552,7 @@ static int decode_all(struct conv *c)
 	}
 	for (;;) {
 		struct queue *best = NULL;
-		uint64_t until = UINT64_MAX;
+		uint64_t until = UINT64_MAX, due;
 
 		for (i = 0; i < c->nq; i++) {
 			if (c->q[i].done)
@@ -2333,6 +2568,10 @@ static int decode_all(struct conv *c)
 		/* back here once past the next exit, to finish that thread */
 		if (c->next_exit < c->nexits && c->exits[c->next_exit].time + EXIT_MARGIN_NS < until)
 			until = c->exits[c->next_exit].time + EXIT_MARGIN_NS + 1;
+		/* and at the next switch-in a loss's gap is due at (one the
+		 * queue is past already goes as soon as the others are too) */
+		if (c->nspans && (due = spans_due(c)) < until && due > queue_time(best))
+			until = due;
 		err = queue_run(c, best, until);
 		if (err < 0)
 			return err;
@@ -2343,6 +2582,9 @@ static int decode_all(struct conv *c)
 			if (best->done)
 				finish_queue_thread(c, best);
 		}
+		/* the gaps due by now, before a thread that got one ends */
+		if (c->nspans && (err = place_gaps(c, settled_time(c))) < 0)
+			return err;
 		finish_exited(c);
 		if (c->fatal)
 			return -ptc_err_io;
@@ -2364,7 +2606,10 @@ static int decode_all(struct conv *c)
 	}
 	if (shown)
 		progress(c, t0, total, total, 1);
-	return 0;
+	/* (every queue is done: the gaps still due go now) */
+	if ((err = place_gaps(c, UINT64_MAX)) < 0)
+		return err;
+	return gap_cut_threads(c);
 }
 
 /* ---- reading the recording ---- */
@@ -3371,6 +3616,7 @@ static void free_conv(struct conv *c)
 	ptc_writer_pool_free(c->pool);
 	ptc_writer_procs_free(c->procs);
 	free(c->exits);
+	free(c->spans);
 	free(c->cpu_seen);
 	ptc_sched_switch_samples_fini(&c->ss);
 	for (i = 0; i < c->nmissing; i++)

@@ -1260,7 +1260,7 @@ size_t ptc_sb_unknown_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t ti
 }
 
 size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t0, uint64_t t1,
-			      void (*fn)(void *arg, uint32_t pid, uint32_t tid), void *arg)
+			      void (*fn)(void *arg, uint32_t pid, uint32_t tid, uint64_t time), void *arg)
 {
 	const struct sb_cpu *c;
 	size_t lo, n = 0;
@@ -1271,10 +1271,24 @@ size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t
 	for (lo = first_after(c, t0); lo < c->n && c->v[lo].time <= t1; lo++) {
 		if (c->v[lo].unknown)
 			continue;
-		fn(arg, c->v[lo].pid, c->v[lo].tid);
+		fn(arg, c->v[lo].pid, c->v[lo].tid, c->v[lo].time);
 		n++;
 	}
 	return n;
+}
+
+uint64_t ptc_sb_next_switch_in(const struct ptc_sideband *sb, int cpu, uint64_t t)
+{
+	const struct sb_cpu *c;
+	size_t lo;
+
+	if (cpu < 0 || (size_t)cpu >= sb->nr_cpus)
+		return PTC_SB_TIME_MAX;
+	c = &sb->cpus[cpu];
+	for (lo = first_after(c, t); lo < c->n; lo++)
+		if (!c->v[lo].unknown)
+			return c->v[lo].time;
+	return PTC_SB_TIME_MAX;
 }
 
 size_t ptc_sb_cpu_switches(const struct ptc_sideband *sb, int cpu)

@@ -125,10 +125,14 @@ int ptc_sb_thread_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time,
 size_t ptc_sb_unknown_on_cpu(const struct ptc_sideband *sb, int cpu, uint64_t time, uint32_t *pid,
 			      uint32_t *tid, size_t max);
 /* Call fn for every thread switched in on cpu at a time in (t0, t1], in
- * time order (the threads a trace gap on that CPU between t0 and t1 took
- * data from, besides the one running at t0).  Returns how many. */
+ * time order, with that time (the threads a trace gap on that CPU between
+ * t0 and t1 took data from, besides the one running at t0).  Returns how
+ * many. */
 size_t ptc_sb_threads_between(const struct ptc_sideband *sb, int cpu, uint64_t t0, uint64_t t1,
-			      void (*fn)(void *arg, uint32_t pid, uint32_t tid), void *arg);
+			      void (*fn)(void *arg, uint32_t pid, uint32_t tid, uint64_t time), void *arg);
+/* The time of the first switch-in on cpu after time t that
+ * ptc_sb_threads_between() would list, PTC_SB_TIME_MAX when none. */
+uint64_t ptc_sb_next_switch_in(const struct ptc_sideband *sb, int cpu, uint64_t t);
 /* Number of distinct switch entries of a CPU (0: none). */
 size_t ptc_sb_cpu_switches(const struct ptc_sideband *sb, int cpu);
 /* Number of distinct threads other than idle (tid 0) the CPU ran, after

@@ -55,9 +55,9 @@ static void parse_all(const struct ptc_perf_record *rec)
 	(void)sink;
 }
 
-static void count_thread(void *arg, uint32_t pid, uint32_t tid)
+static void count_thread(void *arg, uint32_t pid, uint32_t tid, uint64_t time)
 {
-	*(size_t *)arg += pid + tid;
+	*(size_t *)arg += pid + tid + (size_t)time;
 }
 
 /* The sideband's answers after its last record, on every CPU it knows, at
@@ -80,6 +80,7 @@ static void ask_sideband(struct ptc_sideband *sb)
 		n = 0;
 		sink += ptc_sb_cpu_switches(sb, cpu) + ptc_sb_cpu_threads(sb, cpu);
 		sink += ptc_sb_threads_between(sb, cpu, 0, UINT64_MAX, count_thread, &n) + n;
+		sink += (size_t)ptc_sb_next_switch_in(sb, cpu, 0);
 		for (i = 0; i < ndmg && i < 16; i++) {
 			if (ptc_sb_thread_on_cpu(sb, cpu, dmg[i].time, pid, tid) == 0)
 				sink += tid[0];

@@ -34,16 +34,16 @@ static struct ptc_pt_thread *thread_at(void *ctx, int cpu, uint32_t qtid, uint64
 	return &thr;
 }
 
-static size_t threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
-			      struct ptc_pt_thread **out, size_t max)
+/* The other thread ran while the trace was lost: it gets the gap at
+ * once (ptconv's environment places it in time). */
+static int lost_on_cpu(void *ctx, int cpu, uint64_t t0, uint64_t t1, const struct ptc_gap *g,
+		       struct ptc_pt_thread *owner, struct ptc_pt_thread *resumer)
 {
-	size_t n = 0;
-
-	if (t1 > t0 && max >= 2) {
-		out[n++] = &other;
-		out[n++] = &thr;	/* the owner itself must be left out */
-	}
-	return n;
+	(void)ctx, (void)cpu;
+	if (t1 <= t0 || &other == owner || &other == resumer)
+		return 0;
+	other.after_gap = 1;
+	return ptc_pt_thread_gap(&other, g);
 }
 
 
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ptc_pt_env env = { .thread_at = thread_at, .region_at = pt_fuzz_region_at,
-				  .threads_between = threads_between };
+				  .lost_on_cpu = lost_on_cpu };
 	struct ptc_pt_params p;
 	uint8_t *copy;
 

@@ -149,17 +149,14 @@ static struct ptc_pt_thread *tp_thread_at(void *ctx, int cpu, uint32_t qtid, uin
 	return &tp_thr;
 }
 
-static size_t tp_threads_between(void *ctx, int cpu, uint64_t t0, uint64_t t1,
-				 struct ptc_pt_thread **out, size_t max)
+static int tp_lost_on_cpu(void *ctx, int cpu, uint64_t t0, uint64_t t1, const struct ptc_gap *g,
+			  struct ptc_pt_thread *owner, struct ptc_pt_thread *resumer)
 {
-	size_t n = 0;
-
 	(void)ctx, (void)cpu;
-	if (t1 > t0 && max >= 2) {
-		out[n++] = &tp_other;
-		out[n++] = &tp_thr;
-	}
-	return n;
+	if (t1 <= t0 || &tp_other == owner || &tp_other == resumer)
+		return 0;
+	tp_other.after_gap = 1;
+	return ptc_pt_thread_gap(&tp_other, g);
 }
 
 static void tp_stack(struct tp_log *l, const struct ptc_pt_thread *t)
@@ -179,7 +176,7 @@ static void tp_stack(struct tp_log *l, const struct ptc_pt_thread *t)
 static void tp_decode(const uint8_t *data, size_t size, int no_paths, struct tp_log log[2])
 {
 	struct ptc_pt_env env = { .thread_at = tp_thread_at, .region_at = pt_fuzz_region_at,
-				  .threads_between = tp_threads_between };
+				  .lost_on_cpu = tp_lost_on_cpu };
 	struct ptc_sink sink[2] = { { tp_s_begin, tp_s_branches, tp_s_gap, tp_s_end, NULL, tp_s_paths },
 				    { tp_s_begin, tp_s_branches, tp_s_gap, tp_s_end, NULL, tp_s_paths } };
 	struct tp_run *run = calloc(2, sizeof(*run));

@@ -13,10 +13,13 @@
  *
  * The decoder knows when a loss began (the gap's time) but not yet when it
  * ended: the span ends where the decoder's time is next known after the
- * gap.  So a closed gap is noted and the bystanders are told once time has
- * moved past it (or the trace ended).  The span may then reach past the
- * resumption: only the switches before the resuming thread's last one fall
- * in the gap.
+ * gap.  So a closed gap is noted, and once time has moved past it (or the
+ * trace ended) the environment is told the span (lost_on_cpu, ptdec.h).
+ * It knows who was switched in when, and gives each of them the gap where
+ * its stream stands at that time: a thread that ran on other CPUs before
+ * and after its stretch here has its gap between those branches.  The span
+ * may reach past the resumption: only the switches before the resuming
+ * thread's last one fall in the gap.
  */
 #ifndef PTC_DECODERS_INTEL_PT_BYSTANDERS_H
 #define PTC_DECODERS_INTEL_PT_BYSTANDERS_H
@@ -26,7 +29,7 @@
 #include "decoders/intel_pt/ptdec.h"
 
 struct ptc_pt_bystanders {
-	const struct ptc_pt_env *env;	/* asked for threads_between */
+	const struct ptc_pt_env *env;	/* told the losses (lost_on_cpu) */
 	int cpu;			/* <0: a per-thread queue, nobody else runs */
 	const struct ptc_pt_stats *stats;	/* the decoder's: did its queue hold any trace */
 	int pending;			/* a gap waits for time to move past it */

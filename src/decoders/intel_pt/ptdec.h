@@ -150,10 +150,17 @@ struct ptc_pt_env {
 			 struct ptc_pt_region *out, int *cause, char *msg, size_t msglen);
 	/* Optional: a gap nobody's thread can own (e.g. no thread known). */
 	void (*orphan_gap)(void *ctx, const struct ptc_gap *gap);
-	/* Optional: the threads switched in on cpu at a time in (t0, t1]:
-	 * up to max of them into out; returns how many it put there. */
-	size_t (*threads_between)(void *ctx, int cpu, uint64_t t0, uint64_t t1,
-				  struct ptc_pt_thread **out, size_t max);
+	/* Optional: cpu's trace of the time (t0, t1] is lost (t1
+	 * UINT64_MAX: to its end), and with it the branches of the threads
+	 * switched in there, besides what owner and resumer were told (owner:
+	 * the thread the loss began in, told up to its next switch-in there;
+	 * resumer: the one running where decoding resumed, NULL none, told
+	 * from its last switch-in before t1).  Each of them gets gap (a copy)
+	 * where its stream stands at the time it was switched in, once every
+	 * CPU's trace has been handed over up to that time.  Returns 0 or a
+	 * negative ptc error code. */
+	int (*lost_on_cpu)(void *ctx, int cpu, uint64_t t0, uint64_t t1, const struct ptc_gap *gap,
+			   struct ptc_pt_thread *owner, struct ptc_pt_thread *resumer);
 	/* For decoding ahead (below): who thread_at would answer, without
 	 * its side effects (creating the thread, its outputs, its gaps):
 	 * 0 and *pid, *tid (the thread's identity as thread_at keys it), or
