@@ -93,6 +93,10 @@ struct queue {
 	struct run *runs;
 	size_t nruns, cur;
 	struct run tail;	/* data lost after the last run (lost 0: none) */
+	/* The recording is cut short after a tail of known size: whatever
+	 * came after it is lost too, an unknown amount (summary.json lists
+	 * it as a loss of its own). */
+	int tail_open;
 	uint8_t *buf;
 	uint64_t bufsize;
 	uint64_t wpos;		/* walker: next stream offset to load in the current run */
@@ -161,6 +165,7 @@ struct conv {
 	uint64_t damage;	/* places where the reader skipped damaged input */
 	uint64_t malformed_records;	/* sideband records that could not be parsed */
 	uint64_t damaged_switches;	/* switch records their neighbours contradict */
+	uint64_t damaged_aux;		/* AUX records their neighbours contradict (aux_damaged) */
 
 	struct queue *q;
 	size_t nq;
@@ -1384,6 +1389,66 @@ static int cmp_cut(const void *a, const void *b)
 /* The recording could not be read to its end: cut short, or damaged from
  * some offset to its end. */
 
+/* Where piece p's data ends without the padding perf adds to 8 bytes, when
+ * p ends at data_end with all its bytes there: before its last zero bytes,
+ * 7 at most (data_end otherwise). */
+static uint64_t padded_end(struct conv *c, const struct piece *p, uint64_t data_end)
+{
+	uint8_t b[7];
+	size_t n = p->size < sizeof(b) ? (size_t)p->size : sizeof(b), z = 0;
+
+	if (p->lost || p->claimed > p->size || p->offset + p->size != data_end || !n || p->size % 8)
+		return data_end;
+	if (p->data)
+		memcpy(b, p->data + p->size - n, n);
+	else if (ptc_perf_pread(c->r, b, n, p->file_off + p->size - n) < 0)
+		return data_end;
+	while (z < n && !b[n - 1 - z])
+		z++;
+	return data_end - z;
+}
+
+/* A queue's AUX records follow one another: each begins where the one
+ * before ended (the kernel's AUX head).  Is aux[k], one of queue q's, one
+ * that its neighbours contradict, or that claims more than an AUX buffer
+ * holds (a damaged field)?  Its claim of where the queue's data ends is
+ * then not believed; said once, and --strict fails (summary.json
+ * damaged_aux_records).  A record missing between two leaves both
+ * believed: each agrees with its other neighbour. */
+static int aux_damaged(struct conv *c, const struct queue *q, const struct ptc_sb_aux *aux, size_t naux,
+		       size_t k)
+{
+	const struct ptc_sb_aux *r = &aux[k], *prev = NULL, *next = NULL;
+	uint64_t end = r->aux_offset + r->aux_size;
+	size_t i;
+	int left, right, bad;
+
+	/* (a copy of the record, a duplicated one, is no neighbour) */
+#define AUX_NEIGHBOUR(a) (aux_of_queue(c, (a), q) && (a)->aux_size && !((a)->flags & PTC_AUX_FLAG_OVERWRITE) && \
+			  ((a)->aux_offset != r->aux_offset || (a)->aux_size != r->aux_size))
+	for (i = k; i-- > 0 && !prev;)
+		if (AUX_NEIGHBOUR(&aux[i]))
+			prev = &aux[i];
+	for (i = k + 1; i < naux && !next; i++)
+		if (AUX_NEIGHBOUR(&aux[i]))
+			next = &aux[i];
+#undef AUX_NEIGHBOUR
+	left = !prev || prev->aux_offset + prev->aux_size == r->aux_offset;
+	right = !next || end == next->aux_offset;
+	bad = r->aux_size > ((uint64_t)1 << 32) || end < r->aux_offset ||	/* (no AUX buffer is that large) */
+	      (prev && next && !left && !right) ||				/* both neighbours disagree */
+	      (next && end > next->aux_offset) ||				/* overlaps the next */
+	      (prev && !next && !left);					/* the last one, after a hole */
+	if (bad && !c->opt->quiet)
+		ptc_cli_error("warning: %s: the AUX record of %s %d at AUX offset 0x%" PRIx64 " (%" PRIu64
+			      " bytes, perf time %" PRIu64 ") disagrees with the queue's other AUX records: "
+			      "damaged, its claim is not believed", ptc_perf_name(c->r),
+			      q->cpu >= 0 ? "cpu" : "thread", q->cpu >= 0 ? q->cpu : (int)q->tid, r->aux_offset,
+			      r->aux_size, r->time);
+	c->damaged_aux += bad;
+	return bad;
+}
+
 static int plan_runs(struct conv *c, struct queue *q)
 {
 	const struct piece *damaged = NULL;	/* its data lost, nothing after it yet */
@@ -1398,7 +1463,7 @@ static int plan_runs(struct conv *c, struct queue *q)
 		int mine = aux_of_queue(c, &aux[i], q);
 		struct cut *n;
 		if (mine && aux[i].aux_size && !(aux[i].flags & PTC_AUX_FLAG_OVERWRITE) &&
-		    aux[i].aux_offset + aux[i].aux_size > claimed)
+		    !aux_damaged(c, q, aux, naux, i) && aux[i].aux_offset + aux[i].aux_size > claimed)
 			claimed = aux[i].aux_offset + aux[i].aux_size;
 		if (!mine || !(aux[i].flags & (PTC_AUX_FLAG_TRUNCATED | PTC_AUX_FLAG_PARTIAL |
 					       PTC_AUX_FLAG_COLLISION)))
@@ -1519,7 +1584,7 @@ static int plan_runs(struct conv *c, struct queue *q)
 			if (q->p[i].claimed > q->p[i].size && e > cut_end)
 				cut_end = e;
 		}
-		if (claimed && claimed < data_end && data_end - claimed < 8 && cut_end != data_end) {
+		if (claimed && claimed < data_end && data_end - claimed < 8) {
 			/* perf pads an AUXTRACE record's data to 8 bytes (the
 			 * queue's next record starts where the data really ends,
 			 * over the padding): the AUX records say where the
@@ -1529,6 +1594,18 @@ static int plan_runs(struct conv *c, struct queue *q)
 				if (q->runs[i].end > claimed)
 					q->runs[i].end = q->runs[i].start > claimed ? q->runs[i].start : claimed;
 			data_end = claimed;
+		} else if (claimed < data_end && !damaged && q->np) {
+			/* No AUX record says where the data ends (removed or
+			 * damaged, or none was written): the padding is the
+			 * zero bytes (PAD packets) that end the last record's
+			 * data, 7 at most, as the kernel's data would end
+			 * anywhere else */
+			uint64_t end = padded_end(c, &q->p[q->np - 1], data_end);
+
+			for (i = 0; i < q->nruns; i++)
+				if (q->runs[i].end > end)
+					q->runs[i].end = q->runs[i].start > end ? q->runs[i].start : end;
+			data_end = end;
 		}
 		for (i = 0; i < nc; i++)
 			if (cuts[i].s == cuts[i].e && cuts[i].s == data_end) {
@@ -1578,6 +1655,8 @@ static int plan_runs(struct conv *c, struct queue *q)
 	}
 	q->nruns = j;
 	free(cuts);
+	if (q->tail.lost && q->tail.lost != UINT64_MAX && input_cut_short(c))
+		q->tail_open = 1;
 	if (!q->tail.lost && input_cut_short(c)) {
 		/* what the file held after its end (or after the damage that
 		 * runs to it) is unknown: any queue's trace may go on there */
@@ -2753,7 +2832,8 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
 	struct bad_records bad = { 0 };
-	uint64_t last_time = 0;
+	uint64_t last_time = 0, last_end = 0;
+	uint32_t last_type = 0;
 	int err;
 
 	*nr_priv = 0;
@@ -2761,6 +2841,8 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 	if (err < 0)
 		return err;
 	while ((err = ptc_perf_next(c->r, &rec)) > 0) {
+		last_type = rec.type;
+		last_end = rec.offset + rec.size + (rec.type == PTC_REC_AUXTRACE ? rec.aux_size : 0);
 		if (rec.sid.valid & PTC_SID_TIME) {
 			if (bad.bytes && (err = add_bad(c, &bad, rec.sid.time)) < 0)
 				return err;
@@ -2861,6 +2943,14 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 		 * the rest is a loss that the summary and --strict report */
 		snprintf(c->input_error, sizeof(c->input_error), "%s", ptc_perf_errmsg(c->r));
 		c->unread_bytes = fsize > got ? fsize - got : 0;
+	} else if (ptc_perf_info(c->r)->pipe_mode && last_type && last_type != PTC_REC_FINISHED_ROUND) {
+		/* perf ends a pipe's stream with a FINISHED_ROUND record: one
+		 * that ends elsewhere was cut (at a record boundary: the
+		 * reader found nothing wrong) */
+		snprintf(c->input_error, sizeof(c->input_error), "offset 0x%" PRIx64 ": the records end without "
+			 "the FINISHED_ROUND record that ends perf's pipe output: the recording is cut short",
+			 last_end);
+		ptc_cli_error("%s: %s", ptc_perf_name(c->r), c->input_error);
 	}
 	if (bad.bytes && add_bad(c, &bad, PTC_SB_TIME_MAX) < 0)
 		return -ptc_err_nomem;
@@ -3178,6 +3268,7 @@ static void summary_queues(struct conv *c, struct ptc_json *j)
 			unknown++;
 		else
 			missing += q->tail.lost;
+		unknown += q->tail_open;
 		ptc_json_begin_object(j, NULL);
 		if (q->unnumbered)
 			ptc_json_null(j, "index");
@@ -3201,6 +3292,9 @@ static void summary_queues(struct conv *c, struct ptc_json *j)
 				json_queue_loss(j, q->runs[k].start, q->runs[k].lost, q->runs[k].why);
 		if (q->tail.lost && listed++ < QUEUE_LOSSES_LISTED)
 			json_queue_loss(j, q->tail.start, q->tail.lost, q->tail.why);
+		if (q->tail_open && listed++ < QUEUE_LOSSES_LISTED)
+			json_queue_loss(j, q->tail.start, UINT64_MAX,
+					"the recording ends early (cut short): the trace after this, if any, is lost");
 		ptc_json_end_array(j);
 		ptc_json_u64(j, "more_losses", listed > QUEUE_LOSSES_LISTED ? listed - QUEUE_LOSSES_LISTED : 0);
 		ptc_json_end_object(j);
@@ -3273,6 +3367,7 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		ptc_convert_json_damage(&j, c->r);
 		ptc_json_u64(&j, "malformed_records", c->malformed_records);
 		summary_switch_damage(c, &j);
+		ptc_json_u64(&j, "damaged_aux_records", c->damaged_aux);
 		if (c->sb) {
 			uint64_t nl, lost = ptc_sb_lost(c->sb, &nl);
 			ptc_json_u64(&j, "lost_records", lost);
@@ -3650,7 +3745,7 @@ static int exit_status(struct conv *c)
 	for (i = 0; i < c->nth; i++)
 		gaps += c->th[i]->pt.gaps;
 	if (gaps || c->nmissing || c->input_error[0] || c->late_branches || c->damage || c->malformed_records ||
-	    c->damaged_switches ||
+	    c->damaged_switches || c->damaged_aux ||
 	    (c->r && ptc_perf_stats(c->r)->features_unread))
 		return c->opt->strict ? PTC_EXIT_GAPS : PTC_EXIT_OK;
 	return PTC_EXIT_OK;
