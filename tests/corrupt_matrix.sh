@@ -62,6 +62,7 @@ PER_KIND = 6                # mutants of each kind per recording
 FINISHED_ROUND = 68
 AUXTRACE_INFO = 70
 SWITCH_CPU_WIDE = 15
+PERF_RECORD_MMAP, PERF_RECORD_COMM, PERF_RECORD_MMAP2, PERF_RECORD_AUX = 1, 3, 10, 11
 # a SWITCH_CPU_WIDE record's fields after its header: next_prev pid, tid,
 # then the sample_id trailer's pid, tid and time
 SWITCH_FIELDS = ((8, 'next_prev pid'), (12, 'next_prev tid'), (16, 'sample pid'), (20, 'sample tid'),
@@ -351,6 +352,36 @@ def mutants(name, blob, rnd):
             off = r[0] + at
             b[off + srnd.randrange(4)] ^= 1 << srnd.randrange(8)
             yield 'switch %s flipped at 0x%x (the record at 0x%x)' % (field, off, r[0]), bytes(b), False
+    # the kernel's AUX records (where each queue's data ends), AUXTRACE
+    # headers and records that end in a string, damaged where a sampled
+    # mutant seldom is: each kind in a few records of their own seeded
+    # choice (PERF_RECORD_AUX: aux_offset at 8, aux_size at 16)
+    arnd = random.Random(name + ': aux')
+    auxr = [r for r in recs if r[1] == PERF_RECORD_AUX]
+    for r in arnd.sample(auxr, min(3, len(auxr))):
+        for what, at, bit in (('aux_offset bit 45', 8, 45), ('aux_offset bit %d' % (3 + r[0] % 5), 8, 3 + r[0] % 5),
+                              ('aux_size bit 37', 16, 37)):
+            b = bytearray(blob)
+            struct.pack_into('<Q', b, r[0] + at, struct.unpack_from('<Q', blob, r[0] + at)[0] ^ (1 << bit))
+            yield 'AUX record at 0x%x: %s flipped' % (r[0], what), bytes(b), False
+        b = bytearray(blob)
+        struct.pack_into('<H', b, r[0] + 6, r[2] - 8)
+        yield 'AUX record at 0x%x: size %d for %d' % (r[0], r[2] - 8, r[2]), bytes(b), False
+    for r in arnd.sample(aux, min(2, len(aux))):
+        for v in (0, 0xfff8):
+            b = bytearray(blob)
+            struct.pack_into('<H', b, r[0] + 6, v)
+            yield 'AUXTRACE header at 0x%x: size %d for 48' % (r[0], v), bytes(b), False
+    strs = [r for r in recs if r[1] in (PERF_RECORD_MMAP, PERF_RECORD_COMM, PERF_RECORD_MMAP2)]
+    for r in arnd.sample(strs, min(3, len(strs))):
+        b = bytearray(blob)
+        struct.pack_into('<H', b, r[0] + 6, 0xfff8)
+        yield 'string record at 0x%x (type %d): size 65528 for %d' % (r[0], r[1], r[2]), bytes(b), False
+    if pipe:
+        # cut where a round is not finished: perf ends a pipe with one
+        cuts = [i for i in range(1, len(recs)) if recs[i - 1][1] != FINISHED_ROUND]
+        for i in arnd.sample(cuts, min(3, len(cuts))):
+            yield 'cut at the record at 0x%x (no FINISHED_ROUND before)' % recs[i][0], blob[:recs[i][0]], False
     data = set()
     for r in aux:
         data.update(range(r[0] + r[2], r[0] + r[2] + r[3]))

@@ -37,6 +37,7 @@ for i in range(n_aux):
     p.stdin.write(block)
     p.stdin.write(rec(71, struct.pack('<QQQIIII', aux_size, i * aux_size, 0, 0, 6, i % 4, 0)))
     p.stdin.write(trace)
+    p.stdin.write(rec(68, b''))	# FINISHED_ROUND, as perf ends each pass (a stream without is cut short)
 p.stdin.close()
 out = p.stdout.read()
 rc = p.wait()
@@ -45,7 +46,7 @@ if rc != 0:
     fails.append('1 GiB stream: exit %d' % rc)
 else:
     j = json.loads(out)
-    want = {'64': 1, '12': n_aux * n_small_per, '71': n_aux}
+    want = {'64': 1, '12': n_aux * n_small_per, '71': n_aux, '68': n_aux}
     if j['record_types'] != want:
         fails.append('1 GiB stream: records %s, want %s' % (j['record_types'], want))
     if j['aux']['bytes'] != n_aux * aux_size:

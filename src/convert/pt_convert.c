@@ -1306,6 +1306,8 @@ static int add_unheld_queues(struct conv *c)
 	size_t naux = 0, i, k;
 	const struct ptc_sb_aux *aux = ptc_sb_aux_records(c->sb, &naux);
 	uint32_t idx = UINT32_MAX;
+	/* the CPUs there are (perf's header; else any a queue could have) */
+	uint64_t ncpu = c->r && ptc_perf_info(c->r)->nr_cpus_avail ? ptc_perf_info(c->r)->nr_cpus_avail : 65536;
 
 	for (i = 0; i < naux; i++) {
 		int64_t known = aux_queue_index(c, &aux[i]);
@@ -1315,6 +1317,15 @@ static int add_unheld_queues(struct conv *c)
 		if (!aux[i].aux_size || (aux[i].flags & PTC_AUX_FLAG_OVERWRITE) ||
 		    (c->per_thread ? known < 0 && !aux[i].tid : aux[i].cpu < 0))
 			continue;	/* it does not say which buffer */
+		if (!c->per_thread && known < 0 && (uint64_t)aux[i].cpu >= ncpu) {
+			/* a CPU the recording does not have: its sample id is
+			 * damaged */
+			if (!c->opt->quiet)
+				ptc_cli_error("warning: %s: an AUX record names cpu %d, which the recording does "
+					      "not have: damaged, not believed", ptc_perf_name(c->r), aux[i].cpu);
+			c->damaged_aux++;
+			continue;
+		}
 		for (k = 0; k < c->nq && !held; k++)
 			held = aux_of_queue(c, &aux[i], &c->q[k]);
 		if (held)
@@ -1340,9 +1351,9 @@ static int add_unheld_queues(struct conv *c)
 	 * switches there before the cut remain: that CPU's queue is lost
 	 * whole, and the threads it ran lost branches (env_lost_on_cpu()). */
 	if (c->sb && !c->per_thread && input_cut_short(c)) {
-		size_t ncpu = ptc_sb_nr_cpus(c->sb), cpu;
+		size_t nsb = ptc_sb_nr_cpus(c->sb), cpu;
 
-		for (cpu = 0; cpu < ncpu && cpu <= INT32_MAX; cpu++) {
+		for (cpu = 0; cpu < nsb && cpu <= INT32_MAX; cpu++) {
 			int held = 0;
 			struct queue *q;
 
@@ -1438,7 +1449,10 @@ static int aux_damaged(struct conv *c, const struct queue *q, const struct ptc_s
 	bad = r->aux_size > ((uint64_t)1 << 32) || end < r->aux_offset ||	/* (no AUX buffer is that large) */
 	      (prev && next && !left && !right) ||				/* both neighbours disagree */
 	      (next && end > next->aux_offset) ||				/* overlaps the next */
-	      (prev && !next && !left);					/* the last one, after a hole */
+	      (prev && !next && !left) ||					/* the last one, after a hole */
+	      /* the first, though the queue's data starts where the first
+	       * one would (q's pieces are sorted) */
+	      (!prev && r->aux_offset && q->np && !q->p[0].offset);
 	if (bad && !c->opt->quiet)
 		ptc_cli_error("warning: %s: the AUX record of %s %d at AUX offset 0x%" PRIx64 " (%" PRIu64
 			      " bytes, perf time %" PRIu64 ") disagrees with the queue's other AUX records: "
@@ -2832,8 +2846,7 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 {
 	struct ptc_perf_record rec;
 	struct bad_records bad = { 0 };
-	uint64_t last_time = 0, last_end = 0;
-	uint32_t last_type = 0;
+	uint64_t last_time = 0;
 	int err;
 
 	*nr_priv = 0;
@@ -2841,8 +2854,6 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 	if (err < 0)
 		return err;
 	while ((err = ptc_perf_next(c->r, &rec)) > 0) {
-		last_type = rec.type;
-		last_end = rec.offset + rec.size + (rec.type == PTC_REC_AUXTRACE ? rec.aux_size : 0);
 		if (rec.sid.valid & PTC_SID_TIME) {
 			if (bad.bytes && (err = add_bad(c, &bad, rec.sid.time)) < 0)
 				return err;
@@ -2943,14 +2954,6 @@ static int read_records(struct conv *c, uint64_t **privcopy, size_t *nr_priv)
 		 * the rest is a loss that the summary and --strict report */
 		snprintf(c->input_error, sizeof(c->input_error), "%s", ptc_perf_errmsg(c->r));
 		c->unread_bytes = fsize > got ? fsize - got : 0;
-	} else if (ptc_perf_info(c->r)->pipe_mode && last_type && last_type != PTC_REC_FINISHED_ROUND) {
-		/* perf ends a pipe's stream with a FINISHED_ROUND record: one
-		 * that ends elsewhere was cut (at a record boundary: the
-		 * reader found nothing wrong) */
-		snprintf(c->input_error, sizeof(c->input_error), "offset 0x%" PRIx64 ": the records end without "
-			 "the FINISHED_ROUND record that ends perf's pipe output: the recording is cut short",
-			 last_end);
-		ptc_cli_error("%s: %s", ptc_perf_name(c->r), c->input_error);
 	}
 	if (bad.bytes && add_bad(c, &bad, PTC_SB_TIME_MAX) < 0)
 		return -ptc_err_nomem;

@@ -1510,6 +1510,23 @@ static unsigned fixed_size(uint32_t t)
 }
 
 static int sid_size_max(const struct ptc_perf_reader *r);
+static int sid_size_min(const struct ptc_perf_reader *r);
+static int peek(struct ptc_perf_reader *r, uint64_t off, void *dst, size_t n);
+
+/* Where the string of a kernel record of type t that ends in one (a file
+ * name, a command) begins, header included; 0 for the others. */
+static unsigned string_at(uint32_t t)
+{
+	switch (t) {
+	case PERF_RECORD_MMAP:
+		return 40;
+	case PERF_RECORD_COMM:
+		return 16;
+	case PERF_RECORD_MMAP2:
+		return 72;
+	}
+	return 0;
+}
 
 /* Why the header (type, misc, size) at off cannot be a record's, or NULL;
  * the reason is written to buf when there is one (a scan passes none).
@@ -1542,6 +1559,28 @@ static const char *header_bad(const struct ptc_perf_reader *r, uint64_t off, uin
 	    size > fixed_size(type) + (unsigned)sid_size_max(r))
 		return BAD("%s record of %u bytes, longer than its fields and sample id (%u)",
 			   ptc_perf_record_name(type), size, fixed_size(type) + (unsigned)sid_size_max(r));
+	/* ... or shorter: its sample id (thread, time, CPU) would be read
+	 * from the wrong bytes */
+	if (is_kernel_type(type) && fixed_size(type) && sid_size_min(r) > 0 &&
+	    size < fixed_size(type) + (unsigned)sid_size_min(r))
+		return BAD("%s record of %u bytes, shorter than its fields and sample id (%u)",
+			   ptc_perf_record_name(type), size, fixed_size(type) + (unsigned)sid_size_min(r));
+	/* ... and one of a string: longer than the string (to its NUL,
+	 * padded to 8) and the trailer */
+	if (!inner && is_kernel_type(type) && string_at(type) && size > string_at(type) &&
+	    sid_size_max(r) >= 0) {
+		char str[4096];
+		size_t n = size - string_at(type) < sizeof(str) ? size - string_at(type) : sizeof(str), k;
+
+		if (peek((struct ptc_perf_reader *)r, off + string_at(type), str, n)) {
+			for (k = 0; k < n && str[k]; k++)
+				;
+			if (k < n && size > ((string_at(type) + k + 1 + 7) & ~7u) + (unsigned)sid_size_max(r))
+				return BAD("%s record of %u bytes, longer than its string and sample id (%u)",
+					   ptc_perf_record_name(type), size,
+					   ((string_at(type) + (unsigned)k + 1 + 7) & ~7u) + (unsigned)sid_size_max(r));
+		}
+	}
 	if (type == PTC_REC_AUXTRACE && size != PTC_AUXTRACE_RECORD_SIZE)
 		return BAD("AUXTRACE record of %u bytes (perf's are %d)", size, PTC_AUXTRACE_RECORD_SIZE);
 	if (!inner && off < r->data_end && size > r->data_end - off)
@@ -1626,6 +1665,19 @@ static int sid_size_max(const struct ptc_perf_reader *r)
 		if ((n = event_sid_size(r, k)) > max)
 			max = n;
 	return max;
+}
+
+/* The smallest sample_id trailer of the recording's events; -1 before
+ * they are known. */
+static int sid_size_min(const struct ptc_perf_reader *r)
+{
+	int min = -1, n;
+	size_t k;
+
+	for (k = 0; k < r->nr_attrs; k++)
+		if ((n = event_sid_size(r, k)) < min || min < 0)
+			min = n;
+	return min;
 }
 
 /* An AUXTRACE record's fields (p, 48 bytes) as perf writes them: the
@@ -2025,6 +2077,18 @@ static int aux_damaged(struct ptc_perf_reader *r, struct ptc_perf_record *rec, u
 	uint64_t aoff = off + PTC_AUXTRACE_RECORD_SIZE, size = ptc_le64(h + 8), c = 0, end, next;
 	int found, text = 0;
 
+	if (!r->vbuf && !(r->vbuf = malloc(REC_MAX + 8)))	/* (chain_ok()'s) */
+		return fail_at(r, ptc_err_nomem, off, "out of memory");
+	if (header_too && size && can_rewind(r, aoff) && size <= r->data_end - aoff &&
+	    (aoff + size == r->data_end || chain_ok(r, aoff + size))) {
+		/* its fields are perf's and intact records follow the data
+		 * they claim: the damage is in the header's type, misc or
+		 * size alone (the trace data may hold bytes that look like
+		 * records: a scan from its start could stop inside it) */
+		add_skip(r, off, off, 0, 0, "%s: the record repaired: an AUXTRACE record whose trace data of "
+			 "%llu bytes is followed by intact records", why, (unsigned long long)size);
+		return give_auxtrace(r, rec, off, h, aoff, size, 0);
+	}
 	found = scan(r, aoff, UINT64_MAX, &c, &text);
 	if (found < 0)
 		return found;
@@ -2254,10 +2318,13 @@ static int deliver(struct ptc_perf_reader *r, struct ptc_perf_record *rec)
  * does, the last round too) ends the stream with one.  Records after the
  * last one are a round cut short (a copy interrupted at a record's
  * boundary): an error, once they are read, so that the loss of the rest of
- * the round is not taken for the end of the recording. */
+ * the round is not taken for the end of the recording.  Perf ends each
+ * pass over its buffers that wrote records with one, so a recording with
+ * trace data (AUXTRACE) has one even when cut before its first. */
 static int round_ended(struct ptc_perf_reader *r, uint64_t off)
 {
-	if (!r->info.pipe_mode || !r->stats.records[PTC_REC_FINISHED_ROUND] ||
+	if (!r->info.pipe_mode ||
+	    (!r->stats.records[PTC_REC_FINISHED_ROUND] && !r->stats.records[PTC_REC_AUXTRACE]) ||
 	    r->last_type == PTC_REC_FINISHED_ROUND)
 		return 0;
 	return fail_at(r, ptc_err_truncated, off, "the input ends inside a round of records (the "
