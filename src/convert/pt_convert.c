@@ -1420,30 +1420,28 @@ static uint64_t padded_end(struct conv *c, const struct piece *p, uint64_t data_
 }
 
 /* A queue's AUX records follow one another: each begins where the one
- * before ended (the kernel's AUX head).  Is aux[k], one of queue q's, one
+ * before ended (the kernel's AUX head).  Is mine[k], of queue q's AUX
+ * records that claim data (mine[0, n), in the recording's order), one
  * that its neighbours contradict, or that claims more than an AUX buffer
  * holds (a damaged field)?  Its claim of where the queue's data ends is
  * then not believed; said once, and --strict fails (summary.json
  * damaged_aux_records).  A record missing between two leaves both
  * believed: each agrees with its other neighbour. */
-static int aux_damaged(struct conv *c, const struct queue *q, const struct ptc_sb_aux *aux, size_t naux,
+static int aux_damaged(struct conv *c, const struct queue *q, const struct ptc_sb_aux *const *mine, size_t n,
 		       size_t k)
 {
-	const struct ptc_sb_aux *r = &aux[k], *prev = NULL, *next = NULL;
+	const struct ptc_sb_aux *r = mine[k], *prev = NULL, *next = NULL;
 	uint64_t end = r->aux_offset + r->aux_size;
 	size_t i;
 	int left, right, bad;
 
 	/* (a copy of the record, a duplicated one, is no neighbour) */
-#define AUX_NEIGHBOUR(a) (aux_of_queue(c, (a), q) && (a)->aux_size && !((a)->flags & PTC_AUX_FLAG_OVERWRITE) && \
-			  ((a)->aux_offset != r->aux_offset || (a)->aux_size != r->aux_size))
 	for (i = k; i-- > 0 && !prev;)
-		if (AUX_NEIGHBOUR(&aux[i]))
-			prev = &aux[i];
-	for (i = k + 1; i < naux && !next; i++)
-		if (AUX_NEIGHBOUR(&aux[i]))
-			next = &aux[i];
-#undef AUX_NEIGHBOUR
+		if (mine[i]->aux_offset != r->aux_offset || mine[i]->aux_size != r->aux_size)
+			prev = mine[i];
+	for (i = k + 1; i < n && !next; i++)
+		if (mine[i]->aux_offset != r->aux_offset || mine[i]->aux_size != r->aux_size)
+			next = mine[i];
 	left = !prev || prev->aux_offset + prev->aux_size == r->aux_offset;
 	right = !next || end == next->aux_offset;
 	bad = r->aux_size > ((uint64_t)1 << 32) || end < r->aux_offset ||	/* (no AUX buffer is that large) */
@@ -1469,16 +1467,35 @@ static int plan_runs(struct conv *c, struct queue *q)
 	struct cut *cuts = NULL;
 	size_t nc = 0, i, j, naux = 0, cap;
 	const struct ptc_sb_aux *aux = c->sb ? ptc_sb_aux_records(c->sb, &naux) : NULL;
+	const struct ptc_sb_aux **claims = NULL;
+	size_t nclaims = 0, capclaims = 0;
 	uint64_t claimed = 0;	/* where the AUX records say the queue's data ends */
 
 	if (q->np)
 		qsort(q->p, q->np, sizeof(*q->p), cmp_piece);
+	/* the queue's AUX records that say where its data ends, in order */
+	for (i = 0; i < naux; i++)
+		if (aux[i].aux_size && !(aux[i].flags & PTC_AUX_FLAG_OVERWRITE) && aux_of_queue(c, &aux[i], q)) {
+			if (nclaims == capclaims) {
+				size_t ncap = capclaims ? 2 * capclaims : 64;
+				const struct ptc_sb_aux **v = realloc(claims, ncap * sizeof(*v));
+
+				if (!v) {
+					free(claims);
+					return -ptc_err_nomem;
+				}
+				claims = v;
+				capclaims = ncap;
+			}
+			claims[nclaims++] = &aux[i];
+		}
+	for (i = 0; i < nclaims; i++)
+		if (!aux_damaged(c, q, claims, nclaims, i) && claims[i]->aux_offset + claims[i]->aux_size > claimed)
+			claimed = claims[i]->aux_offset + claims[i]->aux_size;
+	free(claims);
 	for (i = 0; i < naux; i++) {
 		int mine = aux_of_queue(c, &aux[i], q);
 		struct cut *n;
-		if (mine && aux[i].aux_size && !(aux[i].flags & PTC_AUX_FLAG_OVERWRITE) &&
-		    !aux_damaged(c, q, aux, naux, i) && aux[i].aux_offset + aux[i].aux_size > claimed)
-			claimed = aux[i].aux_offset + aux[i].aux_size;
 		if (!mine || !(aux[i].flags & (PTC_AUX_FLAG_TRUNCATED | PTC_AUX_FLAG_PARTIAL |
 					       PTC_AUX_FLAG_COLLISION)))
 			continue;
