@@ -1013,19 +1013,23 @@ static int env_lost_on_cpu(void *ctx, int cpu, uint64_t t0, uint64_t t1, const s
 	return place_span(c, c->nspans - 1, others_settled(c, cpu));
 }
 
+/* The next switch-in span s's gap is due at (UINT64_MAX: none is left). */
+static uint64_t span_due(const struct conv *c, const struct lost_span *s)
+{
+	uint64_t t = ptc_sb_next_switch_in(c->sb, s->cpu, s->next);
+
+	return t != PTC_SB_TIME_MAX && t <= s->end ? t : UINT64_MAX;
+}
+
 /* The earliest switch-in a span's gap is due at (UINT64_MAX: none). */
 static uint64_t spans_due(const struct conv *c)
 {
-	uint64_t due = UINT64_MAX;
+	uint64_t due = UINT64_MAX, t;
 	size_t i;
 
-	for (i = 0; i < c->nspans; i++) {
-		const struct lost_span *s = &c->spans[i];
-		uint64_t t = ptc_sb_next_switch_in(c->sb, s->cpu, s->next);
-
-		if (t != PTC_SB_TIME_MAX && t <= s->end && t < due)
+	for (i = 0; i < c->nspans; i++)
+		if ((t = span_due(c, &c->spans[i])) < due)
 			due = t;
-	}
 	return due;
 }
 
@@ -1036,8 +1040,7 @@ static int place_span(struct conv *c, size_t k, uint64_t upto)
 	struct placing p = { c, &s->gap, 0 };
 	uint64_t due;
 
-	while ((due = ptc_sb_next_switch_in(c->sb, s->cpu, s->next)) != PTC_SB_TIME_MAX && due <= s->end &&
-	       due <= upto) {
+	while ((due = span_due(c, s)) != UINT64_MAX && due <= upto) {
 		ptc_sb_threads_between(c->sb, s->cpu, s->next, due, place_gap, &p);
 		s->next = due;
 		if (p.err < 0)
@@ -1056,10 +1059,9 @@ static int place_gaps(struct conv *c, uint64_t upto)
 		size_t i, k = 0;
 
 		for (i = 0; i < c->nspans; i++) {
-			struct lost_span *s = &c->spans[i];
-			uint64_t t = ptc_sb_next_switch_in(c->sb, s->cpu, s->next);
+			uint64_t t = span_due(c, &c->spans[i]);
 
-			if (t == PTC_SB_TIME_MAX || t > s->end) {
+			if (t == UINT64_MAX) {
 				c->spans[i--] = c->spans[--c->nspans];	/* done */
 				continue;
 			}
