@@ -177,7 +177,12 @@ def names_of(space, f):
             v = elf.vaddr(f - s + pgoff) if elf else None
             if elf and v is not None and elf.start(v) == v:
                 return frozenset(elf.names[v])
-            return frozenset(["%s+0x%x" % (os.path.basename(path), v if v is not None else f - s + pgoff)])
+            # the vDSO is the recording's "[vdso]" (ptgen-trace dumps
+            # it as vdso-BUILDID.so)
+            image = os.path.basename(path)
+            if re.match(r"vdso-[0-9a-f]+\.so$", image):
+                image = "[vdso]"
+            return frozenset(["%s+0x%x" % (image, v if v is not None else f - s + pgoff)])
     return frozenset(["0x%x" % f])
 
 

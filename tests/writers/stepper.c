@@ -167,6 +167,30 @@ int main(int argc, char **argv)
 			target = 0;
 			break;
 		default:
+			if (next != ip + zi.length) {
+				/* Some hypervisors (seen on an AMD EPYC guest) trap
+				 * an instruction they emulate (CPUID) only after
+				 * the next one: that one ran too, and must have
+				 * been no branch to end where the thread is. */
+				uint64_t ip2 = ip + zi.length;
+
+				r.iov_base = (void *)ip2;
+				if (process_vm_readv(pid, &l, 1, &r, 1, 0) < 1 ||
+				    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, b, 16, &zi, ops)) ||
+				    zi.meta.category == ZYDIS_CATEGORY_COND_BR ||
+				    zi.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+				    zi.meta.category == ZYDIS_CATEGORY_CALL || zi.meta.category == ZYDIS_CATEGORY_RET ||
+				    zi.meta.category == ZYDIS_CATEGORY_SYSCALL ||
+				    zi.meta.category == ZYDIS_CATEGORY_INTERRUPT || next != ip2 + zi.length) {
+					fprintf(stderr, "stepper: 0x%" PRIx64 " is no branch but went to 0x%" PRIx64 "\n",
+						ip, next);
+					return 1;
+				}
+				if (ips)
+					fprintf(ips, "0x%" PRIx64 "\n", ip2);
+				insns++;
+				t++;
+			}
 			break;
 		}
 		if (kind >= 0) {

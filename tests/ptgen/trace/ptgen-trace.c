@@ -834,6 +834,55 @@ static void disarm_at(struct thread *t, uint64_t ip)
 	}
 }
 
+/* CPUID, which a hypervisor emulates: some (seen on an AMD EPYC guest)
+ * deliver the single-step trap of an emulated instruction only after the
+ * next one, which the step would then miss.  So the thread runs over it
+ * to a software breakpoint on the next instruction instead (CPUID always
+ * falls through), and stops exactly there whatever the hypervisor. */
+static int is_cpuid(const struct ptg_insn *insn, const uint8_t *buf)
+{
+	return insn->kind == PTG_NOT_BRANCH && insn->len == 2 && buf[0] == 0x0f && buf[1] == 0xa2;
+}
+
+static void run_over(struct thread *t, struct ptg_insn *insn)
+{
+	uint64_t at = insn->ip + insn->len;
+	long word;
+	int status;
+
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, t->tid, (void *)at, NULL);
+	if (errno)
+		fatal("thread %d: cannot read the code at 0x%" PRIx64 ": %s", (int)t->tid, at, strerror(errno));
+	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)at, (void *)((word & ~0xffL) | 0xcc)) < 0)
+		fatal("thread %d: cannot set a breakpoint at 0x%" PRIx64 ": %s", (int)t->tid, at, strerror(errno));
+	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
+		fatal("PTRACE_CONT of thread %d: %s", (int)t->tid, strerror(errno));
+	if (!wait_thread(t, -1, &status))
+		fatal("thread %d blocked in CPUID", (int)t->tid);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		complete_step(t, insn, status);
+		return;
+	}
+	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)at, (void *)word) < 0)
+		fatal("thread %d: cannot restore the code at 0x%" PRIx64 ": %s", (int)t->tid, at, strerror(errno));
+	get_regs(t);
+	if (WSTOPSIG(status) == SIGTRAP && t->regs.rip == at + 1) {
+		/* the breakpoint: back to the instruction it replaced */
+		t->regs.rip = at;
+		if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs) < 0)
+			fatal("PTRACE_SETREGS of thread %d: %s", (int)t->tid, strerror(errno));
+		complete_step(t, insn, status);
+	} else if (t->regs.rip == at) {
+		/* a signal after CPUID ran, before the breakpoint */
+		complete_step(t, insn, W_STOPCODE(SIGTRAP));
+		t->pending_sig = WSTOPSIG(status);
+	} else {
+		/* a signal before it ran */
+		complete_step(t, insn, status);
+	}
+}
+
 static void step(struct thread *t)
 {
 	struct ptg_insn *insn = &t->insn;
@@ -857,6 +906,10 @@ static void step(struct thread *t)
 	t->b_pending = insn->kind == PTC_BR_FAR;
 	if (t->b_pending)
 		insn->target = 0;
+	if (is_cpuid(insn, buf)) {
+		run_over(t, insn);
+		return;
+	}
 	resume_step(t, 0);
 	if (!(insn->kind == PTC_BR_FAR ? wait_syscall(t, &status) :
 					  wait_thread(t, -1, &status))) {
@@ -1221,7 +1274,12 @@ static void advance(struct thread *t, uint64_t limit)
 		      strerror(errno));
 	if (!wait_thread(t, -1, &status))
 		fatal("thread %d blocked in straight-line code", (int)t->tid);
-	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+	if (WIFEXITED(status))
+		/* Straight-line code makes no exit call: it ran past the
+		 * breakpoints (breakpoints_fire() passed, though). */
+		fatal("thread %d exited during a run to breakpoints from 0x%" PRIx64 ": they did not fire",
+		      (int)t->tid, tr.insn[0].ip);
+	if (WIFSIGNALED(status)) {
 		/* Killed from outside: how far it got is unknown. */
 		thread_exit(t, status);
 		return;
@@ -1505,6 +1563,46 @@ static void pin_to_one_cpu(void)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* Whether hardware instruction breakpoints fire here: some hypervisors
+ * accept the debug registers and never stop the guest at them, and runs
+ * to breakpoints would then let the program run to its end unseen.  A
+ * child stops at one in a function of its own, or every instruction is
+ * single-stepped. */
+static __attribute__((noinline)) void probe_target(void)
+{
+	__asm__ volatile("nop");
+}
+
+static int breakpoints_fire(void)
+{
+	int status, fired = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 0;
+	if (!pid) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+			raise(SIGSTOP);
+		probe_target();
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) == pid && WIFSTOPPED(status) &&
+	    ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[0]),
+		   (void *)(uintptr_t)probe_target) == 0 &&
+	    ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[7]), (void *)1L) == 0 &&
+	    ptrace(PTRACE_CONT, pid, NULL, NULL) == 0 && waitpid(pid, &status, 0) == pid &&
+	    WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP) {
+		struct user_regs_struct regs;
+
+		fired = ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 &&
+			regs.rip == (uintptr_t)probe_target;
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) == pid && !WIFEXITED(status) && !WIFSIGNALED(status))
+		;
+	return fired;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1519,7 +1617,8 @@ static void usage(FILE *f)
 "  --slice N        instructions a thread runs before the next one (10000)\n"
 "  --max-insns N    stop after N instructions (E lines end every thread)\n"
 "  --single-step    single-step every instruction (slow reference mode;\n"
-"                   by default straight-line code runs to a breakpoint)\n"
+"                   by default straight-line code runs to a breakpoint,\n"
+"                   where hardware breakpoints work)\n"
 "  --aslr           keep address-space layout randomisation (default: off,\n"
 "                   so that runs are reproducible)\n"
 "  -v               per-thread counts on stderr\n");
@@ -1596,6 +1695,12 @@ int main(int argc, char **argv)
 		}
 	}
 	pin_to_one_cpu();
+	if (!g.single_step && !breakpoints_fire()) {
+		g.single_step = 1;
+		if (g.verbose)
+			fprintf(stderr, "ptgen-trace: hardware breakpoints do not fire here: "
+				"single-stepping every instruction\n");
+	}
 	{
 		struct sigaction sa;
 
