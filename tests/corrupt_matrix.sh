@@ -62,7 +62,7 @@ PER_KIND = 6                # mutants of each kind per recording
 FINISHED_ROUND = 68
 AUXTRACE_INFO = 70
 SWITCH_CPU_WIDE = 15
-PERF_RECORD_MMAP, PERF_RECORD_COMM, PERF_RECORD_MMAP2, PERF_RECORD_AUX = 1, 3, 10, 11
+PERF_RECORD_MMAP, PERF_RECORD_COMM, PERF_RECORD_SAMPLE, PERF_RECORD_MMAP2, PERF_RECORD_AUX = 1, 3, 9, 10, 11
 # a SWITCH_CPU_WIDE record's fields after its header: next_prev pid, tid,
 # then the sample_id trailer's pid, tid and time
 SWITCH_FIELDS = ((8, 'next_prev pid'), (12, 'next_prev tid'), (16, 'sample pid'), (20, 'sample tid'),
@@ -377,6 +377,15 @@ def mutants(name, blob, rnd):
         b = bytearray(blob)
         struct.pack_into('<H', b, r[0] + 6, 0xfff8)
         yield 'string record at 0x%x (type %d): size 65528 for %d' % (r[0], r[1], r[2]), bytes(b), False
+    # samples grown (swallowing what follows) or shrunk: their size
+    # follows from their event's sample_type (their own seeded choice)
+    samples = [r for r in recs if r[1] == PERF_RECORD_SAMPLE]
+    prnd = random.Random(name + ': samples')
+    for r in prnd.sample(samples, min(3, len(samples))):
+        for v in (0xfff8, r[2] + 8, r[2] - 8):
+            b = bytearray(blob)
+            struct.pack_into('<H', b, r[0] + 6, v)
+            yield 'sample at 0x%x: size %d for %d' % (r[0], v, r[2]), bytes(b), False
     if pipe:
         # cut where a round is not finished: perf ends a pipe with one
         cuts = [i for i in range(1, len(recs)) if recs[i - 1][1] != FINISHED_ROUND]

@@ -1528,6 +1528,111 @@ static unsigned string_at(uint32_t t)
 	return 0;
 }
 
+/* The size of the sample at off (its header says size) that its event's
+ * sample_type and the counts in it give (the kernel's layout,
+ * perf_event.h), or 0 when that cannot be told: the event unknown, a
+ * sample_type bit this reader does not know, or bytes it cannot see.  A
+ * count that runs past size gives more than size.  (A sample's size
+ * grown by damage would swallow the records after it unseen.) */
+static uint64_t sample_size(const struct ptc_perf_reader *r, uint64_t off, uint16_t size)
+{
+	/* (their numbers: older kernel headers lack the newer ones) */
+	enum {
+		S_IP = 1 << 0, S_TID = 1 << 1, S_TIME = 1 << 2, S_ADDR = 1 << 3, S_READ = 1 << 4,
+		S_CALLCHAIN = 1 << 5, S_ID = 1 << 6, S_CPU = 1 << 7, S_PERIOD = 1 << 8,
+		S_STREAM_ID = 1 << 9, S_RAW = 1 << 10, S_BRANCH_STACK = 1 << 11, S_REGS_USER = 1 << 12,
+		S_STACK_USER = 1 << 13, S_WEIGHT = 1 << 14, S_DATA_SRC = 1 << 15, S_IDENTIFIER = 1 << 16,
+		S_TRANSACTION = 1 << 17, S_REGS_INTR = 1 << 18, S_PHYS_ADDR = 1 << 19, S_AUX = 1 << 20,
+		S_CGROUP = 1 << 21, S_DATA_PAGE_SIZE = 1 << 22, S_CODE_PAGE_SIZE = 1 << 23,
+		S_WEIGHT_STRUCT = 1 << 24, S_KNOWN = (1 << 25) - 1,
+		F_ENABLED = 1 << 0, F_RUNNING = 1 << 1, F_ID = 1 << 2, F_GROUP = 1 << 3, F_LOST = 1 << 4,
+		B_HW_INDEX = 1 << 17, B_COUNTERS = 1 << 19,
+	};
+	struct ptc_perf_reader *rw = (struct ptc_perf_reader *)r;
+	const struct perf_event_attr *attr;
+	uint64_t st, at = 8, v;
+	uint8_t w[8];
+
+	if (!r->nr_attrs)
+		return 0;
+	if (r->uniform || r->nr_attrs == 1) {
+		attr = &r->attrs[0].pub.attr;
+	} else {
+		int pos = r->all_identifier ? 0 : r->common_id_pos;
+		const struct attr_priv *a;
+
+		if (pos < 0 || 8 + 8 * (unsigned)pos + 8 > size || !peek(rw, off + 8 + 8 * (unsigned)pos, w, 8) ||
+		    !(a = attr_by_id(rw, ptc_le64(w))))
+			return 0;
+		attr = &a->pub.attr;
+	}
+	st = attr->sample_type;
+	if (st & ~(uint64_t)S_KNOWN)
+		return 0;
+/* the u64 count at at, or the record's end passed */
+#define COUNT(v)                                                        \
+	do {                                                            \
+		if (at + 8 > size)                                      \
+			return at + 8;                                  \
+		if (!peek(rw, off + at, w, 8))                          \
+			return 0;                                       \
+		(v) = ptc_le64(w);                                      \
+		if ((v) > 65536)                                        \
+			return 65536 + at;                              \
+	} while (0)
+	at += 8 * (uint64_t)__builtin_popcountll(st & (S_IDENTIFIER | S_IP | S_TID | S_TIME | S_ADDR | S_ID |
+						       S_STREAM_ID | S_CPU | S_PERIOD));
+	if (st & S_READ) {
+		uint64_t rf = attr->read_format;
+		unsigned per = 1 + !!(rf & F_ID) + !!(rf & F_LOST);
+
+		if (rf & F_GROUP) {
+			COUNT(v);
+			at += 8 + 8 * (!!(rf & F_ENABLED) + !!(rf & F_RUNNING)) + 8 * per * v;
+		} else {
+			at += 8 * (per + !!(rf & F_ENABLED) + !!(rf & F_RUNNING));
+		}
+	}
+	if (st & S_CALLCHAIN) {
+		COUNT(v);
+		at += 8 + 8 * v;
+	}
+	if (st & S_RAW) {
+		/* a u32 size, counting the padding to 8 after it */
+		if (at + 4 > size)
+			return at + 4;
+		if (!peek(rw, off + at, w, 4))
+			return 0;
+		at += 4 + (uint64_t)ptc_le32(w);
+	}
+	if (st & S_BRANCH_STACK) {
+		uint64_t bst = attr->branch_sample_type;
+
+		COUNT(v);
+		at += 8 + (bst & B_HW_INDEX ? 8 : 0) + 24 * v + (bst & B_COUNTERS ? 8 * v : 0);
+	}
+	if (st & S_REGS_USER) {
+		COUNT(v);	/* the ABI: none, no registers */
+		at += 8 + (v ? 8 * (uint64_t)__builtin_popcountll(attr->sample_regs_user) : 0);
+	}
+	if (st & S_STACK_USER) {
+		COUNT(v);	/* the bytes, then their dynamic size when any */
+		at += 8 + (v ? v + 8 : 0);
+	}
+	at += 8 * (uint64_t)(!!(st & (S_WEIGHT | S_WEIGHT_STRUCT)) + !!(st & S_DATA_SRC) + !!(st & S_TRANSACTION));
+	if (st & S_REGS_INTR) {
+		COUNT(v);
+		at += 8 + (v ? 8 * (uint64_t)__builtin_popcountll(attr->sample_regs_intr) : 0);
+	}
+	at += 8 * (uint64_t)__builtin_popcountll(st & (S_PHYS_ADDR | S_CGROUP | S_DATA_PAGE_SIZE | S_CODE_PAGE_SIZE));
+	if (st & S_AUX) {
+		COUNT(v);
+		at += 8 + v;
+	}
+#undef COUNT
+	return at;
+}
+
 /* Why the header (type, misc, size) at off cannot be a record's, or NULL;
  * the reason is written to buf when there is one (a scan passes none).
  * strict: also what a resynchronisation point must satisfy (a known type,
@@ -1580,6 +1685,14 @@ static const char *header_bad(const struct ptc_perf_reader *r, uint64_t off, uin
 					   ptc_perf_record_name(type), size,
 					   ((string_at(type) + (unsigned)k + 1 + 7) & ~7u) + (unsigned)sid_size_max(r));
 		}
+	}
+	/* ... and a sample: the size its event's sample_type gives it */
+	if (!inner && type == PERF_RECORD_SAMPLE) {
+		uint64_t want = sample_size(r, off, size);
+
+		if (want && want != size)
+			return BAD("SAMPLE record of %u bytes, its event's sample_type makes it %llu", size,
+				   (unsigned long long)want);
 	}
 	if (type == PTC_REC_AUXTRACE && size != PTC_AUXTRACE_RECORD_SIZE)
 		return BAD("AUXTRACE record of %u bytes (perf's are %d)", size, PTC_AUXTRACE_RECORD_SIZE);
