@@ -321,7 +321,7 @@ static int index_edge(struct ptcw *w, uint32_t e)
 	struct edge_index *x = &w->edge_of;
 	struct edge_entry *ent;
 
-	if ((x->n + 1) * 2 > x->mask + 1) {
+	if ((x->n + 1) * 4 > (x->mask + 1) * 3) {
 		struct edge_index y = { NULL, x->mask * 2 + 1, 0 };
 		uint32_t i;
 
