@@ -321,11 +321,13 @@ static int index_edge(struct ptcw *w, uint32_t e)
 	struct edge_index *x = &w->edge_of;
 	struct edge_entry *ent;
 
-	if ((x->n + 1) * 4 > (x->mask + 1) * 3) {
+	if (((size_t)x->n + 1) * 4 > ((size_t)x->mask + 1) * 3) {
 		struct edge_index y = { NULL, x->mask * 2 + 1, 0 };
 		uint32_t i;
 
-		y.e = aligned_alloc(64, (size_t)(y.mask + 1) * sizeof(*y.e));
+		if (x->mask >= UINT32_MAX / 2)
+			return -ptc_err_nomem;
+		y.e = aligned_alloc(64, ((size_t)y.mask + 1) * sizeof(*y.e));
 		if (!y.e)
 			return -ptc_err_nomem;
 		for (i = 0; i <= y.mask; i++)
