@@ -1188,6 +1188,19 @@ static int is_known_type(uint32_t t)
 	return is_kernel_type(t) || (t >= PTC_REC_HEADER_ATTR && t < PTC_REC_USER_MAX);
 }
 
+/* Where every event puts its id: the word of a sample after its header
+ * (0 first), and the word of another record's sample_id trailer counted
+ * from its end (1 last); -1 or -2 when the events differ. */
+static int sample_id_word(const struct ptc_perf_reader *r)
+{
+	return r->all_identifier ? 0 : r->common_id_pos;
+}
+
+static int trailer_id_word(const struct ptc_perf_reader *r)
+{
+	return r->all_identifier ? 1 : r->common_is_pos;
+}
+
 /* Which attr describes this record's sample fields. */
 static const struct attr_priv *attr_for(struct ptc_perf_reader *r, const uint8_t *d, uint16_t size,
 					uint32_t type)
@@ -1201,12 +1214,12 @@ static const struct attr_priv *attr_for(struct ptc_perf_reader *r, const uint8_t
 	if (r->uniform || r->nr_attrs == 1)
 		return &r->attrs[0];
 	if (type == PERF_RECORD_SAMPLE) {
-		pos = r->all_identifier ? 0 : r->common_id_pos;
+		pos = sample_id_word(r);
 		if (pos < 0 || 8 + 8 * (size_t)pos + 8 > size)
 			return &r->attrs[0];
 		id = ptc_le64(d + 8 + 8 * pos);
 	} else {
-		pos = r->all_identifier ? 1 : r->common_is_pos;
+		pos = trailer_id_word(r);
 		if (pos < 0 || 8 + 8 * (size_t)pos > size)
 			return &r->attrs[0];
 		id = ptc_le64(d + size - 8 * pos);
@@ -1558,7 +1571,7 @@ static uint64_t sample_size(const struct ptc_perf_reader *r, uint64_t off, uint1
 	if (r->uniform || r->nr_attrs == 1) {
 		attr = &r->attrs[0].pub.attr;
 	} else {
-		int pos = r->all_identifier ? 0 : r->common_id_pos;
+		int pos = sample_id_word(r);
 		const struct attr_priv *a;
 
 		if (pos < 0 || 8 + 8 * (unsigned)pos + 8 > size || !peek(rw, off + 8 + 8 * (unsigned)pos, w, 8) ||
@@ -1883,12 +1896,12 @@ static int body_ok(const struct ptc_perf_reader *r, const uint8_t *p, uint32_t t
 		return 1;
 	/* the id, where the events put it */
 	if (type == PERF_RECORD_SAMPLE) {
-		pos = r->all_identifier ? 0 : r->common_id_pos;
+		pos = sample_id_word(r);
 		if (pos < 0 || 8 + 8 * (size_t)pos + 8 > size)
 			return 1;
 		pos = 8 + 8 * pos;
 	} else {
-		pos = r->all_identifier ? 1 : r->common_is_pos;
+		pos = trailer_id_word(r);
 		if (pos < 1 || !r->attrs[0].pub.attr.sample_id_all || 8 * (size_t)pos > (size_t)sid)
 			return 1;
 		pos = size - 8 * pos;
