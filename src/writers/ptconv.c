@@ -283,16 +283,17 @@ static size_t edge_hash(uint32_t node, uint64_t dest)
 	return (size_t)ptc_hash64(dest ^ ((uint64_t)node << 40) ^ node);
 }
 
-static int edge_index_init(struct edge_index *x)
+/* An empty index of mask + 1 entries (a power of 2, at least 2). */
+static int edge_index_init(struct edge_index *x, uint32_t mask)
 {
 	uint32_t i;
 
-	x->mask = 1023;
+	x->mask = mask;
 	x->n = 0;
-	x->e = aligned_alloc(64, (size_t)(x->mask + 1) * sizeof(*x->e));
+	x->e = aligned_alloc(64, ((size_t)mask + 1) * sizeof(*x->e));
 	if (!x->e)
 		return -ptc_err_nomem;
-	for (i = 0; i <= x->mask; i++)
+	for (i = 0; i <= mask; i++)
 		x->e[i].node = PTCF_NO_NODE;
 	return 0;
 }
@@ -322,16 +323,11 @@ static int index_edge(struct ptcw *w, uint32_t e)
 	struct edge_entry *ent;
 
 	if (((size_t)x->n + 1) * 4 > ((size_t)x->mask + 1) * 3) {
-		struct edge_index y = { NULL, x->mask * 2 + 1, 0 };
+		struct edge_index y;
 		uint32_t i;
 
-		if (x->mask >= UINT32_MAX / 2)
+		if (x->mask >= UINT32_MAX / 2 || edge_index_init(&y, x->mask * 2 + 1) < 0)
 			return -ptc_err_nomem;
-		y.e = aligned_alloc(64, ((size_t)y.mask + 1) * sizeof(*y.e));
-		if (!y.e)
-			return -ptc_err_nomem;
-		for (i = 0; i <= y.mask; i++)
-			y.e[i].node = PTCF_NO_NODE;
 		for (i = 0; i <= x->mask; i++)
 			if (x->e[i].node != PTCF_NO_NODE)
 				*edge_entry_at(&y, x->e[i].node, x->e[i].dest) = x->e[i];
@@ -1407,7 +1403,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->pred_edge = PTCF_NO_NODE;
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
-	if (!w->hash || edge_index_init(&w->edge_of) < 0 || ptc_symw_init(&w->syms) < 0) {
+	if (!w->hash || edge_index_init(&w->edge_of, 1023) < 0 || ptc_symw_init(&w->syms) < 0) {
 		ptcw_free(w);
 		return -ptc_err_nomem;
 	}
