@@ -53,7 +53,7 @@ check() {
 	done || exit 1
 }
 
-for engine in "" --single-step; do
+for engine in "" --int3 --single-step; do
 	tr="$T/nextinsn${engine}.truth"
 	"$PTGEN_TRACE" $engine -o "$tr" -- "$T/nextinsn" > /dev/null ||
 		fail "ptgen-trace $engine failed"

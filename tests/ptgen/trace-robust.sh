@@ -40,27 +40,35 @@ rc=$?
 "$TRUTH_CHECK" "$T/term.truth" || fail "SIGTERM: truth-check found problems"
 tail -n 1 "$T/term.truth" | grep -q '^E ' || fail "SIGTERM: no E line at the end"
 
-# Both engines agree, on signals and faults.  (Threaded programs are not
+# The engines agree, on signals and faults: runs to breakpoints (the
+# default: debug registers where they fire, else int3), runs to int3
+# breakpoints (--int3), and single steps.  (Threaded programs are not
 # compared line by line: where a thread blocks in the kernel, which thread
-# runs next depends on timing, in either engine; see below.)
+# runs next depends on timing, in any engine; see below.)
+engine_opt() {
+	case $1 in fast) ;; int3) echo --int3 ;; step) echo --single-step ;; esac
+}
 for p in c_nolibc c_static c_setjmp c_signal; do
-	"$PTGEN_TRACE" --slice 2000 -o "$T/$p.fast" -- "$CORPUS/$p" > /dev/null || fail "$p: fast run failed"
-	"$PTGEN_TRACE" --slice 2000 --single-step -o "$T/$p.step" -- "$CORPUS/$p" > /dev/null || fail "$p: single-step run failed"
-	# Process and thread ids differ between the runs.
-	for f in fast step; do
+	for f in fast int3 step; do
+		"$PTGEN_TRACE" --slice 2000 $(engine_opt $f) -o "$T/$p.$f" -- "$CORPUS/$p" > /dev/null || fail "$p: $f run failed"
+		# Process and thread ids differ between the runs.
 		awk '{ if ($1 ~ /^[TCMXF]$/) { $3 = "P"; $4 = "P" } else if ($1 != "V") $3 = "P"; if ($1 == "F") { $5 = "P"; $6 = "P" } print }' \
 			"$T/$p.$f" > "$T/$p.$f.n"
 	done
-	cmp -s "$T/$p.fast.n" "$T/$p.step.n" ||
-		fail "$p: the two engines disagree: $(diff "$T/$p.step.n" "$T/$p.fast.n" | head -n 5)"
+	for f in fast int3; do
+		cmp -s "$T/$p.$f.n" "$T/$p.step.n" ||
+			fail "$p: the $f and step engines disagree: $(diff "$T/$p.step.n" "$T/$p.$f.n" | head -n 5)"
+	done
 done
 
 # Threads taking turns: each engine's truth is consistent on its own and
-# both see the same threads.
-for f in fast step; do
-	o=; [ $f = step ] && o=--single-step
-	"$PTGEN_TRACE" --slice 2000 $o -o "$T/thr.$f" -- "$CORPUS/c_threads" > /dev/null || fail "c_threads: $f run failed"
+# all see the same threads.
+for f in fast int3 step; do
+	"$PTGEN_TRACE" --slice 2000 $(engine_opt $f) -o "$T/thr.$f" -- "$CORPUS/c_threads" > /dev/null || fail "c_threads: $f run failed"
 	"$TRUTH_CHECK" "$T/thr.$f" || fail "c_threads: $f truth inconsistent"
 done
-[ "$(grep -c '^T ' "$T/thr.fast")" = "$(grep -c '^T ' "$T/thr.step")" ] || fail "c_threads: the engines see different threads"
+for f in fast int3; do
+	[ "$(grep -c '^T ' "$T/thr.$f")" = "$(grep -c '^T ' "$T/thr.step")" ] ||
+		fail "c_threads: the $f and step engines see different threads"
+done
 exit 0

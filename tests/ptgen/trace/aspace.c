@@ -22,6 +22,7 @@ struct ptg_map {
 struct ptg_aspace {
 	pid_t pid;
 	int memfd;		/* /proc/PID/mem */
+	int wfd;		/* the same for writing (-1 until the first) */
 	struct ptg_map *maps;
 	size_t nmaps;
 	size_t last;		/* the mapping of the last read: steps stay near */
@@ -109,6 +110,7 @@ struct ptg_aspace *ptg_aspace_open(pid_t pid, int announced_now)
 	if (!as)
 		return NULL;
 	as->pid = pid;
+	as->wfd = -1;
 	snprintf(name, sizeof(name), "/proc/%d/mem", (int)pid);
 	as->memfd = open(name, O_RDONLY | O_CLOEXEC);
 	if (as->memfd < 0 || read_maps(pid, &as->maps, &as->nmaps) < 0) {
@@ -128,6 +130,8 @@ void ptg_aspace_free(struct ptg_aspace *as)
 		return;
 	if (as->memfd >= 0)
 		close(as->memfd);
+	if (as->wfd >= 0)
+		close(as->wfd);
 	free_maps(as->maps, as->nmaps);
 	free(as);
 }
@@ -416,4 +420,17 @@ int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n)
 	ssize_t r = pread(as->memfd, buf, n, (off_t)addr);
 
 	return r == (ssize_t)n ? 0 : -1;
+}
+
+int ptg_aspace_poke(struct ptg_aspace *as, uint64_t addr, const void *buf, size_t n)
+{
+	if (as->wfd < 0) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "/proc/%d/mem", (int)as->pid);
+		as->wfd = open(name, O_WRONLY | O_CLOEXEC);
+		if (as->wfd < 0)
+			return -1;
+	}
+	return pwrite(as->wfd, buf, n, (off_t)addr) == (ssize_t)n ? 0 : -1;
 }

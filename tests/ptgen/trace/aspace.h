@@ -42,4 +42,8 @@ size_t ptg_aspace_read(struct ptg_aspace *as, uint64_t ip, uint8_t *buf,
 /* Reads n bytes of data at addr (not cached): 0, or -1. */
 int ptg_aspace_peek(struct ptg_aspace *as, uint64_t addr, void *buf, size_t n);
 
+/* Writes n bytes at addr, read-only code included (the tracer's breakpoint
+ * instructions; the code cache keeps the bytes it read): 0, or -1. */
+int ptg_aspace_poke(struct ptg_aspace *as, uint64_t addr, const void *buf, size_t n);
+
 #endif

@@ -103,6 +103,8 @@ static struct {
 	int verbose;
 	int aslr;		/* --aslr: keep address-space randomisation */
 	int single_step;	/* --single-step: no runs to breakpoints */
+	int soft_bp;		/* --int3: the runs' breakpoints are int3
+				 * instructions, not debug registers */
 	uint64_t runs;
 } g = { .slice = 10000 };
 
@@ -939,7 +941,8 @@ static void step(struct thread *t)
  * of it to one breakpoint, and wherever a signal stops it, its IP says
  * exactly how far it went.  The result is the same ground truth as
  * single-stepping every instruction (--single-step), which the tests check,
- * at a fraction of the traps.
+ * at a fraction of the traps.  Where debug registers do not stop the
+ * thread, int3 instructions stand in for them (soft_arm() below).
  */
 
 
@@ -1251,10 +1254,53 @@ static void arm(struct thread *t, const struct tree *tr)
 	}
 }
 
+/* Software breakpoints, where debug registers do not work (or --int3):
+ * an int3 over the first byte of each of the tree's breakpoint addresses
+ * while the thread runs, the code put back as soon as it stops.  Nothing
+ * else runs meanwhile: the other threads are stopped, or in a system call
+ * that a single-step began (which stops them before their next
+ * instruction), and straight-line code makes no system call, so neither
+ * a child nor another thread ever sees an int3.  An address in no code
+ * mapping gets none: the thread faults there, and stops where the
+ * breakpoint would have stopped it.  orig: the bytes they replace, from
+ * the code cache; armed: which got one. */
+static int soft_fits(const struct tree *tr)
+{
+	/* an int3 inside an instruction of the tree (code that overlaps
+	 * itself) would change it */
+	for (size_t k = 0; k < tr->n; k++)
+		for (int i = 0; i < tr->nbp; i++)
+			if (tr->bp[i] > tr->insn[k].ip && tr->bp[i] < tr->insn[k].ip + tr->insn[k].len)
+				return 0;
+	return 1;
+}
+
+static void soft_arm(struct thread *t, const struct tree *tr, uint8_t *orig, int *armed)
+{
+	static const uint8_t int3 = 0xcc;
+
+	for (int i = 0; i < tr->nbp; i++) {
+		armed[i] = ptg_aspace_read(t->proc->as, tr->bp[i], &orig[i], 1) == 1;
+		if (armed[i] && ptg_aspace_poke(t->proc->as, tr->bp[i], &int3, 1) < 0)
+			fatal("thread %d: cannot set a breakpoint at 0x%" PRIx64 ": %s", (int)t->tid,
+			      tr->bp[i], strerror(errno));
+	}
+}
+
+static void soft_disarm(struct thread *t, const struct tree *tr, const uint8_t *orig, const int *armed)
+{
+	for (int i = 0; i < tr->nbp; i++)
+		if (armed[i] && ptg_aspace_poke(t->proc->as, tr->bp[i], &orig[i], 1) < 0)
+			fatal("thread %d: cannot restore the code at 0x%" PRIx64 ": %s", (int)t->tid,
+			      tr->bp[i], strerror(errno));
+}
+
 /* Runs t through the walked tree, or single-steps one instruction. */
 static void advance(struct thread *t, uint64_t limit)
 {
 	static struct tree tr;
+	uint8_t orig[PTG_NBP];
+	int armed[PTG_NBP];
 	uint64_t r;
 	int status, sig, hit = -1;
 
@@ -1263,17 +1309,22 @@ static void advance(struct thread *t, uint64_t limit)
 		return;
 	}
 	walk(t, &tr, limit);
-	if (!tr.nbp) {
+	if (!tr.nbp || (g.soft_bp && !soft_fits(&tr))) {
 		step(t);
 		return;
 	}
-	arm(t, &tr);
+	if (g.soft_bp)
+		soft_arm(t, &tr, orig, armed);
+	else
+		arm(t, &tr);
 	g.runs++;
 	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
 		fatal("PTRACE_CONT of thread %d: %s", (int)t->tid,
 		      strerror(errno));
 	if (!wait_thread(t, -1, &status))
 		fatal("thread %d blocked in straight-line code", (int)t->tid);
+	if (g.soft_bp && !WIFEXITED(status) && !WIFSIGNALED(status))
+		soft_disarm(t, &tr, orig, armed);
 	if (WIFEXITED(status))
 		/* Straight-line code makes no exit call: it ran past the
 		 * breakpoints (breakpoints_fire() passed, though). */
@@ -1287,6 +1338,18 @@ static void advance(struct thread *t, uint64_t limit)
 	sig = WSTOPSIG(status);
 	get_regs(t);
 	r = t->regs.rip;
+	if (g.soft_bp && sig == SIGTRAP) {
+		/* An int3 traps after itself: back to the instruction it
+		 * stood for, which did not execute. */
+		for (int i = 0; i < tr.nbp; i++)
+			if (armed[i] && tr.bp[i] + 1 == r)
+				hit = i;
+		if (hit >= 0) {
+			t->regs.rip = r = tr.bp[hit];
+			if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs) < 0)
+				fatal("PTRACE_SETREGS of thread %d: %s", (int)t->tid, strerror(errno));
+		}
+	}
 	for (int i = 0; i < tr.nbp; i++)
 		if (tr.bp[i] == r)
 			hit = i;
@@ -1619,6 +1682,9 @@ static void usage(FILE *f)
 "  --single-step    single-step every instruction (slow reference mode;\n"
 "                   by default straight-line code runs to a breakpoint,\n"
 "                   where hardware breakpoints work)\n"
+"  --int3           the runs' breakpoints are int3 instructions written\n"
+"                   into the code while the thread runs (the default where\n"
+"                   hardware breakpoints do not fire)\n"
 "  --aslr           keep address-space layout randomisation (default: off,\n"
 "                   so that runs are reproducible)\n"
 "  -v               per-thread counts on stderr\n");
@@ -1645,6 +1711,7 @@ int main(int argc, char **argv)
 		{ "max-insns", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "single-step", no_argument, NULL, '1' },
+		{ "int3", no_argument, NULL, '3' },
 		{ "aslr", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1665,6 +1732,7 @@ int main(int argc, char **argv)
 		case 'm': g.max_insns = number(optarg, "--max-insns"); break;
 		case 'v': g.verbose = 1; break;
 		case '1': g.single_step = 1; break;
+		case '3': g.soft_bp = 1; break;
 		case 'a': g.aslr = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -1695,11 +1763,11 @@ int main(int argc, char **argv)
 		}
 	}
 	pin_to_one_cpu();
-	if (!g.single_step && !breakpoints_fire()) {
-		g.single_step = 1;
+	if (!g.single_step && !g.soft_bp && !breakpoints_fire()) {
+		g.soft_bp = 1;
 		if (g.verbose)
 			fprintf(stderr, "ptgen-trace: hardware breakpoints do not fire here: "
-				"single-stepping every instruction\n");
+				"runs to int3 instructions instead\n");
 	}
 	{
 		struct sigaction sa;
