@@ -62,7 +62,10 @@ struct edge_entry {
 	uint64_t dest;
 	uint32_t node;		/* PTCF_NO_NODE: an empty entry */
 	uint32_t edge, slot, succ;	/* edges[edge]'s slot and succ */
-	uint64_t unused;	/* (32 bytes: two entries per cache line) */
+	uint64_t ip;		/* the node's branch: the entry's place is a hash of
+				 * (ip, dest), which a record names before its node
+				 * is known, so the loop can fetch it ahead
+				 * (EDGE_PREFETCH) */
 };
 
 struct edge_index {
@@ -102,6 +105,8 @@ struct ptcw {
 	/* stream state */
 	uint64_t next_start;	/* start of the next block, 0 unknown */
 	uint32_t pred_edge;	/* edge of the previous record, NO_NODE after a gap/chunk start */
+	uint32_t pred_node;	/* its node (edges[pred_edge].node, whose line the
+				 * record loop would otherwise fetch again) */
 	uint64_t time;		/* time of the previous record in this chunk */
 	uint64_t records, branches, insns;
 	uint64_t code_missing;
@@ -278,9 +283,9 @@ static uint64_t node_hash(uint64_t start, uint64_t ip, uint64_t target, uint32_t
 		   ((uint64_t)kind << 8) + length);
 }
 
-static size_t edge_hash(uint32_t node, uint64_t dest)
+static inline size_t edge_hash(uint64_t ip, uint64_t dest)
 {
-	return (size_t)ptc_hash64(dest ^ ((uint64_t)node << 40) ^ node);
+	return (size_t)ptc_hash64(dest ^ (ip << 24) ^ (ip >> 40));
 }
 
 /* An empty index of mask + 1 entries (a power of 2, at least 2). */
@@ -298,10 +303,12 @@ static int edge_index_init(struct edge_index *x, uint32_t mask)
 	return 0;
 }
 
-/* The entry of (node, dest), or the empty one where it would go. */
-static inline struct edge_entry *edge_entry_at(const struct edge_index *x, uint32_t node, uint64_t dest)
+/* The entry of (node, dest), or the empty one where it would go (ip: the
+ * node's). */
+static inline struct edge_entry *edge_entry_at(const struct edge_index *x, uint32_t node, uint64_t ip,
+					       uint64_t dest)
 {
-	size_t i = edge_hash(node, dest) & x->mask;
+	size_t i = edge_hash(ip, dest) & x->mask;
 
 	while (x->e[i].node != PTCF_NO_NODE && (x->e[i].node != node || x->e[i].dest != dest))
 		i = (i + 1) & x->mask;
@@ -311,7 +318,7 @@ static inline struct edge_entry *edge_entry_at(const struct edge_index *x, uint3
 /* The entry of node id's edge to dest, NULL when it has none. */
 static inline const struct edge_entry *find_edge(const struct ptcw *w, uint32_t id, uint64_t dest)
 {
-	const struct edge_entry *x = edge_entry_at(&w->edge_of, id, dest);
+	const struct edge_entry *x = edge_entry_at(&w->edge_of, id, w->nodes[id].ip, dest);
 
 	return x->node == PTCF_NO_NODE ? NULL : x;
 }
@@ -330,15 +337,15 @@ static int index_edge(struct ptcw *w, uint32_t e)
 			return -ptc_err_nomem;
 		for (i = 0; i <= x->mask; i++)
 			if (x->e[i].node != PTCF_NO_NODE)
-				*edge_entry_at(&y, x->e[i].node, x->e[i].dest) = x->e[i];
+				*edge_entry_at(&y, x->e[i].node, x->e[i].ip, x->e[i].dest) = x->e[i];
 		y.n = x->n;
 		free(x->e);
 		*x = y;
 	}
-	ent = edge_entry_at(x, w->edges[e].node, w->edges[e].dest);
-	memset(ent, 0, sizeof(*ent));
+	ent = edge_entry_at(x, w->edges[e].node, w->nodes[w->edges[e].node].ip, w->edges[e].dest);
 	ent->dest = w->edges[e].dest;
 	ent->node = w->edges[e].node;
+	ent->ip = w->nodes[w->edges[e].node].ip;
 	ent->edge = e;
 	ent->slot = w->edges[e].slot;
 	ent->succ = w->edges[e].succ;
@@ -459,7 +466,7 @@ static void mirror_succ(struct ptcw *w, uint32_t e)
 	if (n->edge[1] == e)
 		n->succ[1] = w->edges[e].succ;
 	if (is_indirect(n->kind))
-		edge_entry_at(&w->edge_of, w->edges[e].node, w->edges[e].dest)->succ = w->edges[e].succ;
+		edge_entry_at(&w->edge_of, w->edges[e].node, n->ip, w->edges[e].dest)->succ = w->edges[e].succ;
 }
 
 /* Is n the node of branch b reached from start? */
@@ -713,6 +720,7 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 		}
 	}
 	w->pred_edge = e;
+	w->pred_node = id;
 	w->c_records++;
 	w->records++;
 	w->branches++;
@@ -736,6 +744,15 @@ static inline void put_bits(uint8_t *bits, uint32_t at, uint64_t v, unsigned nb)
 		at += take;
 	}
 }
+
+/* How many records ahead put_predicted() fetches the edge index's entry
+ * for an indirect branch: enough to hide a memory access (where there are
+ * many destinations, as on the random walk, the index does not fit the
+ * cache), while the entry's line is still there when the record comes. */
+#define EDGE_PREFETCH 8
+/* ...when the index is larger than a core's cache (entries; below, its
+ * lines are there already, and the hash would be work for nothing) */
+#define EDGE_PREFETCH_MIN (1u << 15)
 
 /* put_branch() for the records that need nothing but the static part's
  * prediction: the previous record's way out names this record's node, the
@@ -763,11 +780,12 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 	uint32_t p_from = 0, p_bitn = 0, p_nind = 0, p_ind_node[2] = { 0, 0 }, p_ind_edge[2] = { 0, 0 };
 	uint64_t p_start = 0;
 	uint8_t *p_slots = NULL;
+	const int fetch_edges = w->edge_of.mask >= EDGE_PREFETCH_MIN;
 
 	if (w->pred_edge == PTCF_NO_NODE)
 		return i;
 	/* the previous record's node and the way it left it */
-	pn = w->edges[w->pred_edge].node;
+	pn = w->pred_node;
 	way = nodes[pn].edge[0] == w->pred_edge ? 0 : 1;
 	if (nodes[pn].edge[way] != w->pred_edge)
 		return i;
@@ -788,6 +806,9 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 		uint32_t id;
 		const struct node *nd;
 
+		if (fetch_edges && i + EDGE_PREFETCH < n && is_indirect(r[EDGE_PREFETCH].kind))
+			__builtin_prefetch(&w->edge_of.e[edge_hash(r[EDGE_PREFETCH].ip, r[EDGE_PREFETCH].target) &
+							 w->edge_of.mask]);
 		if (i == mark) {
 			struct ptc_path *mp = m[*j].path;
 			struct path_note *note = (struct path_note *)mp->scratch;
@@ -935,6 +956,7 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 	w->slots.len = (size_t)(slots - w->slots.p);
 	w->c_bitn = bitn;
 	w->pred_edge = nodes[pn].edge[way];
+	w->pred_node = pn;
 	w->next_start = start;
 	w->c_records = c_records + (uint32_t)(i - i0);
 	w->records += i - i0;
