@@ -2767,14 +2767,8 @@ struct ptc_pt_ahead {
 					 * decoder had before the window */
 	struct ahead_op *ops;
 	size_t nops, capops;
-	struct ptc_branch *br;
+	struct ptc_branch *br;		/* records, and a slot per path (log_path()) */
 	size_t nbr, capbr;
-	struct ptc_path_mark *marks;	/* the paths among them (at: index in br) */
-	size_t nmarks, capmarks;
-	/* The calls and returns among them (indices in br), for the replay's
-	 * call stack: it need not look at the other records. */
-	uint32_t *stk;
-	size_t nstk, capstk;
 	struct shadow **sh;
 	size_t nsh;
 	int end_sh;			/* the thread decoding ended in (-1: none) */
@@ -2782,9 +2776,7 @@ struct ptc_pt_ahead {
 	struct ptc_pt_decoder *end;	/* the walker's state at the end */
 	/* replay */
 	int started;
-	size_t op, done;		/* next op; records of it replayed */
-	size_t mnext;			/* the next mark to replay */
-	size_t snext;			/* the next call or return to replay */
+	size_t op, done;		/* next op; slots of it replayed */
 	size_t drop;			/* records of the first thread seen before the window */
 	int64_t delta;			/* instructions its first record gains */
 };
@@ -2819,51 +2811,56 @@ static int ahead_push_op(struct ptc_pt_ahead *a, int op, uint32_t sh, uint64_t x
 	return 0;
 }
 
-/* Note the calls and returns of records b[0, n), about to be br[base, base
- * + n), in the log's list of them; the paths among them (nm marks m, at
- * relative to b) without any are passed over whole. */
-static int log_stack(struct ptc_pt_ahead *a, size_t base, const struct ptc_branch *b, size_t n,
-		     const struct ptc_path_mark *m, size_t nm)
+/* A path of the memo in the log: one slot (the kind LOG_PATH) instead of
+ * its records, which the replay makes again from the path's steps with
+ * what the slot holds: the path (ip), the bias of the mapping (target),
+ * the time and the first record's instructions and flags (the walker gives
+ * the others the step's instructions, the same time and no flags).  The
+ * driver reads the log from another core's cache: most of a real
+ * program's records are in paths (xz: three quarters, about 4 records a
+ * path), and a slot is a record's size. */
+#define LOG_PATH 0xff
+
+static inline const struct ptc_tnt_path *log_path_of(const struct ptc_branch *slot)
 {
-	size_t i, k = 0;
-
-	if (base + n > UINT32_MAX) {
-		ahead_unusable(a, "too many branches");
-		return -ptc_err_overflow;
-	}
-	for (i = 0; i < n;) {
-		if (k < nm && m[k].at == i) {
-			const struct ptc_path *p = m[k++].path;
-
-			if (!(p->kinds & STACK_LANES)) {
-				i += p->records;
-				continue;
-			}
-		}
-		if ((1u << b[i].kind) & STACK_KINDS) {
-			if (a->nstk == a->capstk) {
-				size_t ncap = a->capstk ? a->capstk * 2 : 1024;
-				uint32_t *ns = realloc(a->stk, ncap * sizeof(*ns));
-
-				if (!ns) {
-					ahead_unusable(a, "out of memory");
-					return -ptc_err_nomem;
-				}
-				a->stk = ns;
-				a->capstk = ncap;
-			}
-			a->stk[a->nstk++] = (uint32_t)(base + i);
-		}
-		i++;
-	}
-	return 0;
+	return (const struct ptc_tnt_path *)(uintptr_t)slot->ip;
 }
 
+/* The first record's ip of slot b, a record or a path. */
+static inline uint64_t log_ip(const struct ptc_branch *b)
+{
+	return b->kind == LOG_PATH ? log_path_of(b)->step[0].ip + b->target : b->ip;
+}
+
+/* The records of path slot b into out (nsteps of them). */
+static inline void log_expand(struct ptc_branch *out, const struct ptc_branch *b)
+{
+	const struct ptc_tnt_path *p = log_path_of(b);
+	const struct ptc_path_step *st = p->step;
+	uint32_t k;
+
+	for (k = 0; k < p->nsteps; k++) {
+		out[k].ip = st[k].ip + b->target;
+		out[k].target = st[k].target + b->target;
+		out[k].time = b->time;
+		out[k].insns = st[k].insns;
+		out[k].kind = st[k].kind;
+		out[k].taken = st[k].taken;
+		out[k].length = st[k].length;
+		out[k].flags = 0;
+	}
+	out[0].insns = b->insns;
+	out[0].flags = b->flags;
+}
+
+/* Records b[0, n) of shadow s, with the nm paths marked among them (m[k].at
+ * relative to b), to the log. */
 static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct shadow *s = ctx;
 	struct ptc_pt_ahead *a = s->a;
 	struct ahead_op *last = a->nops ? &a->ops[a->nops - 1] : NULL;
+	size_t base = a->nbr, i = 0, k = 0;
 
 	if (a->nbr + n > a->capbr) {
 		size_t ncap = a->capbr ? a->capbr * 2 : 4096;
@@ -2878,49 +2875,44 @@ static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const s
 		a->br = nb;
 		a->capbr = ncap;
 	}
-	if (log_stack(a, a->nbr, b, n, m, nm) < 0)
+	if (base + n > UINT32_MAX) {
+		ahead_unusable(a, "too many branches");
+		return -ptc_err_overflow;
+	}
+	while (i < n) {
+		size_t end = k < nm ? m[k].at : n;
+
+		memcpy(a->br + a->nbr, b + i, (end - i) * sizeof(*b));
+		a->nbr += end - i;
+		i = end;
+		if (k < nm) {
+			/* (the walker's paths are the memo's: struct ptc_path
+			 * first in struct ptc_tnt_path) */
+			const struct ptc_tnt_path *p = (const struct ptc_tnt_path *)m[k++].path;
+			struct ptc_branch *slot = &a->br[a->nbr++];
+
+			slot->ip = (uint64_t)(uintptr_t)p;
+			slot->target = b[i].ip - p->step[0].ip;
+			slot->time = b[i].time;
+			slot->insns = b[i].insns;
+			slot->kind = LOG_PATH;
+			slot->taken = 0;
+			slot->length = 0;
+			slot->flags = b[i].flags;
+			i += p->nsteps;
+		}
+	}
+	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->a + last->b == base)
+		last->b += a->nbr - base;
+	else if (ahead_push_op(a, AOP_BRANCHES, s->idx, base, a->nbr - base, 0) < 0)
 		return -ptc_err_nomem;
-	memcpy(a->br + a->nbr, b, n * sizeof(*b));
-	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->a + last->b == a->nbr)
-		last->b += n;
-	else if (ahead_push_op(a, AOP_BRANCHES, s->idx, a->nbr, n, 0) < 0)
-		return -ptc_err_nomem;
-	a->nbr += n;
 	return 0;
 }
 
-/* shadow_paths() with no paths. */
+/* log_branches() with no paths. */
 static int shadow_branches(void *ctx, const struct ptc_branch *b, size_t n)
 {
 	return log_branches(ctx, b, n, NULL, 0);
-}
-
-static int shadow_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
-{
-	struct shadow *s = ctx;
-	struct ptc_pt_ahead *a = s->a;
-	size_t base = a->nbr, i;
-
-	if (a->nmarks + nm > a->capmarks) {
-		size_t ncap = a->capmarks ? a->capmarks * 2 : 1024;
-		struct ptc_path_mark *nmk;
-		while (ncap < a->nmarks + nm)
-			ncap *= 2;
-		nmk = realloc(a->marks, ncap * sizeof(*nmk));
-		if (!nmk) {
-			ahead_unusable(a, "out of memory");
-			return -ptc_err_nomem;
-		}
-		a->marks = nmk;
-		a->capmarks = ncap;
-	}
-	if (log_branches(ctx, b, n, m, nm) < 0)
-		return -ptc_err_nomem;
-	for (i = 0; i < nm; i++) {
-		a->marks[a->nmarks].at = (uint32_t)(base + m[i].at);
-		a->marks[a->nmarks++].path = m[i].path;
-	}
-	return 0;
 }
 
 static int shadow_gap(void *ctx, const struct ptc_gap *g)
@@ -2971,7 +2963,7 @@ static struct ptc_pt_thread *ahead_thread(struct ptc_pt_decoder *d)
 	s->a = a;
 	s->idx = (uint32_t)a->nsh;
 	s->sink.branches = shadow_branches;
-	s->sink.paths = shadow_paths;
+	s->sink.paths = log_branches;
 	s->sink.gap = shadow_gap;
 	s->sink.ctx = s;
 	ptc_pt_thread_init(&s->t, pid, tid, &s->sink);
@@ -3098,7 +3090,7 @@ static void free_shadows(struct ptc_pt_ahead *a)
 static void ahead_clear(struct ptc_pt_ahead *a)
 {
 	free_shadows(a);
-	a->nops = a->nbr = a->nmarks = a->mnext = a->nstk = a->snext = 0;
+	a->nops = a->nbr = 0;
 	a->unusable = NULL;
 	a->synced = a->sync_st = a->early_event = a->started = a->timed = a->untimed = 0;
 	a->mode_said = 0;
@@ -3196,8 +3188,6 @@ void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
 	free_shadows(a);
 	free(a->ops);
 	free(a->br);
-	free(a->marks);
-	free(a->stk);
 	free(a->end);
 	free(a);
 }
@@ -3271,7 +3261,7 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	}
 	a->delta = at.skipped;
 	bip = (uint64_t)((int64_t)d->reg.tb[at.idx].ip + d->reg.bias);
-	if (a->br[o->a].ip != bip)
+	if (log_ip(&a->br[o->a]) != bip)
 		return 0;
 	return 1;
 }
@@ -3329,90 +3319,47 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 	return ((1u << b->kind) & STACK_KINDS) ? replay_stack(s, t, b) : 0;
 }
 
-/* The log's marks of paths whose records are all in br[lo, hi), relative
- * to lo, into out (the ones before lo are passed over: the replay began
- * inside them). */
-static size_t log_marks(struct ptc_pt_ahead *a, size_t lo, size_t hi, struct ptc_path_mark *out)
-{
-	const struct ptc_path_mark *mk = a->marks;
-	size_t k = 0, j = a->mnext, nmarks = a->nmarks;
-
-	while (j < nmarks && mk[j].at < lo)
-		j++;
-	for (; j < nmarks && mk[j].at < hi; j++) {
-		if (mk[j].at + mk[j].path->records > hi)
-			break;
-		out[k].at = (uint32_t)(mk[j].at - lo);
-		out[k++].path = mk[j].path;
-	}
-	a->mnext = j;
-	return k;
-}
-
-/* Records [a->done, o->b) of op o to the real thread, as emit() would
- * have put them in its batch and flushed it when full: a whole batch's
- * worth straight from the log. */
+/* Slots [a->done, o->b) of op o to the real thread, as the walker put them
+ * in its batch (a path whole, after a flush if it would fill it) and
+ * flushed it when full. */
 static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, const struct ahead_op *o)
 {
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
-	size_t n, nm;
 
 	if (!t)
 		return -ptc_err_internal;
 	t->cpu = d->cpu;
 	if (a->op == 1 && a->done < a->drop) {
-		/* taken before the PSB already (their calls' hints too) */
+		/* taken before the PSB already (their calls' hints too; they
+		 * are records: ahead_fits()) */
 		for (; a->done < a->drop; a->done++)
 			s->hnext += record_pushes(&a->br[o->a + a->done]);
 	}
-	while (a->done < o->b) {
-		struct ptc_branch *src = &a->br[o->a + a->done];
+	for (; a->done < o->b; a->done++) {
+		const struct ptc_branch *src = &a->br[o->a + a->done];
 
-		if (!t->nbatch && o->b - a->done >= PTC_PT_BATCH) {
-			size_t lo = o->a + a->done, hi = lo + PTC_PT_BATCH;
+		if (src->kind == LOG_PATH) {
+			const struct ptc_tnt_path *p = log_path_of(src);
+			struct ptc_branch *out;
+			uint32_t k;
 
-			if (!s->seen)
-				replay_first(a, s, t, o, &src[0]);
-			/* ptc_pt_thread_flush_settled() of the full batch: what
-			 * it would keep goes to the batch */
-			n = settled(t, src, PTC_PT_BATCH);
-			nm = log_marks(a, lo, lo + n, t->marks);
-			/* the calls and returns on the call stack (the log
-			 * lists them) */
-			{
-				const uint32_t *stk = a->stk;
-				size_t k = a->snext, nstk = a->nstk;
-
-				while (k < nstk && stk[k] < lo)
-					k++;
-				for (; k < nstk && stk[k] < hi; k++)
-					if (replay_stack(s, t, &a->br[stk[k]]) < 0)
-						return -ptc_err_nomem;
-				a->snext = k;
-			}
-			a->done += PTC_PT_BATCH;
-			if (n < PTC_PT_BATCH)
-				t->batch[t->nbatch++] = src[n];
-			hand_over(t, src, n, t->marks, nm);
-			if (t->sink_error)
+			if (t->nbatch + p->nsteps >= PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
 				return t->sink_error;
+			out = t->batch + t->nbatch;
+			log_expand(out, src);
+			if (!s->seen)
+				replay_first(a, s, t, o, out);
+			t->marks[t->nmarks].at = (uint32_t)t->nbatch;
+			t->marks[t->nmarks++].path = (struct ptc_path *)&p->path;
+			t->nbatch += p->nsteps;
+			if (p->path.kinds & STACK_LANES)
+				for (k = 0; k < p->nsteps; k++)
+					if (((1u << out[k].kind) & STACK_KINDS) && replay_stack(s, t, &out[k]) < 0)
+						return -ptc_err_nomem;
 			continue;
 		}
-		while (a->mnext < a->nmarks && a->marks[a->mnext].at < o->a + a->done)
-			a->mnext++;
-		if (a->mnext < a->nmarks && a->marks[a->mnext].at == o->a + a->done) {
-			/* a path starts here: marked if it fits the batch, else
-			 * its records go as they are */
-			const struct ptc_path_mark *m = &a->marks[a->mnext++];
-
-			if (t->nbatch + m->path->records < PTC_PT_BATCH && a->done + m->path->records <= o->b) {
-				t->marks[t->nmarks].at = (uint32_t)t->nbatch;
-				t->marks[t->nmarks++].path = m->path;
-			}
-		}
 		t->batch[t->nbatch] = *src;
-		a->done++;
 		if (replay_record(a, s, t, o, &t->batch[t->nbatch]) < 0)
 			return -ptc_err_nomem;
 		if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
