@@ -154,12 +154,12 @@ struct path_note {
 
 static uint64_t writer_serial;
 
-/* The ZSTD context, created on first use: a writer that is suspended
- * (ptcw_suspend) has none until it compresses again. */
+/* The ZSTD context, taken on first use (from the writers' pool): a writer
+ * that is suspended (ptcw_suspend) or done gives it back. */
 static ZSTD_CCtx *cctx(struct ptcw *w)
 {
 	if (!w->zc)
-		w->zc = ZSTD_createCCtx();
+		w->zc = ptc_writer_pool_take_zc(w->cfg->pool);
 	return w->zc;
 }
 
@@ -1353,7 +1353,7 @@ static int ptcw_suspend(void *st)
 	if (fclose(w->f) != 0)
 		err = ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
 	w->f = NULL;
-	ZSTD_freeCCtx(w->zc);
+	ptc_writer_pool_give_zc(w->cfg->pool, w->zc);
 	w->zc = NULL;
 	buf_free(&w->bits);
 	buf_free(&w->slots);
@@ -1387,7 +1387,7 @@ static void ptcw_free(void *st)
 
 	if (w->f)
 		fclose(w->f);
-	ZSTD_freeCCtx(w->zc);
+	ptc_writer_pool_give_zc(w->cfg->pool, w->zc);
 	free(w->nodes);
 	free(w->more);
 	free(w->hash);

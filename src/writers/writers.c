@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "writers/fmt.h"
 #include "writers/insn.h"
@@ -15,6 +16,10 @@ static const struct ptc_fmt_ops *const all_ops[] = {
 	&ptc_fmt_xtrace, &ptc_fmt_bbv, &ptc_fmt_xray, &ptc_fmt_perfetto,
 };
 #define NOPS (sizeof(all_ops) / sizeof(all_ops[0]))
+/* Compression contexts kept for the next writers: one per writer open at
+ * a time would be enough if writers finished in turn; a few more cover
+ * the decoding threads' */
+#define POOL_ZC_MAX 8
 
 static const struct ptc_writer_format *const all_formats[] = {
 	&ptc_fmt_ptconv.fmt, &ptc_fmt_bt9.fmt, &ptc_fmt_champsim.fmt,
@@ -424,6 +429,13 @@ struct ptc_writer_pool {
 	struct ptc_writer *lru, *mru;	/* the open writers, least recent first */
 	int jobs, threads_used;		/* compression threads: budget, given out */
 	uint64_t suspensions;
+	/* Compression contexts that writers gave back, for the next ones: a
+	 * ZSTD context's workspace (about 0.7 MB at ptconv's level) is memory
+	 * the kernel must map and clear again for every new writer
+	 * otherwise, and a recording of many short processes has one each
+	 * (a shell script: tens; 20% of its conversion's time on a VM). */
+	struct ZSTD_CCtx_s *zc[POOL_ZC_MAX];
+	unsigned nzc;
 };
 
 struct ptc_writer {
@@ -472,12 +484,42 @@ void ptc_writer_pool_free(struct ptc_writer_pool *p)
 {
 	if (!p)
 		return;
+	while (p->nzc)
+		ZSTD_freeCCtx(p->zc[--p->nzc]);
 	pthread_cond_destroy(&p->idle);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 	/* The conversion is over: the calling thread's decoding cache too
 	 * (the workers' went when they exited). */
 	ptc_insn_cache_release();
+}
+
+struct ZSTD_CCtx_s *ptc_writer_pool_take_zc(struct ptc_writer_pool *p)
+{
+	struct ZSTD_CCtx_s *z = NULL;
+
+	if (p) {
+		pthread_mutex_lock(&p->mu);
+		if (p->nzc)
+			z = p->zc[--p->nzc];
+		pthread_mutex_unlock(&p->mu);
+	}
+	return z ? z : ZSTD_createCCtx();
+}
+
+void ptc_writer_pool_give_zc(struct ptc_writer_pool *p, struct ZSTD_CCtx_s *z)
+{
+	if (!z)
+		return;
+	if (p) {
+		pthread_mutex_lock(&p->mu);
+		if (p->nzc < POOL_ZC_MAX) {
+			p->zc[p->nzc++] = z;
+			z = NULL;
+		}
+		pthread_mutex_unlock(&p->mu);
+	}
+	ZSTD_freeCCtx(z);
 }
 
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *p)

@@ -173,6 +173,12 @@ void ptc_writer_pool_free(struct ptc_writer_pool *pool);
 unsigned ptc_writer_pool_default(const char *formats);
 /* Writers suspended so far (for the conversion's summary). */
 uint64_t ptc_writer_pool_suspensions(const struct ptc_writer_pool *pool);
+/* A ZSTD compression context: one a writer gave back (ZSTD_compressCCtx()
+ * resets it: the bytes do not depend on its past), else a new one; NULL
+ * when out of memory.  pool may be NULL.  give: back for the next writer
+ * (freed when the pool keeps enough, or when pool is NULL). */
+struct ZSTD_CCtx_s *ptc_writer_pool_take_zc(struct ptc_writer_pool *pool);
+void ptc_writer_pool_give_zc(struct ptc_writer_pool *pool, struct ZSTD_CCtx_s *zc);
 
 /* Outputs that threads share (-f xray: one log per process,
  * src/writers/xray.c; -f perfetto: one trace, src/writers/perfetto.c).  One per conversion, given to every writer
