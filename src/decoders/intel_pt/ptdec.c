@@ -2767,7 +2767,7 @@ struct ptc_pt_ahead {
 					 * decoder had before the window */
 	struct ahead_op *ops;
 	size_t nops, capops;
-	struct ptc_branch *br;		/* records, and a slot per path (log_path()) */
+	struct ptc_branch *br;		/* records, and a slot per path (LOG_PATH) */
 	size_t nbr, capbr;
 	struct shadow **sh;
 	size_t nsh;
