@@ -41,6 +41,22 @@ struct shadow_retstack {
 	unsigned top, n;	/* ring: the deepest entries are overwritten */
 };
 
+/* What classify() found at an address of an image mapped with a bias, in
+ * a mode: a program runs the same instructions again and again, and Zydis'
+ * full decoding of each was most of this engine's time (xz, 8e7
+ * instructions: 21 s).  An image's bytes do not change during a
+ * conversion (nor does the image: images live as long as it), so an entry
+ * holds what decoding the bytes again would find. */
+struct classified {
+	const struct ptc_image *img;	/* NULL: empty */
+	uint64_t ip, target;
+	int64_t bias;
+	int8_t kind;
+	uint8_t len, mode;
+};
+
+#define CLASSIFIED_BITS 15
+
 struct ptc_blk_decoder {
 	struct ptc_pt_params p;
 	struct ptc_pt_env env;
@@ -66,6 +82,7 @@ struct ptc_blk_decoder {
 	struct ptc_pt_stats st;
 	ZydisDecoder zy;	/* for code of the mode libipt's blocks say (zy_mode) */
 	enum pt_exec_mode zy_mode;
+	struct classified *cls;	/* 1 << CLASSIFIED_BITS, by address (NULL: none yet) */
 
 	/* Windows (ptc_blk_decoder_continue): libipt walks past the last
 	 * packet of a window until it needs the next one, so the last block
@@ -283,7 +300,42 @@ static void zy_mode(struct ptc_blk_decoder *d, enum pt_exec_mode mode)
  * branch tables), as code of the mode zy_mode() set: returns its kind, -1
  * for a non-branch, -2 when it cannot be read; *len its length, *target
  * its direct target (0 otherwise). */
+static int decode_kind(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target);
+
 static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target)
+{
+	struct classified *e;
+	int kind;
+
+	*target = 0;
+	*len = 0;
+	if (region(d, ip) < 0)
+		return -2;
+	if (!d->cls)
+		d->cls = calloc((size_t)1 << CLASSIFIED_BITS, sizeof(*d->cls));
+	if (!d->cls)
+		return decode_kind(d, ip, len, target);
+	e = &d->cls[(ip * 0x9e3779b97f4a7c15ull) >> (64 - CLASSIFIED_BITS)];
+	if (e->img == d->reg.img && e->ip == ip && e->bias == d->reg.bias && e->mode == (uint8_t)d->zy_mode) {
+		*len = e->len;
+		*target = e->target;
+		return e->kind;
+	}
+	kind = decode_kind(d, ip, len, target);
+	if (kind == -2)
+		return kind;
+	e->img = d->reg.img;
+	e->ip = ip;
+	e->bias = d->reg.bias;
+	e->mode = (uint8_t)d->zy_mode;
+	e->kind = (int8_t)kind;
+	e->len = (uint8_t)*len;
+	e->target = *target;
+	return kind;
+}
+
+/* classify() by decoding (d->reg: the region of ip). */
+static int decode_kind(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -292,10 +344,6 @@ static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *
 	size_t n;
 	int direct;
 
-	*target = 0;
-	*len = 0;
-	if (region(d, ip) < 0)
-		return -2;
 	n = ptc_image_read(d->reg.img, (uint64_t)((int64_t)ip - d->reg.bias), buf, sizeof(buf));
 	if (ptc_x86_newer_branch(buf, n, &nw) && d->zy_mode != ptem_32bit && d->zy_mode != ptem_16bit) {
 		*len = nw.length;
@@ -813,6 +861,7 @@ void ptc_blk_decoder_free(struct ptc_blk_decoder *d)
 	if (d->blk)
 		pt_blk_free_decoder(d->blk);
 	ptc_pt_thread_fini(&d->orphan);
+	free(d->cls);
 	free(d);
 }
 
