@@ -296,12 +296,12 @@ static void zy_mode(struct ptc_blk_decoder *d, enum pt_exec_mode mode)
 		ZydisDecoderInit(&d->zy, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 }
 
+static int decode_kind(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target);
+
 /* Classify the instruction at ip with Zydis (independently of the images'
  * branch tables), as code of the mode zy_mode() set: returns its kind, -1
  * for a non-branch, -2 when it cannot be read; *len its length, *target
  * its direct target (0 otherwise). */
-static int decode_kind(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target);
-
 static int classify(struct ptc_blk_decoder *d, uint64_t ip, int *len, uint64_t *target)
 {
 	struct classified *e;
