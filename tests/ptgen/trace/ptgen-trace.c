@@ -1254,6 +1254,17 @@ static void arm(struct thread *t, const struct tree *tr)
 	}
 }
 
+/* Whether the tree can run to int3 breakpoints: not when one would lie
+ * inside an instruction of the tree (code that overlaps itself). */
+static int soft_fits(const struct tree *tr)
+{
+	for (size_t k = 0; k < tr->n; k++)
+		for (int i = 0; i < tr->nbp; i++)
+			if (tr->bp[i] > tr->insn[k].ip && tr->bp[i] < tr->insn[k].ip + tr->insn[k].len)
+				return 0;
+	return 1;
+}
+
 /* Software breakpoints, where debug registers do not work (or --int3):
  * an int3 over the first byte of each of the tree's breakpoint addresses
  * while the thread runs, the code put back as soon as it stops.  Nothing
@@ -1264,17 +1275,6 @@ static void arm(struct thread *t, const struct tree *tr)
  * mapping gets none: the thread faults there, and stops where the
  * breakpoint would have stopped it.  orig: the bytes they replace, from
  * the code cache; armed: which got one. */
-static int soft_fits(const struct tree *tr)
-{
-	/* an int3 inside an instruction of the tree (code that overlaps
-	 * itself) would change it */
-	for (size_t k = 0; k < tr->n; k++)
-		for (int i = 0; i < tr->nbp; i++)
-			if (tr->bp[i] > tr->insn[k].ip && tr->bp[i] < tr->insn[k].ip + tr->insn[k].len)
-				return 0;
-	return 1;
-}
-
 static void soft_arm(struct thread *t, const struct tree *tr, uint8_t *orig, int *armed)
 {
 	static const uint8_t int3 = 0xcc;
