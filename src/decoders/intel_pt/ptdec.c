@@ -2022,6 +2022,26 @@ found:
 		return query_failed(d, (st_), bip, (kind_));		\
 	} while (0)
 
+/* The records of path p in a region mapped with bias, at time time, into
+ * out (p->nsteps of them): the first one's instructions are the step's,
+ * which the caller replaces with those before the path. */
+static void path_records(struct ptc_branch *out, const struct ptc_tnt_path *p, int64_t bias, uint64_t time)
+{
+	const struct ptc_path_step *st = p->step;
+	uint32_t k;
+
+	for (k = 0; k < p->nsteps; k++) {
+		out[k].ip = (uint64_t)((int64_t)st[k].ip + bias);
+		out[k].target = (uint64_t)((int64_t)st[k].target + bias);
+		out[k].time = time;
+		out[k].insns = st[k].insns;
+		out[k].kind = st[k].kind;
+		out[k].taken = st[k].taken;
+		out[k].length = st[k].length;
+		out[k].flags = 0;
+	}
+}
+
 static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
 	struct ptc_pt_thread *t = d->thr;
@@ -2107,21 +2127,9 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 				t->marks[t->nmarks++].path = &p->path;
 				if (!p->rec_valid || p->rec_bias != bias) {
 					/* its records for this mapping, once */
-					struct ptc_branch *r = p->rec;
-
-					for (; s < send; s++, r++) {
-						r->ip = (uint64_t)((int64_t)s->ip + bias);
-						r->target = (uint64_t)((int64_t)s->target + bias);
-						r->time = 0;
-						r->insns = s->insns;
-						r->kind = s->kind;
-						r->taken = s->taken;
-						r->length = s->length;
-						r->flags = 0;
-					}
+					path_records(p->rec, p, bias, 0);
 					p->rec_bias = bias;
 					p->rec_valid = 1;
-					s = p->step;
 				}
 				/* (a loop: memcpy() of a few records costs a call) */
 				{
@@ -2835,20 +2843,7 @@ static inline uint64_t log_ip(const struct ptc_branch *b)
 /* The records of path slot b into out (nsteps of them). */
 static inline void log_expand(struct ptc_branch *out, const struct ptc_branch *b)
 {
-	const struct ptc_tnt_path *p = log_path_of(b);
-	const struct ptc_path_step *st = p->step;
-	uint32_t k;
-
-	for (k = 0; k < p->nsteps; k++) {
-		out[k].ip = st[k].ip + b->target;
-		out[k].target = st[k].target + b->target;
-		out[k].time = b->time;
-		out[k].insns = st[k].insns;
-		out[k].kind = st[k].kind;
-		out[k].taken = st[k].taken;
-		out[k].length = st[k].length;
-		out[k].flags = 0;
-	}
+	path_records(out, log_path_of(b), (int64_t)b->target, b->time);
 	out[0].insns = b->insns;
 	out[0].flags = b->flags;
 }
