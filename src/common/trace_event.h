@@ -44,28 +44,83 @@ enum ptc_branch_flags {
  * identifies it: whenever the same path appears at the same first record
  * address, its records are the same (addresses, kinds, lengths, taken
  * bits, and the instruction counts of all but the first record), and they
- * share one time.  Sinks may use
- * this to handle a run they have seen before at once; they are given every
- * record all the same. */
+ * share one time.
+ *
+ * A batch with paths is sparse: a path stands in it as its first record
+ * alone, marked (struct ptc_path_mark), and the others are made from rec
+ * when a sink needs them (ptc_path_records()).  Most records of a real
+ * program are in paths, and most sinks that take paths need only their
+ * totals, or a note of what they did with the path last time: copying
+ * the records into every batch cost more than the sinks' work on them. */
+#define PTC_PATH_RECORDS_MAX 32
+
 struct ptc_path {
 	uint64_t id;		/* never 0, never the same for two paths of a process */
-	uint32_t records;	/* branches in it */
+	uint32_t records;	/* branches in it, PTC_PATH_RECORDS_MAX at most */
 	uint32_t bits;		/* conditional branches among them (the TNT bits used) */
 	uint64_t taken;		/* their taken bits, the first in bit 0 */
 	uint64_t kinds;		/* records per kind, in 9-bit lanes (kind k at bit 9k) */
 	uint32_t not_taken;	/* records not taken */
 	uint32_t insns;		/* instructions of all records but the first */
+	/* Its records where the code's addresses are the image's own (a
+	 * mapping with bias 0), time 0; never changed while the path lives,
+	 * so a sink on another thread may read them. */
+	const struct ptc_branch *rec;
 	/* The sink's: where the sinks of the decoder that made the path run
 	 * (they and nothing else write here), one of them may keep notes on
 	 * it, checking that they are its own.  Cache lines of its own. */
 	_Alignas(64) unsigned char scratch[192];
 };
 
-/* Where a path starts in a batch of records. */
+/* Where a path stands in a sparse batch. */
 struct ptc_path_mark {
 	uint32_t at;		/* index of its first record */
 	struct ptc_path *path;
 };
+
+/* Path p's records into out (p->records of them), from its first record as
+ * the batch has it: its address says the mapping's bias, and the others
+ * have its time and no flags. */
+static inline void ptc_path_records(struct ptc_branch *out, const struct ptc_path *p,
+				    const struct ptc_branch *first)
+{
+	const uint64_t bias = first->ip - p->rec[0].ip;
+	uint32_t k;
+
+	out[0] = *first;
+	for (k = 1; k < p->records; k++) {
+		out[k] = p->rec[k];
+		out[k].ip += bias;
+		out[k].target += bias;
+		out[k].time = first->time;
+	}
+}
+
+/* Path p's last record, from its first as the batch has it. */
+static inline struct ptc_branch ptc_path_last(const struct ptc_path *p, const struct ptc_branch *first)
+{
+	struct ptc_branch last = p->rec[p->records - 1];
+
+	if (p->records == 1)
+		return *first;
+	last.ip += first->ip - p->rec[0].ip;
+	last.target += first->ip - p->rec[0].ip;
+	last.time = first->time;
+	return last;
+}
+
+/* A sparse batch b[0, n) with nm marks, made dense piece by piece: from
+ * record *i on (*j: the first mark at or after it), as many whole records
+ * as fit in out[0, room) (room: PTC_PATH_RECORDS_MAX at least); returns
+ * how many, 0 at the end (common/trace_event.c). */
+size_t ptc_batch_dense(const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm,
+		       size_t *i, size_t *j, struct ptc_branch *out, size_t room);
+
+/* Hand a sparse batch to branches(ctx, ...) dense, in pieces of
+ * PTC_DENSE_PIECE records at most. */
+#define PTC_DENSE_PIECE 256
+int ptc_batch_give_dense(int (*branches)(void *ctx, const struct ptc_branch *b, size_t n), void *ctx,
+			 const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm);
 
 /* Why the trace stops being exact for a while. */
 enum ptc_gap_cause {
@@ -116,9 +171,9 @@ struct ptc_sink {
 	int (*gap)(void *ctx, const struct ptc_gap *gap);
 	int (*end)(void *ctx);
 	void *ctx;
-	/* Optional: branches as above, with the paths among them (nm marks
-	 * in record order, each path's records all in b).  NULL: the
-	 * branches are given to branches(). */
+	/* Optional: a sparse batch (struct ptc_path): b[0, n) with the nm
+	 * paths marked among them, in order.  NULL: the batch is made dense
+	 * and given to branches(). */
 	int (*paths)(void *ctx, const struct ptc_branch *b, size_t n,
 		     const struct ptc_path_mark *m, size_t nm);
 	/* Optional: after a call failed, what failed, naming the file and

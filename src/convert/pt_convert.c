@@ -263,7 +263,8 @@ static int tee_begin(void *ctx, const struct ptc_thread_info *ti)
 /* The writer reads code at the time of the branches it is given: feed it
  * runs of branches with the same time, so that a mapping change (exec,
  * dlopen, munmap) between two runs is seen.  The paths marked among them
- * (m, nm) go with their runs (a path's records share one time). */
+ * (m, nm) go with their runs (a path's records share one time; in the
+ * sparse batch it is its first record). */
 /* The mappings code_read() reads from are the thread's process's at
  * code_time, and stay so for every time up to code_until (exclusive):
  * records of any time in between can share them.  (Time 0 is unknown,
@@ -287,9 +288,11 @@ static size_t same_code_run(const struct ptc_branch *b, size_t i, size_t n, cons
 			if (!same_code_time(b[i].time, from, until))
 				return i;
 		if (*j < nm) {
+			/* (a path: its first record, in a sparse batch) */
 			if (!same_code_time(b[i].time, from, until))
 				return i;
-			i += m[(*j)++].path->records;
+			i++;
+			++*j;
 		}
 	}
 	return n;
@@ -319,8 +322,14 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 		}
 		j0 = j;
 		k = same_code_run(b, i, n, m, nm, &j, t->code_time, t->code_until);
-		if (j == j0 || !t->ws.paths) {
+		if (j == j0) {
 			err = t->ws.branches(t->ws.ctx, b + i, k - i);
+		} else if (!t->ws.paths) {
+			for (r = 0; j0 + r < j; r++) {
+				run[r].at = m[j0 + r].at - (uint32_t)i;
+				run[r].path = m[j0 + r].path;
+			}
+			err = ptc_batch_give_dense(t->ws.branches, t->ws.ctx, b + i, k - i, run, r);
 		} else if (!i) {
 			err = t->ws.paths(t->ws.ctx, b, k, m + j0, j - j0);
 		} else {
@@ -381,12 +390,18 @@ static int writer_time_filtered(struct cthread *t, const struct ptc_branch *b, s
 	return 0;
 }
 
+static int tee_branches(void *ctx, const struct ptc_branch *b, size_t n);
+
 static int tee_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct cthread *t = ctx;
 	struct ptc_branch kept[PTC_PT_BATCH];
 	int err;
 
+	_Static_assert(PTC_DENSE_PIECE <= PTC_PT_BATCH, "a dense piece fits kept[]");
+	if (nm && (t->finished || t->time_start || t->time_end != UINT64_MAX || t->text || t->cbp))
+		/* every record wanted: the sparse batch made dense */
+		return ptc_batch_give_dense(tee_branches, ctx, b, n, m, nm);
 	if (t->finished) {
 		/* After the thread's exit (a tid used again, or a clock that
 		 * disagrees with the sideband): not written, so taken out of

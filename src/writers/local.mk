@@ -78,3 +78,6 @@ EXTRA_DIST += contrib/simpoint-flow contrib/bench-formats
 check_PROGRAMS += tests/unit/test_writers
 tests_unit_test_writers_SOURCES = tests/unit/test_writers.c tests/unit/loop_code.h
 TESTS += tests/unit/test_writers
+check_PROGRAMS += tests/unit/test_sparse_batch
+tests_unit_test_sparse_batch_SOURCES = tests/unit/test_sparse_batch.c tests/unit/loop_code.h
+TESTS += tests/unit/test_sparse_batch

@@ -754,28 +754,42 @@ static inline void put_bits(uint8_t *bits, uint32_t at, uint64_t v, unsigned nb)
  * lines are there already, and the hash would be work for nothing) */
 #define EDGE_PREFETCH_MIN (1u << 15)
 
+/* Where the record loops stand in a sparse batch (struct ptc_path): entry
+ * i of b[0, n), m[j] the first of the nm marks at or after it, and the
+ * records of a path whose note did not do (x[xi, xn)), taken before
+ * entry i. */
+struct cursor {
+	const struct ptc_branch *b;
+	size_t i, n;
+	const struct ptc_path_mark *m;
+	size_t j, nm;
+	uint32_t xi, xn;
+	struct ptc_branch x[PTC_PATH_RECORDS_MAX];
+};
+
 /* put_branch() for the records that need nothing but the static part's
  * prediction: the previous record's way out names this record's node, the
  * time and flags are unchanged, and the branch is conditional, direct, or
  * indirect to its node's last destination.  Most records are such; their
- * state stays in registers here.  Records from b[i] on, up to b[n]: returns
- * the index of the first it did not take (i: the first needs put_branch()).
+ * state stays in registers here.  Records from the cursor on: returns how
+ * many it took (0: the next needs put_branch()).
  *
- * Paths marked among them (m[*j] on, nm marks) that the loop noted before
- * from the same edge are taken at once; the others it notes when it takes
- * their records. */
-static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i, size_t n,
-			    const struct ptc_path_mark *m, size_t nm, size_t *j)
+ * A path that the loop noted before from the same edge is taken at once;
+ * another one's records are made (ptc_path_records()) and taken one by
+ * one, and noted if the loop takes them all. */
+static size_t put_predicted(struct ptcw *w, struct cursor *cur)
 {
 	struct node *nodes = w->nodes;
+	const struct ptc_branch *b = cur->b;
+	const struct ptc_path_mark *m = cur->m;
+	struct ptc_branch *x = cur->x;
 	uint32_t pn, way, c_records = w->c_records, bitn = w->c_bitn;
-	uint32_t room = w->chunk_records - c_records;
+	uint32_t xi = cur->xi, xn = cur->xn, limit = w->chunk_records - c_records, nrec = 0;
 	uint64_t start = w->next_start, insns = 0, time = w->time;
 	const uint64_t mask = tail_mask();
 	uint8_t *bits, *slots;
-	size_t i0 = i, mark = *j < nm ? m[*j].at : SIZE_MAX;
-	/* the path being noted: its end, and the state at its start */
-	size_t path_end = SIZE_MAX, p_i = 0;
+	size_t i = cur->i, n = cur->n, j = cur->j, nm = cur->nm, mark = j < nm ? m[j].at : SIZE_MAX;
+	/* the path being noted (its records in x): the state at its start */
 	struct ptc_path *p = NULL;
 	uint32_t p_from = 0, p_bitn = 0, p_nind = 0, p_ind_node[2] = { 0, 0 }, p_ind_edge[2] = { 0, 0 };
 	uint64_t p_start = 0;
@@ -783,77 +797,91 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 	const int fetch_edges = w->edge_of.mask >= EDGE_PREFETCH_MIN;
 
 	if (w->pred_edge == PTCF_NO_NODE)
-		return i;
+		return 0;
 	/* the previous record's node and the way it left it */
 	pn = w->pred_node;
 	way = nodes[pn].edge[0] == w->pred_edge ? 0 : 1;
 	if (nodes[pn].edge[way] != w->pred_edge)
-		return i;
-	if (n - i > 4096)
-		n = i + 4096;	/* bounds the room reserved below */
-	if (n - i > room)
-		n = i + room;
+		return 0;
+	if (limit > 4096)
+		limit = 4096;	/* bounds the room reserved below */
 	/* Room for a bit per record, zeroed (bits are ORed in), and 8 bytes
 	 * more: a path's bits go in with one 64-bit store; for a slot per
 	 * record (5 bytes at most), and 8 more: so do a path's slot bytes. */
-	if (buf_grow(&w->bits, (n - i) / 8 + 2 + 8) < 0 || buf_grow(&w->slots, (n - i) * 5 + 8) < 0)
-		return i;
+	if (buf_grow(&w->bits, limit / 8 + 2 + 8) < 0 || buf_grow(&w->slots, (size_t)limit * 5 + 8) < 0)
+		return 0;
 	bits = w->bits.p;
-	memset(bits + w->bits.len, 0, (n - i) / 8 + 2 + 8);
+	memset(bits + w->bits.len, 0, limit / 8 + 2 + 8);
 	slots = w->slots.p + w->slots.len;
-	while (i < n) {
-		const struct ptc_branch *r = &b[i];
+	while (nrec < limit) {
+		const struct ptc_branch *r;
 		uint32_t id;
 		const struct node *nd;
 
-		if (fetch_edges && i + EDGE_PREFETCH < n && is_indirect(r[EDGE_PREFETCH].kind))
-			__builtin_prefetch(&w->edge_of.e[edge_hash(r[EDGE_PREFETCH].ip, r[EDGE_PREFETCH].target) &
-							 w->edge_of.mask]);
-		if (i == mark) {
-			struct ptc_path *mp = m[*j].path;
-			struct path_note *note = (struct path_note *)mp->scratch;
-			uint32_t e0 = nodes[pn].edge[way];
+		if (xi < xn) {
+			r = &x[xi];
+		} else if (i < n) {
+			r = &b[i];
+			if (fetch_edges && i + EDGE_PREFETCH < n && is_indirect(r[EDGE_PREFETCH].kind))
+				__builtin_prefetch(&w->edge_of.e[edge_hash(r[EDGE_PREFETCH].ip,
+									   r[EDGE_PREFETCH].target) &
+								 w->edge_of.mask]);
+			if (i == mark) {
+				struct ptc_path *mp = m[j].path;
+				struct path_note *note = (struct path_note *)mp->scratch;
+				uint32_t e0 = nodes[pn].edge[way];
 
-			mark = ++*j < nm ? m[*j].at : SIZE_MAX;
-			if (note->owner == w->serial && !r->flags && i + mp->records <= n) {
-				const struct path_seen *e = &note->e[0];
+				if (nrec + mp->records > limit)
+					break;
+				mark = ++j < nm ? m[j].at : SIZE_MAX;
+				i++;
+				if (note->owner == w->serial && !r->flags) {
+					const struct path_seen *e = &note->e[0];
 
-				if (e->from != e0)
-					e = &note->e[1];
-				if (e->from == e0 && e->ip0 == r->ip && e->start0 == start && e->insns0 == r->insns &&
-				    (e->n_ind < 1 || nodes[e->ind_node[0]].edge[0] == e->ind_edge[0]) &&
-				    (e->n_ind < 2 || nodes[e->ind_node[1]].edge[0] == e->ind_edge[1])) {
-					/* seen: its bits, its slots, where it ends */
-
-					if (r->time != time) {
-						if (time_event(w, c_records + (uint32_t)(i - i0), r->time) < 0)
-							break;
-						time = r->time;
+					if (e->from != e0)
+						e = &note->e[1];
+					if (e->from == e0 && e->ip0 == r->ip && e->start0 == start &&
+					    e->insns0 == r->insns &&
+					    (e->n_ind < 1 || nodes[e->ind_node[0]].edge[0] == e->ind_edge[0]) &&
+					    (e->n_ind < 2 || nodes[e->ind_node[1]].edge[0] == e->ind_edge[1])) {
+						/* seen: its bits, its slots, where it ends */
+						if (r->time != time) {
+							if (time_event(w, c_records + nrec, r->time) < 0) {
+								/* (taken one by one instead) */
+								ptc_path_records(x, mp, r);
+								xi = 0;
+								xn = mp->records;
+								break;
+							}
+							time = r->time;
+						}
+						put_bits(bits, bitn, mp->taken, mp->bits);
+						bitn += mp->bits;
+						ptc_put64(slots, e->slots);	/* (8 bytes to spare) */
+						slots += e->slots_len;
+						pn = e->to_node;
+						way = e->to_way;
+						start = e->next_start;
+						insns += r->insns + mp->insns;
+						nrec += mp->records;
+						continue;
 					}
-
-					put_bits(bits, bitn, mp->taken, mp->bits);
-					bitn += mp->bits;
-					ptc_put64(slots, e->slots);	/* (8 bytes to spare) */
-					slots += e->slots_len;
-					pn = e->to_node;
-					way = e->to_way;
-					start = e->next_start;
-					insns += r->insns + mp->insns;
-					i += mp->records;
-					continue;
 				}
-			}
-			if (path_end == SIZE_MAX) {
-				/* note it if the loop takes all its records */
+				/* its records, taken one by one and noted if the
+				 * loop takes them all */
+				ptc_path_records(x, mp, r);
+				xi = 0;
+				xn = mp->records;
+				r = &x[0];
 				p = mp;
-				path_end = i + mp->records;
-				p_i = i;
 				p_from = e0;
 				p_start = start;
 				p_bitn = bitn;
 				p_slots = slots;
 				p_nind = 0;
 			}
+		} else {
+			break;
 		}
 
 		id = nodes[pn].succ[way];
@@ -888,13 +916,13 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 
 			if (r->target != nd->dest) {
 				/* another destination it had before */
-				const struct edge_entry *x = find_edge(w, id, r->target);
+				const struct edge_entry *xe = find_edge(w, id, r->target);
 
-				if (!x)
+				if (!xe)
 					break;	/* a new one: put_branch() */
-				v = x->slot;
-				nodes[id].edge[0] = x->edge;
-				nodes[id].succ[0] = x->succ;
+				v = xe->slot;
+				nodes[id].edge[0] = xe->edge;
+				nodes[id].succ[0] = xe->succ;
 				nodes[id].dest = r->target;
 				nodes[id].mru_slot = v;
 			}
@@ -905,7 +933,7 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 			*slots++ = (uint8_t)v;
 			way = 0;
 			start = r->target;
-			if (path_end != SIZE_MAX && p_nind < 3) {
+			if (p && p_nind < 3) {
 				if (p_nind < 2) {
 					p_ind_node[p_nind] = id;
 					p_ind_edge[p_nind] = nd->edge[0];
@@ -916,17 +944,24 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 			break;
 		}
 		if (r->time != time) {
-			(void)time_event(w, c_records + (uint32_t)(i - i0), r->time);	/* room made above */
+			(void)time_event(w, c_records + nrec, r->time);	/* room made above */
 			time = r->time;
 		}
 		pn = id;
 		insns += r->insns;
-		if (++i == path_end) {
+		nrec++;
+		if (xi == xn) {
+			i++;
+			continue;
+		}
+		if (++xi < xn || !p)
+			continue;
+		/* the last record of the path being noted */
+		{
 			struct path_note *note = (struct path_note *)p->scratch;
 			struct path_seen *e;
 			size_t k, ns = (size_t)(slots - p_slots);
 
-			path_end = SIZE_MAX;
 			if (bitn - p_bitn == p->bits && ns <= 8 && p_nind <= 2) {
 				if (note->owner != w->serial) {
 					memset(note, 0, sizeof(*note));
@@ -942,50 +977,67 @@ static size_t put_predicted(struct ptcw *w, const struct ptc_branch *b, size_t i
 				e->n_ind = (uint8_t)p_nind;
 				memcpy(e->ind_node, p_ind_node, sizeof(e->ind_node));
 				memcpy(e->ind_edge, p_ind_edge, sizeof(e->ind_edge));
-				e->insns0 = b[p_i].insns;
-				e->ip0 = b[p_i].ip;
+				e->insns0 = x[0].insns;
+				e->ip0 = x[0].ip;
 				e->start0 = p_start;
 				e->next_start = start;
 				e->slots = 0;
 				for (k = 0; k < ns; k++)
 					e->slots |= (uint64_t)p_slots[k] << (8 * k);
 			}
+			p = NULL;
 		}
 	}
+	cur->i = i;
+	cur->j = j;
+	cur->xi = xi;
+	cur->xn = xn;
 	w->bits.len = (bitn + 7) >> 3;
 	w->slots.len = (size_t)(slots - w->slots.p);
 	w->c_bitn = bitn;
 	w->pred_edge = nodes[pn].edge[way];
 	w->pred_node = pn;
 	w->next_start = start;
-	w->c_records = c_records + (uint32_t)(i - i0);
-	w->records += i - i0;
-	w->branches += i - i0;
+	w->c_records = c_records + nrec;
+	w->records += nrec;
+	w->branches += nrec;
 	w->insns += insns;
-	return i;
+	return nrec;
 }
 
 static int ptcw_paths(void *st, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct ptcw *w = st;
-	size_t i = 0, j = 0;
+	struct cursor cur;
 	int err;
 
 	_Static_assert(sizeof(struct path_note) <= sizeof(((struct ptc_path *)0)->scratch),
 		       "a note fits a path's scratch");
 	if (n && (err = resume(w)) < 0)
 		return err;
-	while (i < n) {
-		size_t k = put_predicted(w, b, i, n, m, nm, &j);
+	cur.b = b;
+	cur.i = 0;
+	cur.n = n;
+	cur.m = m;
+	cur.j = 0;
+	cur.nm = nm;
+	cur.xi = cur.xn = 0;
+	while (cur.xi < cur.xn || cur.i < cur.n) {
+		const struct ptc_branch *r;
 
-		if (k == i) {
-			if ((err = put_branch(w, &b[i])) < 0)
-				return err;
-			k++;
+		if (put_predicted(w, &cur))
+			continue;
+		/* the next record by itself */
+		if (cur.xi == cur.xn && cur.j < nm && m[cur.j].at == cur.i) {
+			ptc_path_records(cur.x, m[cur.j].path, &b[cur.i]);
+			cur.xi = 0;
+			cur.xn = m[cur.j].path->records;
+			cur.i++;
+			cur.j++;
 		}
-		i = k;
-		while (j < nm && m[j].at < i)
-			j++;	/* a path that put_branch() began */
+		r = cur.xi < cur.xn ? &cur.x[cur.xi++] : &b[cur.i++];
+		if ((err = put_branch(w, r)) < 0)
+			return err;
 	}
 	return 0;
 }

@@ -802,7 +802,7 @@ static int w_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct
 		if (w->ops[i]->paths)
 			err = w->ops[i]->paths(w->st[i], b, n, m, nm);
 		else
-			err = w->ops[i]->branches(w->st[i], b, n);
+			err = ptc_batch_give_dense(w->ops[i]->branches, w->st[i], b, n, m, nm);
 		if (err < 0)
 			return err;
 	}

@@ -76,18 +76,14 @@ static int tp_s_branches(void *ctx, const struct ptc_branch *b, size_t n)
 	return 0;
 }
 
-static void tp_check_mark(struct tp_run *r, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m)
+/* Path p's records b[0, p->records), as ptc_path_records() made them from
+ * its first record in the sparse batch. */
+static void tp_check_path(struct tp_run *r, const struct ptc_branch *b, const struct ptc_path *p)
 {
-	const struct ptc_path *p = m->path;
 	uint64_t kinds = 0, taken = 0, digest = 0;
 	uint32_t bits = 0, not_taken = 0, insns = 0, i;
 	struct tp_seen *s;
 
-	if (!p->records || m->at + (size_t)p->records > n || !p->id) {
-		r->log->bad = "a path's records are not all in the batch";
-		return;
-	}
-	b += m->at;
 	for (i = 0; i < p->records; i++) {
 		kinds += (uint64_t)1 << (9 * b[i].kind);
 		not_taken += !b[i].taken;
@@ -118,17 +114,32 @@ static void tp_check_mark(struct tp_run *r, const struct ptc_branch *b, size_t n
 	r->log->path_records += p->records;
 }
 
+/* A sparse batch: each path stands as its first record, marked; its
+ * records are made, checked, and logged in its place. */
 static int tp_s_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct tp_run *r = ctx;
-	size_t i;
+	struct ptc_branch rec[PTC_PATH_RECORDS_MAX];
+	size_t i = 0, j;
 
-	for (i = 0; i < nm; i++) {
-		if (i && m[i].at < m[i - 1].at + m[i - 1].path->records)
-			r->log->bad = "paths overlap or are out of order";
-		tp_check_mark(r, b, n, &m[i]);
+	for (j = 0; j < nm; j++) {
+		const struct ptc_path *p = m[j].path;
+
+		if (m[j].at >= n || (j && m[j].at <= m[j - 1].at)) {
+			r->log->bad = "marks out of the batch or out of order";
+			return 0;
+		}
+		if (!p->id || !p->records || p->records > PTC_PATH_RECORDS_MAX) {
+			r->log->bad = "a path's id or count is wrong";
+			return 0;
+		}
+		tp_s_branches(ctx, b + i, m[j].at - i);
+		ptc_path_records(rec, p, &b[m[j].at]);
+		tp_check_path(r, rec, p);
+		tp_s_branches(ctx, rec, p->records);
+		i = m[j].at + 1;
 	}
-	return tp_s_branches(ctx, b, n);
+	return tp_s_branches(ctx, b + i, n - i);
 }
 
 static int tp_s_gap(void *ctx, const struct ptc_gap *g)

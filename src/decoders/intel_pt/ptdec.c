@@ -270,9 +270,20 @@ static uint64_t branch_next_ip(const struct ptc_branch *b)
 	return b->taken ? b->target : b->ip + b->length;
 }
 
+/* Where execution continues after the last of records b[0, n) with the
+ * nm paths marked among them (a batch is sparse: struct ptc_path). */
+static uint64_t batch_next_ip(const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	if (nm && m[nm - 1].at == n - 1) {
+		struct ptc_branch last = ptc_path_last(m[nm - 1].path, &b[n - 1]);
+		return branch_next_ip(&last);
+	}
+	return branch_next_ip(&b[n - 1]);
+}
+
 uint64_t ptc_pt_thread_stream_ip(const struct ptc_pt_thread *t)
 {
-	return t->nbatch ? branch_next_ip(&t->batch[t->nbatch - 1]) : t->next_ip;
+	return t->nbatch ? batch_next_ip(t->batch, t->nbatch, t->marks, t->nmarks) : t->next_ip;
 }
 
 /* Is b a far transfer (into the kernel) whose user-mode destination is not
@@ -282,34 +293,45 @@ static int far_open(const struct ptc_branch *b)
 	return b->kind == PTC_BR_FAR && !b->target;
 }
 
-/* Count branches b[0, n) in the thread's statistics and hand them to its
- * sink. */
-/* Give the sink branches b[0, n), with the nm paths marked among them. */
+/* Give the sink branches b[0, n), with the nm paths marked among them:
+ * sparse if it takes paths, else dense. */
 static int give(struct ptc_sink *s, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	if (nm && s->paths)
 		return s->paths(s->ctx, b, n, m, nm);
-	return s->branches(s->ctx, b, n);
+	return ptc_batch_give_dense(s->branches, s->ctx, b, n, m, nm);
 }
 
 /* A branch kind's lane (hand_over()): an unknown kind counts as far. */
 #define KIND_LANE(k) ((uint64_t)1 << (9 * ((k) < PTC_BR_KIND_NR ? (k) : PTC_BR_FAR)))
 static const uint64_t kind_lane[256] = PTC_TABLE256(KIND_LANE);
 
+/* Lanes (hand_over()) into the thread's counts per kind. */
+static inline void add_lanes(struct ptc_pt_thread *t, uint64_t lanes)
+{
+	unsigned k;
+
+	for (k = 0; k < PTC_BR_KIND_NR; k++)
+		t->by_kind[k] += (lanes >> (9 * k)) & 511;
+}
+
 static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n,
 		     const struct ptc_path_mark *m, size_t nm)
 {
-	uint64_t lanes = 0, insns = 0, not_taken = 0;
-	unsigned k;
+	uint64_t lanes = 0, path_lanes = 0, insns = 0, not_taken = 0;
+	unsigned paths = 0;
 	size_t i, j;
 	int err;
 
 	/* Statistics per batch rather than per branch.  The kinds are counted
-	 * in 9-bit lanes of one register (a batch has at most 511 branches):
+	 * in 9-bit lanes of a register (a batch has at most 511 records):
 	 * counting in memory would chain each increment to the previous one
 	 * of the same kind through a store and a load.  A path's counts are
-	 * its own (all but its first record's instructions). */
+	 * its own (all but its first record's instructions); it is one record
+	 * in the batch, its first.  Its kinds, up to PTC_PATH_RECORDS_MAX a
+	 * lane, go to lanes of their own, emptied every 15 paths. */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
+	_Static_assert(15 * PTC_PATH_RECORDS_MAX < 512, "path kind lanes");
 	for (i = 0, j = 0; i < n;) {
 		size_t end = j < nm ? m[j].at : n;
 
@@ -321,19 +343,24 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 		if (j < nm) {
 			const struct ptc_path *p = m[j++].path;
 
-			lanes += p->kinds;
+			path_lanes += p->kinds;
 			insns += b[i].insns + p->insns;
 			not_taken += p->not_taken;
-			i += p->records;
+			i++;
+			if (++paths == 15) {
+				add_lanes(t, path_lanes);
+				path_lanes = 0;
+				paths = 0;
+			}
 		}
 	}
-	for (k = 0; k < PTC_BR_KIND_NR; k++)
-		t->by_kind[k] += (lanes >> (9 * k)) & 511;
+	add_lanes(t, lanes);
+	add_lanes(t, path_lanes);
 	t->insns += insns;
 	t->not_taken += not_taken;
 
 	if (n)
-		t->next_ip = branch_next_ip(&b[n - 1]);
+		t->next_ip = batch_next_ip(b, n, m, nm);
 	if (n && t->sink && !t->sink_error) {
 		err = give(t->sink, b, n, m, nm);
 		if (err < 0)
@@ -373,6 +400,10 @@ static int flush_first(struct ptc_pt_thread *t, size_t n)
 
 void ptc_pt_thread_drop_paths(struct ptc_pt_thread *t)
 {
+	/* (a path is its first record in the batch: without its mark the
+	 * records would be handed over wrong) */
+	if (t->nmarks)
+		t->nbatch = t->marks[0].at;
 	t->nmarks = 0;
 }
 
@@ -391,8 +422,8 @@ static size_t settled(const struct ptc_pt_thread *t, const struct ptc_branch *b,
 		return n;
 	if (far_open(&b[n - 1]))
 		return n - 1;
-	/* (never part of a path: its records go together) */
-	if (t->keep_last && (!m || m->at + m->path->records < n))
+	/* (never a path: it is its first record in the batch) */
+	if (t->keep_last && (!m || m->at + 1 < n))
 		return n - 1;
 	return n;
 }
@@ -449,7 +480,7 @@ int ptc_pt_thread_start(struct ptc_pt_thread *t, uint64_t time, uint64_t offset,
 			return 0;
 		}
 		if (t->nbatch)
-			next = branch_next_ip(&t->batch[t->nbatch - 1]);
+			next = ptc_pt_thread_stream_ip(t);
 		if (next == ip)
 			return 0;
 	}
@@ -1164,7 +1195,7 @@ static struct ptc_branch *last_record(struct ptc_pt_decoder *d)
 
 	if (d->spec_mode || d->nspec)
 		return d->nspec > d->nspec_ok && d->spec[d->nspec - 1].t == t ? &d->spec[d->nspec - 1].b : NULL;
-	if (!t->nbatch || (m && m->at + m->path->records >= t->nbatch))
+	if (!t->nbatch || (m && m->at + 1 >= t->nbatch))
 		return NULL;
 	return &t->batch[t->nbatch - 1];
 }
@@ -2022,26 +2053,6 @@ found:
 		return query_failed(d, (st_), bip, (kind_));		\
 	} while (0)
 
-/* The records of path p in a region mapped with bias, at time time, into
- * out (p->nsteps of them): the first one's instructions are the step's,
- * which the caller replaces with those before the path. */
-static void path_records(struct ptc_branch *out, const struct ptc_tnt_path *p, int64_t bias, uint64_t time)
-{
-	const struct ptc_path_step *st = p->step;
-	uint32_t k;
-
-	for (k = 0; k < p->nsteps; k++) {
-		out[k].ip = (uint64_t)((int64_t)st[k].ip + bias);
-		out[k].target = (uint64_t)((int64_t)st[k].target + bias);
-		out[k].time = time;
-		out[k].insns = st[k].insns;
-		out[k].kind = st[k].kind;
-		out[k].taken = st[k].taken;
-		out[k].length = st[k].length;
-		out[k].flags = 0;
-	}
-}
-
 static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
 	struct ptc_pt_thread *t = d->thr;
@@ -2116,30 +2127,26 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 			if (p && p->nsteps) {
 				const struct ptc_path_step *s = p->step, *send = p->step + p->nsteps;
 
-				if (out + p->nsteps >= t->batch + PTC_PT_BATCH) {
-					/* WALK_EMIT() expects room for one more */
+				/* The path goes into the batch as its first
+				 * record, marked (a sparse batch: struct
+				 * ptc_path); sinks make the others if they
+				 * need them. */
+				t->marks[t->nmarks].at = (uint32_t)(out - t->batch);
+				t->marks[t->nmarks++].path = &p->path;
+				out->ip = (uint64_t)((int64_t)s->ip + bias);
+				out->target = (uint64_t)((int64_t)s->target + bias);
+				out->time = d->time;
+				out->insns = insns;
+				out->kind = s->kind;
+				out->taken = s->taken;
+				out->length = s->length;
+				out->flags = 0;
+				if (++out == t->batch + PTC_PT_BATCH) {
+					/* (WALK_EMIT() expects room for one more) */
 					WALK_SAVE();
 					if ((err = ptc_pt_thread_flush_settled(t)) < 0)
 						return err;
 					out = t->batch + t->nbatch;
-				}
-				t->marks[t->nmarks].at = (uint32_t)(out - t->batch);
-				t->marks[t->nmarks++].path = &p->path;
-				if (!p->rec_valid || p->rec_bias != bias) {
-					/* its records for this mapping, once */
-					path_records(p->rec, p, bias, 0);
-					p->rec_bias = bias;
-					p->rec_valid = 1;
-				}
-				/* (a loop: memcpy() of a few records costs a call) */
-				{
-					const struct ptc_branch *r = p->rec;
-
-					for (send = s + p->nsteps; s < send; s++, out++, r++) {
-						*out = *r;
-						out->time = d->time;
-					}
-					out[-(ptrdiff_t)p->nsteps].insns = insns;
 				}
 				if (p->stack) {
 					/* the calls' return addresses, and the returns
@@ -2820,13 +2827,11 @@ static int ahead_push_op(struct ptc_pt_ahead *a, int op, uint32_t sh, uint64_t x
 }
 
 /* A path of the memo in the log: one slot (the kind LOG_PATH) instead of
- * its records, which the replay makes again from the path's steps with
+ * its first record, from which the replay makes that record again with
  * what the slot holds: the path (ip), the bias of the mapping (target),
- * the time and the first record's instructions and flags (the walker gives
- * the others the step's instructions, the same time and no flags).  The
- * driver reads the log from another core's cache: most of a real
- * program's records are in paths (xz: three quarters, about 4 records a
- * path), and a slot is a record's size. */
+ * the time and the first record's instructions and flags.  The replay
+ * hands the thread's sink the path as the walker does, as its first
+ * record marked (a sparse batch). */
 #define LOG_PATH 0xff
 
 static inline const struct ptc_tnt_path *log_path_of(const struct ptc_branch *slot)
@@ -2840,16 +2845,23 @@ static inline uint64_t log_ip(const struct ptc_branch *b)
 	return b->kind == LOG_PATH ? log_path_of(b)->step[0].ip + b->target : b->ip;
 }
 
-/* The records of path slot b into out (nsteps of them). */
-static inline void log_expand(struct ptc_branch *out, const struct ptc_branch *b)
+/* The first record of path slot b into out. */
+static inline void log_first(struct ptc_branch *out, const struct ptc_branch *b)
 {
-	path_records(out, log_path_of(b), (int64_t)b->target, b->time);
-	out[0].insns = b->insns;
-	out[0].flags = b->flags;
+	const struct ptc_path_step *s = &log_path_of(b)->step[0];
+
+	out->ip = (uint64_t)((int64_t)s->ip + (int64_t)b->target);
+	out->target = (uint64_t)((int64_t)s->target + (int64_t)b->target);
+	out->time = b->time;
+	out->insns = b->insns;
+	out->kind = s->kind;
+	out->taken = s->taken;
+	out->length = s->length;
+	out->flags = b->flags;
 }
 
 /* Records b[0, n) of shadow s, with the nm paths marked among them (m[k].at
- * relative to b), to the log. */
+ * relative to b; a sparse batch), to the log. */
 static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
 {
 	struct shadow *s = ctx;
@@ -2894,7 +2906,7 @@ static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const s
 			slot->taken = 0;
 			slot->length = 0;
 			slot->flags = b[i].flags;
-			i += p->nsteps;
+			i++;
 		}
 	}
 	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->a + last->b == base)
@@ -3315,8 +3327,8 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 }
 
 /* Slots [a->done, o->b) of op o to the real thread, as the walker put them
- * in its batch (a path whole, after a flush if it would fill it) and
- * flushed it when full. */
+ * in its batch (a path as its first record, marked) and flushed it when
+ * full. */
 static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, const struct ahead_op *o)
 {
 	struct shadow *s = a->sh[o->sh];
@@ -3336,22 +3348,26 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 
 		if (src->kind == LOG_PATH) {
 			const struct ptc_tnt_path *p = log_path_of(src);
-			struct ptc_branch *out;
+			struct ptc_branch *out = t->batch + t->nbatch;
 			uint32_t k;
 
-			if (t->nbatch + p->nsteps >= PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
-				return t->sink_error;
-			out = t->batch + t->nbatch;
-			log_expand(out, src);
+			log_first(out, src);
 			if (!s->seen)
 				replay_first(a, s, t, o, out);
 			t->marks[t->nmarks].at = (uint32_t)t->nbatch;
 			t->marks[t->nmarks++].path = (struct ptc_path *)&p->path;
-			t->nbatch += p->nsteps;
 			if (p->path.kinds & STACK_LANES)
 				for (k = 0; k < p->nsteps; k++)
-					if (((1u << out[k].kind) & STACK_KINDS) && replay_stack(s, t, &out[k]) < 0)
-						return -ptc_err_nomem;
+					if ((1u << p->step[k].kind) & STACK_KINDS) {
+						struct ptc_branch r = p->path.rec[k];
+
+						r.ip += (uint64_t)src->target;
+						r.target += (uint64_t)src->target;
+						if (replay_stack(s, t, &r) < 0)
+							return -ptc_err_nomem;
+					}
+			if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
+				return t->sink_error;
 			continue;
 		}
 		t->batch[t->nbatch] = *src;

@@ -65,7 +65,8 @@ struct ptc_pt_thread {
 
 	struct ptc_branch batch[PTC_PT_BATCH];
 	size_t nbatch;
-	/* the paths among them (the walker's memo), in order */
+	/* the paths among them (the walker's memo), in order: each is one
+	 * record of the batch, its first (a sparse batch, struct ptc_path) */
 	struct ptc_path_mark marks[PTC_PT_BATCH];
 	size_t nmarks;
 	int sink_error;			/* first error returned by the sink */
@@ -89,10 +90,12 @@ int ptc_pt_thread_flush(struct ptc_pt_thread *t);
 int ptc_pt_thread_flush_settled(struct ptc_pt_thread *t);
 void ptc_pt_thread_fini(struct ptc_pt_thread *t);
 /* Its batch may mark paths (struct ptc_path) of the memo of the decoder
- * that filled it: flush the thread before that memo goes (a decoder's own,
- * with the decoder; ptc_pt_params.memo, with its owner), or forget the
- * marks with this (the branches stay, each handed over by itself).
- * ptc_pt_decoder_free() does it for the thread it decodes last. */
+ * that filled it, each standing as its first record (a sparse batch):
+ * flush the thread before that memo goes (a decoder's own, with the
+ * decoder; ptc_pt_params.memo, with its owner), or drop the batch's
+ * records from its first path on with this (after an error: what would
+ * be handed over is no longer known).  ptc_pt_decoder_free() does it for
+ * the thread it decodes last. */
 void ptc_pt_thread_drop_paths(struct ptc_pt_thread *t);
 /* Give a forked thread its parent's call stack: fork and vfork children
  * return through the frames the parent pushed (a vfork child on the

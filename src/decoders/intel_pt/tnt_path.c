@@ -134,8 +134,10 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		uint64_t ip;
 	} keep = { 0, 0, 0, 0, 0 };
 	struct ptc_tnt_path *p;
+	struct ptc_branch *rec;
 	uint32_t i;
 
+	_Static_assert(PTC_PATH_STEPS <= PTC_PATH_RECORDS_MAX, "a path's records fit a sink's buffer");
 	while (n < PTC_PATH_STEPS && idx < ntb) {
 		const struct ptc_tbranch *b = &tb[idx];
 		struct ptc_path_step *s = &st[n];
@@ -200,14 +202,13 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		idx = next_idx;
 	}
 
-	p = arena_alloc(m, sizeof(*p) + keep.steps * (sizeof(p->step[0]) + sizeof(p->rec[0])));
+	p = arena_alloc(m, sizeof(*p) + keep.steps * (sizeof(p->step[0]) + sizeof(struct ptc_branch)));
 	if (!p)
 		return NULL;
-	p->rec = (struct ptc_branch *)(void *)&p->step[keep.steps];
-	p->rec_valid = 0;
-	p->rec_bias = 0;
+	rec = (struct ptc_branch *)(void *)&p->step[keep.steps];
 	p->stack = 0;
 	memset(&p->path, 0, sizeof(p->path));
+	p->path.rec = rec;
 	/* unique in the process: a sink may remember a path by its id after
 	 * its memo has gone (and its memory serves another) */
 	p->path.id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
@@ -228,6 +229,15 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 			p->path.taken |= (uint64_t)st[i].taken << p->path.bits++;
 		if (i)
 			p->path.insns += st[i].insns;
+		/* its record, in the image's addresses */
+		rec[i].ip = st[i].ip;
+		rec[i].target = st[i].target;
+		rec[i].time = 0;
+		rec[i].insns = st[i].insns;
+		rec[i].kind = st[i].kind;
+		rec[i].taken = st[i].taken;
+		rec[i].length = st[i].length;
+		rec[i].flags = 0;
 	}
 	return p;
 }

@@ -57,13 +57,7 @@ struct ptc_tnt_path {
 	uint32_t end_idx, end_insns;	/* the walker's position after it */
 	uint64_t end_ip;		/* where that block starts (image address) */
 	int stack;			/* it has calls or returns */
-	/* The walker's: its records as they were last written, for a region
-	 * mapped with bias rec_bias (time and the first record's instructions
-	 * aside), so that the next time they are copied whole; rec_valid 0:
-	 * none yet.  rec points past step[nsteps]. */
-	int rec_valid;
-	int64_t rec_bias;
-	struct ptc_branch *rec;
+	/* (path.rec points past step[nsteps]) */
 	struct ptc_path_step step[];
 };
 
