@@ -57,11 +57,17 @@ static struct ptc_image *image_new(const char *name)
 /* The table of an image (all that a table of another mode owns). */
 void ptc_image_drop_table(struct ptc_image *img)
 {
-	free(img->bits);
-	free(img->rank);
-	free(img->first_br);
-	free(img->runs);
-	free(img->br);
+	if (img->table_map) {
+		munmap(img->table_map, img->table_map_size);
+		img->table_map = NULL;
+		img->table_map_size = 0;
+	} else {
+		free(img->bits);
+		free(img->rank);
+		free(img->first_br);
+		free(img->runs);
+		free(img->br);
+	}
 	img->bits = NULL;
 	img->rank = img->first_br = NULL;
 	img->runs = NULL;

@@ -72,6 +72,10 @@ struct ptc_image {
 
 	struct ptc_tbranch *br;	/* sorted by ip */
 	size_t nbr;
+	/* A table read from the table cache: the file, mapped read-only, which
+	 * the five arrays above point into (NULL: they are the heap's). */
+	void *table_map;
+	size_t table_map_size;
 
 	struct ptc_symtab syms;	/* function symbols (ELF images) */
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -151,31 +152,16 @@ static int plausible(const struct ptc_image *img)
 	return 1;
 }
 
-/* n bytes of the file at *off into a new block, hashed on the way:
- * NULL when out of memory or short (*err says which). */
-static void *read_part(int fd, uint64_t *off, size_t n, XXH3_state_t *xs, int *err)
+/* The part of n bytes at *off of the mapped file at map, aligned for
+ * what it holds (NULL: it is not). */
+static void *part_at(uint8_t *map, uint64_t *off, size_t n, size_t align)
 {
-	uint8_t *v = malloc(n ? n : 1);
-	size_t got = 0;
+	void *p = map + *off;
 
-	if (!v) {
-		*err = -ptc_err_nomem;
+	if (*off % align)
 		return NULL;
-	}
-	while (got < n) {
-		ssize_t r = pread(fd, v + got, n - got, (off_t)(*off + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(v);
-			return NULL;
-		}
-		got += (size_t)r;
-	}
-	XXH3_64bits_update(xs, v, n);
 	*off += n;
-	return v;
+	return p;
 }
 
 int ptc_table_cache_load(struct ptc_image *img, const char *dir, const uint8_t key[16])
@@ -183,10 +169,10 @@ int ptc_table_cache_load(struct ptc_image *img, const char *dir, const uint8_t k
 	const struct ptc_image *b = img->base ? img->base : img;
 	struct file_header h;
 	struct layout l;
-	XXH3_state_t *xs = NULL;
 	uint64_t sum, off = sizeof(h);
 	char path[4096];
 	struct stat st;
+	uint8_t *map = NULL;
 	int fd, ok = 0;
 
 	if (!dir || key_is_zero(key))
@@ -203,24 +189,31 @@ int ptc_table_cache_load(struct ptc_image *img, const char *dir, const uint8_t k
 	    h.mode != img->mode || memcmp(h.key, key, 16) || h.nwords != words_of(b) ||
 	    layout_of(h.nwords, h.nruns, h.nbr, &l) < 0 || l.total != (uint64_t)st.st_size)
 		goto out;
-	/* straight into the table's arrays, hashed as they come (no copy of
-	 * the file: a load needs no more memory than the table) */
-	xs = XXH3_createState();
-	if (!xs || XXH3_64bits_reset(xs) != XXH_OK) {
-		ok = -ptc_err_nomem;
+	/* The table's arrays are the file's pages, mapped: reading them into
+	 * the heap cost a copy and a fresh page of memory for each page of
+	 * the file (libc's table is 7 MiB), while the lookups touch a few of
+	 * them.  A file is replaced by a rename, never changed in place
+	 * (ptc_table_cache_store()), so the mapping stays what was checked. */
+	map = mmap(NULL, l.total, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		map = NULL;
 		goto out;
 	}
-	XXH3_64bits_update(xs, &h, sizeof(h));
+	memcpy(&sum, map + l.total - sizeof(sum), sizeof(sum));
+	if (XXH3_64bits(map, l.total - sizeof(sum)) != sum)
+		goto out;
 	img->nwords = (size_t)h.nwords;
 	img->nruns = (size_t)h.nruns;
 	img->nbr = (size_t)h.nbr;
-	if ((img->bits = read_part(fd, &off, (img->nwords + 1) * sizeof(*img->bits), xs, &ok)) &&
-	    (img->rank = read_part(fd, &off, (img->nwords + 1) * sizeof(*img->rank), xs, &ok)) &&
-	    (img->first_br = read_part(fd, &off, (img->nwords + 1) * sizeof(*img->first_br), xs, &ok)) &&
-	    (img->runs = read_part(fd, &off, l.runs, xs, &ok)) &&
-	    (img->br = read_part(fd, &off, l.br, xs, &ok)) &&
-	    pread(fd, &sum, sizeof(sum), (off_t)off) == (ssize_t)sizeof(sum) &&
-	    sum == XXH3_64bits_digest(xs)) {
+	img->bits = part_at(map, &off, (img->nwords + 1) * sizeof(*img->bits), _Alignof(uint64_t));
+	img->rank = part_at(map, &off, (img->nwords + 1) * sizeof(*img->rank), _Alignof(uint32_t));
+	img->first_br = part_at(map, &off, (img->nwords + 1) * sizeof(*img->first_br), _Alignof(uint32_t));
+	img->runs = part_at(map, &off, l.runs, _Alignof(struct ptc_run));
+	img->br = part_at(map, &off, l.br, _Alignof(struct ptc_tbranch));
+	img->table_map = map;
+	img->table_map_size = l.total;
+	map = NULL;	/* the image's now */
+	if (img->bits && img->rank && img->first_br && img->runs && img->br) {
 		img->ninsns = h.ninsns;
 		img->bad_bytes = h.bad_bytes;
 		img->first_bad = h.first_bad;
@@ -230,7 +223,8 @@ int ptc_table_cache_load(struct ptc_image *img, const char *dir, const uint8_t k
 	if (ok != 1)
 		ptc_image_drop_table(img);
 out:
-	XXH3_freeState(xs);
+	if (map)
+		munmap(map, l.total);
 	close(fd);
 	return ok;
 }
