@@ -29,6 +29,7 @@
 extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __attribute__((noplt));
 #endif
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "common/table256.h"
 #include "decoders/intel_pt/bystanders.h"
@@ -2705,13 +2706,15 @@ void ptc_pt_decoder_set_continued(struct ptc_pt_decoder *d, int continued)
 enum { AOP_BRANCHES, AOP_ENABLE, AOP_STOP };
 
 /* A user-mode trace holds up to about 4 branches per byte (direct ones,
- * which take no packet, included); a log starts with room for 6. */
+ * which take no packet, included); a log starts with room for 6 slots of
+ * LOG_SLOT_TYPICAL bytes a byte. */
 #define AHEAD_RECORDS_PER_BYTE 6
+#define LOG_SLOT_TYPICAL 8
 
-/* One thing the walker did, in order.  BRANCHES: records [a, a + b) of
- * the log went to the thread; ENABLE: tracing (re)started in it (time a,
- * offset b, ip c), the first PSB's own when sync; STOP: a point where
- * tracing stopped at time a (where run() may return 1). */
+/* One thing the walker did, in order.  BRANCHES: b slots of the log, in
+ * its bytes [a, c), went to the thread; ENABLE: tracing (re)started in it
+ * (time a, offset b, ip c), the first PSB's own when sync; STOP: a point
+ * where tracing stopped at time a (where run() may return 1). */
 struct ahead_op {
 	uint8_t op, sync;
 	uint32_t sh;
@@ -2768,6 +2771,14 @@ static int shadow_hint(struct ptc_pt_thread *t, uint32_t i)
 #define STACK_LANES ((0x1ffull << 9 * PTC_BR_CALL) | (0x1ffull << 9 * PTC_BR_CALL_IND) | \
 		     (0x1ffull << 9 * PTC_BR_RET))
 
+/* What a packed log slot is relative to (log_put_record()): the slot
+ * before it. */
+struct log_state {
+	uint64_t ip, time;	/* its first record's ip, and the time */
+	uintptr_t path;		/* the last path */
+	int64_t bias;		/* its mapping's bias */
+};
+
 struct ptc_pt_ahead {
 	uint64_t offset;
 	size_t size;
@@ -2782,8 +2793,9 @@ struct ptc_pt_ahead {
 					 * decoder had before the window */
 	struct ahead_op *ops;
 	size_t nops, capops;
-	struct ptc_branch *br;		/* records, and a slot per path (LOG_PATH) */
-	size_t nbr, capbr;
+	uint8_t *log;			/* the slots, packed (log_put_record()) */
+	size_t nlog, caplog;
+	struct log_state put;		/* the packing's state after the last slot */
 	struct shadow **sh;
 	size_t nsh;
 	int end_sh;			/* the thread decoding ended in (-1: none) */
@@ -2792,6 +2804,8 @@ struct ptc_pt_ahead {
 	/* replay */
 	int started;
 	size_t op, done;		/* next op; slots of it replayed */
+	size_t at;			/* the next slot's first byte */
+	struct log_state get;		/* the unpacking's state there */
 	size_t drop;			/* records of the first thread seen before the window */
 	int64_t delta;			/* instructions its first record gains */
 };
@@ -2826,38 +2840,228 @@ static int ahead_push_op(struct ptc_pt_ahead *a, int op, uint32_t sh, uint64_t x
 	return 0;
 }
 
-/* A path of the memo in the log: one slot (the kind LOG_PATH) instead of
- * its first record, from which the replay makes that record again with
- * what the slot holds: the path (ip), the bias of the mapping (target),
- * the time and the first record's instructions and flags.  The replay
- * hands the thread's sink the path as the walker does, as its first
- * record marked (a sparse batch). */
-#define LOG_PATH 0xff
+/* The log's slots, packed.  The driver reads the log from another core's
+ * cache, and a window's slots at 32 bytes each (a record) were larger
+ * than a core's cache: written to memory and read back, they took about
+ * as much of -j 2's time as the walker's decoding of them (xz: 4.5M
+ * slots).  Packed, a record takes 12 bytes and a path 7, in fields of
+ * fixed size (varints cost the worker more to write than they saved).
+ *
+ * A slot is a tag byte, an extension byte when the tag says so, and the
+ * fields, relative to the slot before:
+ *   record: ip - the last slot's first ip (i32), target - ip (i32),
+ *           insns (u16), length (u8), [taken (u8)], [flags (u8)]
+ *   path:   the path's address - the last path's (i32), insns of its
+ *           first record (u16), [flags (u8)], [the mapping's bias]
+ *   either: [the time - the last time (varint, zigzag)]
+ * A field that does not fit is written whole (8 bytes, u32 for insns),
+ * as the extension byte says.  A path is a slot of its own, from which
+ * the replay makes its first record (the others: a sparse batch, struct
+ * ptc_path). */
+enum {
+	LOG_T_PATH = 0x80,	/* a path, else a record (kind: the tag's low 3 bits) */
+	LOG_T_TIME = 0x40,	/* the time changed */
+	LOG_T_EXT = 0x20,	/* an extension byte follows the tag */
+	LOG_T_TAKEN1 = 0x10,	/* record: taken 1 */
+};
+enum {
+	LOG_X_IP = 0x01,	/* the ip (a path: its address) in 8 bytes */
+	LOG_X_TARGET = 0x02,	/* record: the target in 8 bytes */
+	LOG_X_INSNS = 0x04,	/* insns in 4 bytes */
+	LOG_X_TAKEN = 0x08,	/* record: taken (neither 0 nor 1) follows */
+	LOG_X_FLAGS = 0x10,	/* flags follow */
+	LOG_X_BIAS = 0x20,	/* path: the bias changed, 8 bytes follow */
+};
 
-static inline const struct ptc_tnt_path *log_path_of(const struct ptc_branch *slot)
+/* The bytes of a slot at most. */
+#define LOG_SLOT_MAX 48
+
+static inline int log_fits32(int64_t v)
 {
-	return (const struct ptc_tnt_path *)(uintptr_t)slot->ip;
+	return v == (int64_t)(int32_t)v;
 }
 
-/* The first record's ip of slot b, a record or a path. */
-static inline uint64_t log_ip(const struct ptc_branch *b)
+/* A field relative to base: delta in 4 bytes, or whole in 8 (big). */
+static inline uint8_t *log_put_rel(uint8_t *p, int big, uint64_t whole, int64_t delta)
 {
-	return b->kind == LOG_PATH ? log_path_of(b)->step[0].ip + b->target : b->ip;
+	if (big) {
+		ptc_put64(p, whole);
+		return p + 8;
+	}
+	ptc_put32(p, (uint32_t)delta);
+	return p + 4;
 }
 
-/* The first record of path slot b into out. */
-static inline void log_first(struct ptc_branch *out, const struct ptc_branch *b)
+static inline const uint8_t *log_get_rel(const uint8_t *p, int big, uint64_t base, uint64_t *v)
 {
-	const struct ptc_path_step *s = &log_path_of(b)->step[0];
+	if (big) {
+		*v = ptc_le64(p);
+		return p + 8;
+	}
+	*v = base + (uint64_t)(int64_t)(int32_t)ptc_le32(p);
+	return p + 4;
+}
 
-	out->ip = (uint64_t)((int64_t)s->ip + (int64_t)b->target);
-	out->target = (uint64_t)((int64_t)s->target + (int64_t)b->target);
-	out->time = b->time;
-	out->insns = b->insns;
-	out->kind = s->kind;
-	out->taken = s->taken;
-	out->length = s->length;
-	out->flags = b->flags;
+/* Instructions in 2 bytes, or 4 (big). */
+static inline uint8_t *log_put_insns(uint8_t *p, int big, uint32_t insns)
+{
+	if (big) {
+		ptc_put32(p, insns);
+		return p + 4;
+	}
+	ptc_put16(p, (uint16_t)insns);
+	return p + 2;
+}
+
+static inline const uint8_t *log_get_insns(const uint8_t *p, int big, uint32_t *insns)
+{
+	*insns = big ? ptc_le32(p) : ptc_le16(p);
+	return p + (big ? 4 : 2);
+}
+
+/* The time at p, if it changed. */
+static inline uint8_t *log_put_time(uint8_t *p, uint8_t *tag, struct log_state *st, uint64_t time)
+{
+	if (time != st->time) {
+		int64_t dv = (int64_t)(time - st->time);
+		uint64_t v = ((uint64_t)dv << 1) ^ (uint64_t)(dv >> 63);
+
+		*tag |= LOG_T_TIME;
+		while (v >= 0x80) {
+			*p++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*p++ = (uint8_t)v;
+		st->time = time;
+	}
+	return p;
+}
+
+/* Record b (no path's) at p; returns the end. */
+static inline uint8_t *log_put_record(uint8_t *p, struct log_state *st, const struct ptc_branch *b)
+{
+	uint8_t *tag = p++, *ext = p, x = 0;
+	const int64_t dip = (int64_t)(b->ip - st->ip), dtg = (int64_t)(b->target - b->ip);
+
+	*tag = (uint8_t)((b->kind & 7) | (b->taken == 1 ? LOG_T_TAKEN1 : 0));
+	if (!log_fits32(dip) || !log_fits32(dtg) || b->insns > 0xffff || b->taken > 1 || b->flags) {
+		p++;
+		if (!log_fits32(dip))
+			x |= LOG_X_IP;
+		if (!log_fits32(dtg))
+			x |= LOG_X_TARGET;
+		if (b->insns > 0xffff)
+			x |= LOG_X_INSNS;
+		if (b->taken > 1)
+			x |= LOG_X_TAKEN;
+		if (b->flags)
+			x |= LOG_X_FLAGS;
+		*tag |= LOG_T_EXT;
+		*ext = x;
+	}
+	p = log_put_rel(p, x & LOG_X_IP, b->ip, dip);
+	p = log_put_rel(p, x & LOG_X_TARGET, b->target, dtg);
+	p = log_put_insns(p, x & LOG_X_INSNS, b->insns);
+	*p++ = b->length;
+	if (x & LOG_X_TAKEN)
+		*p++ = b->taken;
+	if (x & LOG_X_FLAGS)
+		*p++ = b->flags;
+	st->ip = b->ip;
+	return log_put_time(p, tag, st, b->time);
+}
+
+/* Path p, whose first record is first, at out; returns the end. */
+static inline uint8_t *log_put_path(uint8_t *out, struct log_state *st, const struct ptc_tnt_path *p,
+				    const struct ptc_branch *first)
+{
+	uint8_t *tag = out++, *ext = out, x = 0;
+	const int64_t bias = (int64_t)(first->ip - p->step[0].ip);
+	const int64_t dp = (int64_t)((uintptr_t)p - st->path);
+
+	*tag = LOG_T_PATH;
+	if (!log_fits32(dp) || first->insns > 0xffff || first->flags || bias != st->bias) {
+		out++;
+		if (!log_fits32(dp))
+			x |= LOG_X_IP;
+		if (first->insns > 0xffff)
+			x |= LOG_X_INSNS;
+		if (first->flags)
+			x |= LOG_X_FLAGS;
+		if (bias != st->bias)
+			x |= LOG_X_BIAS;
+		*tag |= LOG_T_EXT;
+		*ext = x;
+	}
+	out = log_put_rel(out, x & LOG_X_IP, (uint64_t)(uintptr_t)p, dp);
+	out = log_put_insns(out, x & LOG_X_INSNS, first->insns);
+	if (x & LOG_X_FLAGS)
+		*out++ = first->flags;
+	if (x & LOG_X_BIAS) {
+		ptc_put64(out, (uint64_t)bias);
+		out += 8;
+		st->bias = bias;
+	}
+	st->path = (uintptr_t)p;
+	st->ip = first->ip;
+	return log_put_time(out, tag, st, first->time);
+}
+
+/* The slot at p into *rec (a path's: its first record) and *path (NULL:
+ * a record); returns the next slot.  (The log is this process's own
+ * writing: nothing to check.) */
+static inline const uint8_t *log_get(const uint8_t *p, struct log_state *st, struct ptc_branch *rec,
+				     const struct ptc_tnt_path **path)
+{
+	const uint8_t tag = *p++;
+	const uint8_t x = tag & LOG_T_EXT ? *p++ : 0;
+
+	if (tag & LOG_T_PATH) {
+		const struct ptc_tnt_path *tp;
+		const struct ptc_path_step *s0;
+		uint64_t at;
+
+		p = log_get_rel(p, x & LOG_X_IP, st->path, &at);
+		st->path = (uintptr_t)at;
+		tp = (const struct ptc_tnt_path *)st->path;
+		s0 = &tp->step[0];
+		p = log_get_insns(p, x & LOG_X_INSNS, &rec->insns);
+		rec->flags = x & LOG_X_FLAGS ? *p++ : 0;
+		if (x & LOG_X_BIAS) {
+			st->bias = (int64_t)ptc_le64(p);
+			p += 8;
+		}
+		rec->ip = (uint64_t)((int64_t)s0->ip + st->bias);
+		rec->target = (uint64_t)((int64_t)s0->target + st->bias);
+		rec->kind = s0->kind;
+		rec->taken = s0->taken;
+		rec->length = s0->length;
+		*path = tp;
+	} else {
+		p = log_get_rel(p, x & LOG_X_IP, st->ip, &rec->ip);
+		p = log_get_rel(p, x & LOG_X_TARGET, rec->ip, &rec->target);
+		p = log_get_insns(p, x & LOG_X_INSNS, &rec->insns);
+		rec->length = *p++;
+		rec->kind = tag & 7;
+		rec->taken = x & LOG_X_TAKEN ? *p++ : (tag & LOG_T_TAKEN1) != 0;
+		rec->flags = x & LOG_X_FLAGS ? *p++ : 0;
+		*path = NULL;
+	}
+	st->ip = rec->ip;
+	if (tag & LOG_T_TIME) {
+		uint64_t v = 0;
+		unsigned sh = 0;
+		uint8_t c;
+
+		do {
+			c = *p++;
+			v |= (uint64_t)(c & 0x7f) << sh;
+			sh += 7;
+		} while (c & 0x80);
+		st->time += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+	}
+	rec->time = st->time;
+	return p;
 }
 
 /* Records b[0, n) of shadow s, with the nm paths marked among them (m[k].at
@@ -2867,52 +3071,38 @@ static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const s
 	struct shadow *s = ctx;
 	struct ptc_pt_ahead *a = s->a;
 	struct ahead_op *last = a->nops ? &a->ops[a->nops - 1] : NULL;
-	size_t base = a->nbr, i = 0, k = 0;
+	size_t base = a->nlog, i, k = 0;
+	uint8_t *p;
 
-	if (a->nbr + n > a->capbr) {
-		size_t ncap = a->capbr ? a->capbr * 2 : 4096;
-		struct ptc_branch *nb;
-		while (ncap < a->nbr + n)
+	if (a->nlog + n * LOG_SLOT_MAX > a->caplog) {
+		size_t ncap = a->caplog ? a->caplog * 2 : 65536;
+		uint8_t *nl;
+		while (ncap < a->nlog + n * LOG_SLOT_MAX)
 			ncap *= 2;
-		nb = realloc(a->br, ncap * sizeof(*nb));
-		if (!nb) {
+		nl = realloc(a->log, ncap);
+		if (!nl) {
 			ahead_unusable(a, "out of memory");
 			return -ptc_err_nomem;
 		}
-		a->br = nb;
-		a->capbr = ncap;
+		a->log = nl;
+		a->caplog = ncap;
 	}
-	if (base + n > UINT32_MAX) {
-		ahead_unusable(a, "too many branches");
-		return -ptc_err_overflow;
-	}
-	while (i < n) {
-		size_t end = k < nm ? m[k].at : n;
-
-		memcpy(a->br + a->nbr, b + i, (end - i) * sizeof(*b));
-		a->nbr += end - i;
-		i = end;
-		if (k < nm) {
+	p = a->log + a->nlog;
+	for (i = 0; i < n; i++) {
+		if (k < nm && m[k].at == i)
 			/* (the walker's paths are the memo's: struct ptc_path
 			 * first in struct ptc_tnt_path) */
-			const struct ptc_tnt_path *p = (const struct ptc_tnt_path *)m[k++].path;
-			struct ptc_branch *slot = &a->br[a->nbr++];
-
-			slot->ip = (uint64_t)(uintptr_t)p;
-			slot->target = b[i].ip - p->step[0].ip;
-			slot->time = b[i].time;
-			slot->insns = b[i].insns;
-			slot->kind = LOG_PATH;
-			slot->taken = 0;
-			slot->length = 0;
-			slot->flags = b[i].flags;
-			i++;
-		}
+			p = log_put_path(p, &a->put, (const struct ptc_tnt_path *)m[k++].path, &b[i]);
+		else
+			p = log_put_record(p, &a->put, &b[i]);
 	}
-	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->a + last->b == base)
-		last->b += a->nbr - base;
-	else if (ahead_push_op(a, AOP_BRANCHES, s->idx, base, a->nbr - base, 0) < 0)
+	a->nlog = (size_t)(p - a->log);
+	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->c == base) {
+		last->b += n;
+		last->c = a->nlog;
+	} else if (ahead_push_op(a, AOP_BRANCHES, s->idx, base, n, a->nlog) < 0) {
 		return -ptc_err_nomem;
+	}
 	return 0;
 }
 
@@ -3016,7 +3206,7 @@ static void ahead_timed(struct ptc_pt_decoder *d)
 	if (a->timed)
 		return;
 	a->timed = 1;
-	if (a->nops || a->nbr || (d->thr && d->thr->nbatch))
+	if (a->nops || a->nlog || (d->thr && d->thr->nbatch))
 		a->untimed = 1;
 }
 
@@ -3097,7 +3287,8 @@ static void free_shadows(struct ptc_pt_ahead *a)
 static void ahead_clear(struct ptc_pt_ahead *a)
 {
 	free_shadows(a);
-	a->nops = a->nbr = 0;
+	a->nops = a->nlog = 0;
+	memset(&a->put, 0, sizeof(a->put));
 	a->unusable = NULL;
 	a->synced = a->sync_st = a->early_event = a->started = a->timed = a->untimed = 0;
 	a->mode_said = 0;
@@ -3121,13 +3312,13 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 		return -ptc_err_nomem;
 	if (reuse)
 		ahead_clear(a);
-	if (a->capbr < size * AHEAD_RECORDS_PER_BYTE) {
+	if (a->caplog < size * AHEAD_RECORDS_PER_BYTE * LOG_SLOT_TYPICAL) {
 		/* room for a dense window at once: growing it would copy the
 		 * log, and pages not written are not taken */
-		struct ptc_branch *nb = realloc(a->br, size * AHEAD_RECORDS_PER_BYTE * sizeof(*nb));
-		if (nb) {
-			a->br = nb;
-			a->capbr = size * AHEAD_RECORDS_PER_BYTE;
+		uint8_t *nl = realloc(a->log, size * AHEAD_RECORDS_PER_BYTE * LOG_SLOT_TYPICAL);
+		if (nl) {
+			a->log = nl;
+			a->caplog = size * AHEAD_RECORDS_PER_BYTE * LOG_SLOT_TYPICAL;
 		}
 	}
 	a->offset = offset;
@@ -3143,7 +3334,7 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 		ahead_unusable(a, "decoding failed");
 	ahead_flush(d);
 	d->cap = NULL;
-	if (!a->timed && (a->nops || a->nbr))
+	if (!a->timed && (a->nops || a->nlog))
 		a->untimed = 1;
 	if (!a->synced)
 		ahead_unusable(a, "no PSB");
@@ -3194,7 +3385,7 @@ void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
 		return;
 	free_shadows(a);
 	free(a->ops);
-	free(a->br);
+	free(a->log);
 	free(a->end);
 	free(a);
 }
@@ -3211,9 +3402,13 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 {
 	const struct ahead_op *o;
 	struct psb_place at;
-	uint64_t ip = a->sync_ip, bip;
+	uint64_t ip = a->sync_ip, bip, first_ip = 0;
 	uint32_t idx, n;
 	unsigned i;
+	struct log_state st;
+	const uint8_t *p;
+	struct ptc_branch first;
+	const struct ptc_tnt_path *path;
 
 	a->drop = 0;
 	a->delta = 0;
@@ -3237,21 +3432,30 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	if (d->thr == &d->orphan || a->sh[a->ops[0].sh]->t.tid != d->thr->tid)
 		return 0;	/* the sideband says another thread runs at the PSB */
 	o = a->nops > 1 ? &a->ops[1] : NULL;
-	if (!o || o->op != AOP_BRANCHES || o->sh != a->ops[0].sh)
-		return 0;
+	if (!o || o->op != AOP_BRANCHES || o->sh != a->ops[0].sh || o->a)
+		return 0;	/* (its slots are the log's first) */
 	/* The walker's count of direct branches in a row (an endless loop
 	 * past DIRECT_MAX is a gap) goes on over the PSB; the log's began
 	 * at 0. */
-	for (i = 0; i < o->b && (a->br[o->a + i].kind == PTC_BR_JMP || a->br[o->a + i].kind == PTC_BR_CALL); i++)
+	memset(&st, 0, sizeof(st));
+	for (i = 0, p = a->log; i < o->b; i++) {
+		p = log_get(p, &st, &first, &path);
+		if (i == 0)
+			first_ip = first.ip;
+		if (path || (first.kind != PTC_BR_JMP && first.kind != PTC_BR_CALL))
+			break;
 		if (d->ndirect + i + 1 >= DIRECT_MAX)
 			return 0;
+	}
 	if (at.chain < d->nchain) {
 		a->drop = d->nchain - at.chain;
 		if (o->b <= a->drop)
 			return 0;
-		for (i = 0; i < a->drop; i++) {
-			const struct ptc_branch *b = &a->br[o->a + i];
-			if ((b->kind != PTC_BR_JMP && b->kind != PTC_BR_CALL) || b->ip != d->chain_e[at.chain + i])
+		memset(&st, 0, sizeof(st));
+		for (i = 0, p = a->log; i < a->drop; i++) {
+			p = log_get(p, &st, &first, &path);
+			if (path || (first.kind != PTC_BR_JMP && first.kind != PTC_BR_CALL) ||
+			    first.ip != d->chain_e[at.chain + i])
 				return 0;
 		}
 		return 1;
@@ -3268,7 +3472,7 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	}
 	a->delta = at.skipped;
 	bip = (uint64_t)((int64_t)d->reg.tb[at.idx].ip + d->reg.bias);
-	if (log_ip(&a->br[o->a]) != bip)
+	if (!o->b || first_ip != bip)
 		return 0;
 	return 1;
 }
@@ -3337,21 +3541,35 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 	if (!t)
 		return -ptc_err_internal;
 	t->cpu = d->cpu;
+	const uint8_t *at;
+
+	if (!t)
+		return -ptc_err_internal;
+	t->cpu = d->cpu;
+	if (!a->done)
+		a->at = (size_t)o->a;	/* (the ops' slots follow each other) */
+	at = a->log + a->at;
 	if (a->op == 1 && a->done < a->drop) {
 		/* taken before the PSB already (their calls' hints too; they
 		 * are records: ahead_fits()) */
-		for (; a->done < a->drop; a->done++)
-			s->hnext += record_pushes(&a->br[o->a + a->done]);
+		struct ptc_branch r;
+		const struct ptc_tnt_path *p;
+
+		for (; a->done < a->drop; a->done++) {
+			at = log_get(at, &a->get, &r, &p);
+			s->hnext += record_pushes(&r);
+		}
 	}
 	for (; a->done < o->b; a->done++) {
-		const struct ptc_branch *src = &a->br[o->a + a->done];
+		struct ptc_branch *out = t->batch + t->nbatch;
+		const struct ptc_tnt_path *p;
 
-		if (src->kind == LOG_PATH) {
-			const struct ptc_tnt_path *p = log_path_of(src);
-			struct ptc_branch *out = t->batch + t->nbatch;
+		at = log_get(at, &a->get, out, &p);
+		a->at = (size_t)(at - a->log);
+		if (p) {
+			const int64_t bias = a->get.bias;
 			uint32_t k;
 
-			log_first(out, src);
 			if (!s->seen)
 				replay_first(a, s, t, o, out);
 			t->marks[t->nmarks].at = (uint32_t)t->nbatch;
@@ -3361,21 +3579,18 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 					if ((1u << p->step[k].kind) & STACK_KINDS) {
 						struct ptc_branch r = p->path.rec[k];
 
-						r.ip += (uint64_t)src->target;
-						r.target += (uint64_t)src->target;
+						r.ip += (uint64_t)bias;
+						r.target += (uint64_t)bias;
 						if (replay_stack(s, t, &r) < 0)
 							return -ptc_err_nomem;
 					}
-			if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
-				return t->sink_error;
-			continue;
-		}
-		t->batch[t->nbatch] = *src;
-		if (replay_record(a, s, t, o, &t->batch[t->nbatch]) < 0)
+		} else if (replay_record(a, s, t, o, out) < 0) {
 			return -ptc_err_nomem;
+		}
 		if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
 			return t->sink_error;
 	}
+	a->at = (size_t)(at - a->log);
 	return 0;
 }
 
@@ -3454,6 +3669,8 @@ int ptc_pt_decoder_replay(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, uint
 		a->started = 1;
 		drop_query(d);
 		a->op = a->done = 0;
+		a->at = 0;
+		memset(&a->get, 0, sizeof(a->get));
 	}
 	while (a->op < a->nops) {
 		const struct ahead_op *o = &a->ops[a->op];
