@@ -320,39 +320,38 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 		     const struct ptc_path_mark *m, size_t nm)
 {
 	uint64_t lanes = 0, path_lanes = 0, insns = 0, not_taken = 0;
-	unsigned paths = 0;
 	size_t i, j;
 	int err;
 
 	/* Statistics per batch rather than per branch.  The kinds are counted
 	 * in 9-bit lanes of a register (a batch has at most 511 records):
 	 * counting in memory would chain each increment to the previous one
-	 * of the same kind through a store and a load.  A path's counts are
-	 * its own (all but its first record's instructions); it is one record
-	 * in the batch, its first.  Its kinds, up to PTC_PATH_RECORDS_MAX a
-	 * lane, go to lanes of their own, emptied every 15 paths. */
+	 * of the same kind through a store and a load.  Every entry is
+	 * counted as a record first, then each path's first record is
+	 * replaced by the path's counts: a loop that told paths from records
+	 * as it went mispredicted at nearly every path (a few records lie
+	 * between two paths), which cost more than the counting.  A path's
+	 * kinds, up to PTC_PATH_RECORDS_MAX a lane, go to lanes of their
+	 * own, emptied every 15 paths. */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
 	_Static_assert(15 * PTC_PATH_RECORDS_MAX < 512, "path kind lanes");
-	for (i = 0, j = 0; i < n;) {
-		size_t end = j < nm ? m[j].at : n;
+	for (i = 0; i < n; i++) {
+		insns += b[i].insns;
+		lanes += kind_lane[b[i].kind];
+		not_taken += !b[i].taken;
+	}
+	for (j = 0; j < nm; j++) {
+		const struct ptc_path *p = m[j].path;
+		const struct ptc_branch *first = &b[m[j].at];
 
-		for (; i < end; i++) {
-			insns += b[i].insns;
-			lanes += kind_lane[b[i].kind];
-			not_taken += !b[i].taken;
-		}
-		if (j < nm) {
-			const struct ptc_path *p = m[j++].path;
-
-			path_lanes += p->kinds;
-			insns += b[i].insns + p->insns;
-			not_taken += p->not_taken;
-			i++;
-			if (++paths == 15) {
-				add_lanes(t, path_lanes);
-				path_lanes = 0;
-				paths = 0;
-			}
+		lanes -= kind_lane[first->kind];
+		not_taken -= !first->taken;
+		path_lanes += p->kinds;
+		insns += p->insns;
+		not_taken += p->not_taken;
+		if (j % 15 == 14) {
+			add_lanes(t, path_lanes);
+			path_lanes = 0;
 		}
 	}
 	add_lanes(t, lanes);
