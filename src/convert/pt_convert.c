@@ -324,21 +324,20 @@ static int writer_branches(struct cthread *t, const struct ptc_branch *b, size_t
 		k = same_code_run(b, i, n, m, nm, &j, t->code_time, t->code_until);
 		if (j == j0) {
 			err = t->ws.branches(t->ws.ctx, b + i, k - i);
-		} else if (!t->ws.paths) {
-			for (r = 0; j0 + r < j; r++) {
-				run[r].at = m[j0 + r].at - (uint32_t)i;
-				run[r].path = m[j0 + r].path;
-			}
-			err = ptc_batch_give_dense(t->ws.branches, t->ws.ctx, b + i, k - i, run, r);
-		} else if (!i) {
-			err = t->ws.paths(t->ws.ctx, b, k, m + j0, j - j0);
 		} else {
-			/* (the marks say where in b + i) */
-			for (r = 0; j0 + r < j; r++) {
-				run[r].at = m[j0 + r].at - (uint32_t)i;
-				run[r].path = m[j0 + r].path;
+			const struct ptc_path_mark *rm = m + j0;
+
+			r = j - j0;
+			if (i) {
+				/* (the marks say where in b + i) */
+				for (r = 0; j0 + r < j; r++) {
+					run[r].at = m[j0 + r].at - (uint32_t)i;
+					run[r].path = m[j0 + r].path;
+				}
+				rm = run;
 			}
-			err = t->ws.paths(t->ws.ctx, b + i, k - i, run, r);
+			err = t->ws.paths ? t->ws.paths(t->ws.ctx, b + i, k - i, rm, r)
+					  : ptc_batch_give_dense(t->ws.branches, t->ws.ctx, b + i, k - i, rm, r);
 		}
 		if (err < 0)
 			return err;

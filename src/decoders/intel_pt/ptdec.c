@@ -2053,6 +2053,25 @@ found:
 		return query_failed(d, (st_), bip, (kind_));		\
 	} while (0)
 
+/* The first record of path p in a region mapped with bias: what a sparse
+ * batch holds of the path (struct ptc_path), with the time, the
+ * instructions before the path and the flags.  Field by field, as emit()
+ * writes a record. */
+static inline void path_first(struct ptc_branch *out, const struct ptc_tnt_path *p, int64_t bias, uint64_t time,
+			      uint32_t insns, uint8_t flags)
+{
+	const struct ptc_path_step *s = &p->step[0];
+
+	out->ip = (uint64_t)((int64_t)s->ip + bias);
+	out->target = (uint64_t)((int64_t)s->target + bias);
+	out->time = time;
+	out->insns = insns;
+	out->kind = s->kind;
+	out->taken = s->taken;
+	out->length = s->length;
+	out->flags = flags;
+}
+
 static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t until)
 {
 	struct ptc_pt_thread *t = d->thr;
@@ -2133,14 +2152,7 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 				 * need them. */
 				t->marks[t->nmarks].at = (uint32_t)(out - t->batch);
 				t->marks[t->nmarks++].path = &p->path;
-				out->ip = (uint64_t)((int64_t)s->ip + bias);
-				out->target = (uint64_t)((int64_t)s->target + bias);
-				out->time = d->time;
-				out->insns = insns;
-				out->kind = s->kind;
-				out->taken = s->taken;
-				out->length = s->length;
-				out->flags = 0;
+				path_first(out, p, bias, d->time, insns, 0);
 				if (++out == t->batch + PTC_PT_BATCH) {
 					/* (WALK_EMIT() expects room for one more) */
 					WALK_SAVE();
@@ -3017,24 +3029,20 @@ static inline const uint8_t *log_get(const uint8_t *p, struct log_state *st, str
 
 	if (tag & LOG_T_PATH) {
 		const struct ptc_tnt_path *tp;
-		const struct ptc_path_step *s0;
 		uint64_t at;
+		uint32_t insns;
+		uint8_t flags;
 
 		p = log_get_rel(p, x & LOG_X_IP, st->path, &at);
 		st->path = (uintptr_t)at;
 		tp = (const struct ptc_tnt_path *)st->path;
-		s0 = &tp->step[0];
-		p = log_get_insns(p, x & LOG_X_INSNS, &rec->insns);
-		rec->flags = x & LOG_X_FLAGS ? *p++ : 0;
+		p = log_get_insns(p, x & LOG_X_INSNS, &insns);
+		flags = x & LOG_X_FLAGS ? *p++ : 0;
 		if (x & LOG_X_BIAS) {
 			st->bias = (int64_t)ptc_le64(p);
 			p += 8;
 		}
-		rec->ip = (uint64_t)((int64_t)s0->ip + st->bias);
-		rec->target = (uint64_t)((int64_t)s0->target + st->bias);
-		rec->kind = s0->kind;
-		rec->taken = s0->taken;
-		rec->length = s0->length;
+		path_first(rec, tp, st->bias, 0, insns, flags);	/* (the time below) */
 		*path = tp;
 	} else {
 		p = log_get_rel(p, x & LOG_X_IP, st->ip, &rec->ip);
@@ -3564,7 +3572,6 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 		const struct ptc_tnt_path *p;
 
 		at = log_get(at, &a->get, out, &p);
-		a->at = (size_t)(at - a->log);
 		if (p) {
 			const int64_t bias = a->get.bias;
 			uint32_t k;
@@ -3668,7 +3675,6 @@ int ptc_pt_decoder_replay(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, uint
 		a->started = 1;
 		drop_query(d);
 		a->op = a->done = 0;
-		a->at = 0;
 		memset(&a->get, 0, sizeof(a->get));
 	}
 	while (a->op < a->nops) {
