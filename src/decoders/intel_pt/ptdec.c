@@ -3544,10 +3544,6 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 {
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
-
-	if (!t)
-		return -ptc_err_internal;
-	t->cpu = d->cpu;
 	const uint8_t *at;
 
 	if (!t)
