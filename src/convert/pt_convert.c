@@ -284,6 +284,8 @@ static size_t same_code_run(const struct ptc_branch *b, size_t i, size_t n, cons
 {
 	while (i < n && same_code_time(b[i].time, from, until))
 		i++;
+	if (i == n)
+		*j = nm;	/* (the whole batch, as usual) */
 	while (*j < nm && m[*j].at < i)
 		++*j;
 	return i;

@@ -729,20 +729,16 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	return 0;
 }
 
-/* OR the nb low bits of v into bits from bit at on, in zeroed bytes with
- * 8 to spare after the last one written (little-endian bit order: bit k
- * is bit k % 8 of byte k / 8). */
-static inline void put_bits(uint8_t *bits, uint32_t at, uint64_t v, unsigned nb)
+/* OR a path's taken bits v (PTC_PATH_RECORDS_MAX at most, the bits above
+ * them 0) into bits from bit at on, in zeroed bytes with 8 to spare after
+ * the last one written (little-endian bit order: bit k is bit k % 8 of
+ * byte k / 8): one 64-bit store. */
+static inline void put_bits(uint8_t *bits, uint32_t at, uint64_t v)
 {
-	while (nb) {
-		unsigned take = nb > 56 ? 56 : nb;
-		uint8_t *p = bits + (at >> 3);
+	uint8_t *p = bits + (at >> 3);
 
-		ptc_put64(p, ptc_le64(p) | (v & ((1ull << take) - 1)) << (at & 7));
-		v >>= take;
-		nb -= take;
-		at += take;
-	}
+	_Static_assert(PTC_PATH_RECORDS_MAX + 7 <= 64, "a path's bits in one word");
+	ptc_put64(p, ptc_le64(p) | v << (at & 7));
 }
 
 /* How many records ahead put_predicted() fetches the edge index's entry
@@ -855,7 +851,7 @@ static size_t put_predicted(struct ptcw *w, struct cursor *cur)
 							}
 							time = r->time;
 						}
-						put_bits(bits, bitn, mp->taken, mp->bits);
+						put_bits(bits, bitn, mp->taken);
 						bitn += mp->bits;
 						ptc_put64(slots, e->slots);	/* (8 bytes to spare) */
 						slots += e->slots_len;
