@@ -333,7 +333,7 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 	 * between two paths), which cost more than the counting.  A path's
 	 * kinds, up to PTC_PATH_RECORDS_MAX a lane, go to lanes of their
 	 * own, emptied every 15 paths (a loop per 15 rather than a test per
-	 * path: callgrind counted the test and its division as a third of
+	 * path: valgrind counted the test and its division as a third of
 	 * the loop's instructions). */
 	_Static_assert(PTC_PT_BATCH < 512 && PTC_BR_KIND_NR * 9 <= 64, "kind lanes");
 	_Static_assert(15 * PTC_PATH_RECORDS_MAX < 512, "path kind lanes");
