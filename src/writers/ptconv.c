@@ -261,13 +261,21 @@ static inline uint64_t tail_of(const struct ptc_branch *b)
 	return v;
 }
 
-static inline uint64_t tail_mask(void)
-{
-	struct ptc_branch m;
+/* Where taken is in a tail (tail_of()). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define TAKEN_SHIFT (8 * (7 - (offsetof(struct ptc_branch, taken) - TAIL_OFF)))
+#else
+#define TAKEN_SHIFT (8 * (offsetof(struct ptc_branch, taken) - TAIL_OFF))
+#endif
 
-	memset(&m, 0xff, sizeof(m));
-	m.taken = 0;
-	return tail_of(&m);
+/* Are two tails the same but for taken?  (Rotated so that taken is the
+ * low byte, which the shift drops: no 64-bit mask to keep in a register
+ * of the record loop.) */
+static inline int same_tail(uint64_t a, uint64_t b)
+{
+	const uint64_t x = a ^ b;
+
+	return !((x >> TAKEN_SHIFT | x << (64 - TAKEN_SHIFT)) >> 8);
 }
 
 /* The node's identity: indirect nodes have no target. */
@@ -729,18 +737,6 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 	return 0;
 }
 
-/* OR a path's taken bits v (PTC_PATH_RECORDS_MAX at most, the bits above
- * them 0) into bits from bit at on, in zeroed bytes with 8 to spare after
- * the last one written (little-endian bit order: bit k is bit k % 8 of
- * byte k / 8): one 64-bit store. */
-static inline void put_bits(uint8_t *bits, uint32_t at, uint64_t v)
-{
-	uint8_t *p = bits + (at >> 3);
-
-	_Static_assert(PTC_PATH_RECORDS_MAX + 7 <= 64, "a path's bits in one word");
-	ptc_put64(p, ptc_le64(p) | v << (at & 7));
-}
-
 /* How many records ahead put_predicted() fetches the edge index's entry
  * for an indirect branch: enough to hide a memory access (where there are
  * many destinations, as on the random walk, the index does not fit the
@@ -763,6 +759,221 @@ struct cursor {
 	struct ptc_branch x[PTC_PATH_RECORDS_MAX];
 };
 
+/* The state of put_predicted()'s loop, which the compiler keeps in
+ * registers (the functions that take it are inlined): where the stream
+ * stands in the static part, and the taken bits not yet stored. */
+struct lane {
+	const uint32_t *succp;	/* the previous record's node's succ[way out] */
+	uint32_t nrec;		/* records taken */
+	uint32_t nacc;		/* bits in acc: fewer than 32 between records */
+	uint64_t acc;		/* taken bits to store at bitp, the first in bit 0 */
+	uint8_t *bitp;
+	uint8_t *slots;		/* where the next slot goes */
+	uint64_t start;		/* the next record's block start */
+	uint64_t insns, time;
+};
+
+/* A node's edge[way] and succ[way] are two words apart: a lane keeps one
+ * pointer for the node and the way (fewer registers in the record loop). */
+_Static_assert(offsetof(struct node, succ) == offsetof(struct node, edge) + 2 * sizeof(uint32_t),
+	       "succ follows edge");
+#define LANE_EDGE(s) ((s)->succp[-2])
+
+static inline const uint32_t *lane_at(const struct node *nodes, uint32_t id, uint32_t way)
+{
+	return &nodes[id].succ[way];
+}
+
+/* The lane's node, and its way out in *way. */
+static inline uint32_t lane_node(const struct lane *s, const struct node *nodes, uint32_t *way)
+{
+	const size_t off = (size_t)((const char *)s->succp - (const char *)nodes);
+
+	*way = (uint32_t)((off % sizeof(struct node) - offsetof(struct node, succ)) / sizeof(uint32_t));
+	return (uint32_t)(off / sizeof(struct node));
+}
+
+/* Store acc's bits a word at a time (little-endian bit order: bit k of
+ * the chunk is bit k % 8 of byte k / 8), instead of OR-ing each one into
+ * memory that first had to be zeroed. */
+static inline void lane_spill(struct lane *s)
+{
+	if (s->nacc >= 32) {
+		ptc_put32(s->bitp, (uint32_t)s->acc);
+		s->bitp += 4;
+		s->acc >>= 32;
+		s->nacc -= 32;
+	}
+}
+
+/* The chunk's taken bits so far. */
+static inline uint32_t lane_bits(const struct lane *s, const uint8_t *bits)
+{
+	return (uint32_t)(s->bitp - bits) * 8 + s->nacc;
+}
+
+/* Take record r if the static part predicts it: its node's branch with
+ * the same instructions (flags 0) and the target it has (direct) or one it
+ * had (indirect).  Returns the node, PTCF_NO_NODE when it needs
+ * put_branch() (s unchanged). */
+static inline __attribute__((always_inline)) uint32_t take_record(struct ptcw *w, struct node *nodes,
+								  struct lane *s, const struct ptc_branch *r)
+{
+	const uint32_t id = *s->succp;
+	struct node *nd;
+	uint32_t way = 0;
+
+	if (id == PTCF_NO_NODE)
+		return PTCF_NO_NODE;
+	nd = &nodes[id];
+	if (r->ip != nd->ip || s->start != nd->start || !same_tail(tail_of(r), nd->tail))
+		return PTCF_NO_NODE;
+	/* a new time: its event, with room made before anything changes */
+	if (r->time != s->time && buf_grow(&w->events, TIME_EVENT_ROOM) < 0)
+		return PTCF_NO_NODE;
+	/* (r's kind is the node's: the tails are the same) */
+	if (r->kind == PTC_BR_COND) {
+		if (r->target != nd->dest)
+			return PTCF_NO_NODE;
+		way = r->taken != 0;
+		s->acc |= (uint64_t)way << s->nacc;
+		s->nacc++;
+		s->start = way ? r->target : r->ip + r->length;
+	} else if (r->taken != 1) {
+		return PTCF_NO_NODE;
+	} else if (r->kind == PTC_BR_JMP || r->kind == PTC_BR_CALL) {
+		if (r->target != nd->dest)
+			return PTCF_NO_NODE;
+		s->start = r->target;
+	} else if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
+		   nd->edge[0] != PTCF_NO_NODE) {
+		uint32_t v = nd->mru_slot;
+
+		if (r->target != nd->dest) {
+			/* another destination it had before */
+			const struct edge_entry *xe = find_edge(w, id, r->target);
+
+			if (!xe)
+				return PTCF_NO_NODE;	/* a new one: put_branch() */
+			v = xe->slot;
+			nd->edge[0] = xe->edge;
+			nd->succ[0] = xe->succ;
+			nd->dest = r->target;
+			nd->mru_slot = v;
+		}
+		while (v >= 0x80) {
+			*s->slots++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*s->slots++ = (uint8_t)v;
+		s->start = r->target;
+	} else {
+		return PTCF_NO_NODE;	/* a far branch */
+	}
+	if (r->time != s->time) {
+		(void)time_event(w, w->c_records + s->nrec, r->time);	/* room made above */
+		s->time = r->time;
+	}
+	s->succp = lane_at(nodes, id, way);
+	s->insns += r->insns;
+	s->nrec++;
+	return id;
+}
+
+/* Take path mp, whose first record is r, at once if the loop noted it
+ * before after the same edge (1), with the same first record and the same
+ * last destinations of the returns in it; 0 when it did not; -1 when the
+ * time event could not be made. */
+static inline __attribute__((always_inline)) int take_seen_path(struct ptcw *w, const struct node *nodes,
+								struct lane *s, const struct ptc_path *mp,
+								const struct ptc_branch *r)
+{
+	const struct path_note *note = (const struct path_note *)mp->scratch;
+	const uint32_t e0 = LANE_EDGE(s);
+	const struct path_seen *e = &note->e[note->e[0].from != e0];
+
+	if (note->owner != w->serial || r->flags)
+		return 0;
+	if (e->from != e0 || e->ip0 != r->ip || e->start0 != s->start || e->insns0 != r->insns ||
+	    (e->n_ind >= 1 && nodes[e->ind_node[0]].edge[0] != e->ind_edge[0]) ||
+	    (e->n_ind >= 2 && nodes[e->ind_node[1]].edge[0] != e->ind_edge[1]))
+		return 0;
+	if (r->time != s->time) {
+		if (time_event(w, w->c_records + s->nrec, r->time) < 0)
+			return -1;
+		s->time = r->time;
+	}
+	_Static_assert(PTC_PATH_RECORDS_MAX <= 32, "a path's bits and acc's fit a word");
+	s->acc |= mp->taken << s->nacc;
+	s->nacc += mp->bits;
+	ptc_put64(s->slots, e->slots);	/* (8 bytes to spare) */
+	s->slots += e->slots_len;
+	s->succp = lane_at(nodes, e->to_node, e->to_way);
+	s->start = e->next_start;
+	s->insns += r->insns + mp->insns;
+	s->nrec += mp->records;
+	return 1;
+}
+
+/* Take the records of path p in cur->x one by one; when all of them are
+ * taken, note what they did in the path's scratch, for take_seen_path().
+ * cur->xi: the first record not taken. */
+static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane *s, struct cursor *cur,
+						    struct ptc_path *p, const uint8_t *bits)
+{
+	struct node *nodes = w->nodes;
+	struct path_note *note = (struct path_note *)p->scratch;
+	struct path_seen *e;
+	const uint32_t from = LANE_EDGE(s), bits0 = lane_bits(s, bits);
+	const uint64_t start0 = s->start;
+	const uint8_t *slots0 = s->slots;
+	uint32_t nind = 0, ind_node[2] = { 0, 0 }, ind_edge[2] = { 0, 0 };
+	size_t k, ns;
+	uint32_t way;
+
+	while (cur->xi < cur->xn) {
+		const struct ptc_branch *r = &cur->x[cur->xi];
+		const uint32_t id = take_record(w, nodes, s, r);
+
+		if (id == PTCF_NO_NODE)
+			return;
+		cur->xi++;
+		lane_spill(s);
+		if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
+		    nind < 3) {
+			if (nind < 2) {
+				ind_node[nind] = id;
+				ind_edge[nind] = nodes[id].edge[0];
+			}
+			nind++;
+		}
+	}
+	ns = (size_t)(s->slots - slots0);
+	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2)
+		return;
+	if (note->owner != w->serial) {
+		memset(note, 0, sizeof(*note));
+		note->owner = w->serial;
+		note->e[0].from = note->e[1].from = PTCF_NO_NODE;
+	}
+	e = &note->e[note->next];
+	note->next ^= 1;
+	e->from = from;
+	e->to_node = lane_node(s, nodes, &way);
+	e->to_way = (uint8_t)way;
+	e->slots_len = (uint8_t)ns;
+	e->n_ind = (uint8_t)nind;
+	memcpy(e->ind_node, ind_node, sizeof(e->ind_node));
+	memcpy(e->ind_edge, ind_edge, sizeof(e->ind_edge));
+	e->insns0 = cur->x[0].insns;
+	e->ip0 = cur->x[0].ip;
+	e->start0 = start0;
+	e->next_start = s->start;
+	e->slots = 0;
+	for (k = 0; k < ns; k++)
+		e->slots |= (uint64_t)slots0[k] << (8 * k);
+}
+
 /* put_branch() for the records that need nothing but the static part's
  * prediction: the previous record's way out names this record's node, the
  * time and flags are unchanged, and the branch is conditional, direct, or
@@ -776,21 +987,11 @@ struct cursor {
 static size_t put_predicted(struct ptcw *w, struct cursor *cur)
 {
 	struct node *nodes = w->nodes;
-	const struct ptc_branch *b = cur->b;
-	const struct ptc_path_mark *m = cur->m;
-	struct ptc_branch *x = cur->x;
-	uint32_t pn, way, c_records = w->c_records, bitn = w->c_bitn;
-	uint32_t xi = cur->xi, xn = cur->xn, limit = w->chunk_records - c_records, nrec = 0;
-	uint64_t start = w->next_start, insns = 0, time = w->time;
-	const uint64_t mask = tail_mask();
-	uint8_t *bits, *slots;
-	size_t i = cur->i, n = cur->n, j = cur->j, nm = cur->nm, mark = j < nm ? m[j].at : SIZE_MAX;
-	/* the path being noted (its records in x): the state at its start */
-	struct ptc_path *p = NULL;
-	uint32_t p_from = 0, p_bitn = 0, p_nind = 0, p_ind_node[2] = { 0, 0 }, p_ind_edge[2] = { 0, 0 };
-	uint64_t p_start = 0;
-	uint8_t *p_slots = NULL;
-	const int fetch_edges = w->edge_of.mask >= EDGE_PREFETCH_MIN;
+	const struct ptc_branch *r = cur->b + cur->i, *end = cur->b + cur->n, *fetch_end;
+	const struct ptc_path_mark *mk = cur->m + cur->j, *const mk_end = cur->m + cur->nm;
+	const struct ptc_branch *mark = mk < mk_end ? cur->b + mk->at : NULL;
+	uint32_t limit = w->chunk_records - w->c_records, bitn, pn, way;
+	struct lane s;
 
 	if (w->pred_edge == PTCF_NO_NODE)
 		return 0;
@@ -801,204 +1002,84 @@ static size_t put_predicted(struct ptcw *w, struct cursor *cur)
 		return 0;
 	if (limit > 4096)
 		limit = 4096;	/* bounds the room reserved below */
-	/* Room for a bit per record, zeroed (bits are ORed in), and 8 bytes
-	 * more: a path's bits go in with one 64-bit store; for a slot per
-	 * record (5 bytes at most), and 8 more: so do a path's slot bytes. */
+	/* Room for a bit per record and 8 bytes more (the last bits are
+	 * stored with one 64-bit store); for a slot per record (5 bytes at
+	 * most), and 8 more: a path's slot bytes go in with one. */
 	if (buf_grow(&w->bits, limit / 8 + 2 + 8) < 0 || buf_grow(&w->slots, (size_t)limit * 5 + 8) < 0)
 		return 0;
-	bits = w->bits.p;
-	memset(bits + w->bits.len, 0, limit / 8 + 2 + 8);
-	slots = w->slots.p + w->slots.len;
-	while (nrec < limit) {
-		const struct ptc_branch *r;
-		uint32_t id;
-		const struct node *nd;
-
-		if (xi < xn) {
-			r = &x[xi];
-		} else if (i < n) {
-			r = &b[i];
-			if (fetch_edges && i + EDGE_PREFETCH < n && is_indirect(r[EDGE_PREFETCH].kind))
-				__builtin_prefetch(&w->edge_of.e[edge_hash(r[EDGE_PREFETCH].ip,
-									   r[EDGE_PREFETCH].target) &
-								 w->edge_of.mask]);
-			if (i == mark) {
-				struct ptc_path *mp = m[j].path;
-				struct path_note *note = (struct path_note *)mp->scratch;
-				uint32_t e0 = nodes[pn].edge[way];
-
-				if (nrec + mp->records > limit)
-					break;
-				mark = ++j < nm ? m[j].at : SIZE_MAX;
-				i++;
-				if (note->owner == w->serial && !r->flags) {
-					const struct path_seen *e = &note->e[0];
-
-					if (e->from != e0)
-						e = &note->e[1];
-					if (e->from == e0 && e->ip0 == r->ip && e->start0 == start &&
-					    e->insns0 == r->insns &&
-					    (e->n_ind < 1 || nodes[e->ind_node[0]].edge[0] == e->ind_edge[0]) &&
-					    (e->n_ind < 2 || nodes[e->ind_node[1]].edge[0] == e->ind_edge[1])) {
-						/* seen: its bits, its slots, where it ends */
-						if (r->time != time) {
-							if (time_event(w, c_records + nrec, r->time) < 0) {
-								/* (taken one by one instead) */
-								ptc_path_records(x, mp, r);
-								xi = 0;
-								xn = mp->records;
-								break;
-							}
-							time = r->time;
-						}
-						put_bits(bits, bitn, mp->taken);
-						bitn += mp->bits;
-						ptc_put64(slots, e->slots);	/* (8 bytes to spare) */
-						slots += e->slots_len;
-						pn = e->to_node;
-						way = e->to_way;
-						start = e->next_start;
-						insns += r->insns + mp->insns;
-						nrec += mp->records;
-						continue;
-					}
-				}
-				/* its records, taken one by one and noted if the
-				 * loop takes them all */
-				ptc_path_records(x, mp, r);
-				xi = 0;
-				xn = mp->records;
-				r = &x[0];
-				p = mp;
-				p_from = e0;
-				p_start = start;
-				p_bitn = bitn;
-				p_slots = slots;
-				p_nind = 0;
-			}
-		} else {
+	s.succp = lane_at(nodes, pn, way);
+	s.nrec = 0;
+	s.bitp = w->bits.p + (w->c_bitn >> 3);
+	s.nacc = w->c_bitn & 7;
+	s.acc = s.nacc ? s.bitp[0] & ((1u << s.nacc) - 1) : 0;
+	s.slots = w->slots.p + w->slots.len;
+	s.start = w->next_start;
+	s.insns = 0;
+	s.time = w->time;
+	/* the rest of a path that put_branch() began */
+	while (cur->xi < cur->xn && s.nrec < limit) {
+		if (take_record(w, nodes, &s, &cur->x[cur->xi]) == PTCF_NO_NODE)
 			break;
-		}
-
-		id = nodes[pn].succ[way];
-		if (id == PTCF_NO_NODE)
-			break;
-		nd = &nodes[id];
-		/* the node's branch with the same instructions (flags 0) and
-		 * the target it has (direct) or one it had (indirect) */
-		if (r->ip != nd->ip || start != nd->start || (tail_of(r) & mask) != nd->tail)
-			break;
-		/* a new time: its event, with room made before the record's
-		 * bits are written */
-		if (r->time != time && buf_grow(&w->events, TIME_EVENT_ROOM) < 0)
-			break;
-		if (r->kind != PTC_BR_JMP_IND && r->kind != PTC_BR_CALL_IND && r->kind != PTC_BR_RET &&
-		    r->target != nd->dest)
-			break;
-		if (r->kind == PTC_BR_COND) {
-			uint32_t t = r->taken != 0;
-			bits[bitn >> 3] |= (uint8_t)(t << (bitn & 7));
-			bitn++;
-			way = t;
-			start = t ? r->target : r->ip + r->length;
-		} else if (r->taken != 1) {
-			break;
-		} else if (r->kind == PTC_BR_JMP || r->kind == PTC_BR_CALL) {
-			way = 0;
-			start = r->target;
-		} else if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
-			   nd->edge[0] != PTCF_NO_NODE) {
-			uint32_t v = nd->mru_slot;
-
-			if (r->target != nd->dest) {
-				/* another destination it had before */
-				const struct edge_entry *xe = find_edge(w, id, r->target);
-
-				if (!xe)
-					break;	/* a new one: put_branch() */
-				v = xe->slot;
-				nodes[id].edge[0] = xe->edge;
-				nodes[id].succ[0] = xe->succ;
-				nodes[id].dest = r->target;
-				nodes[id].mru_slot = v;
-			}
-			while (v >= 0x80) {
-				*slots++ = (uint8_t)(v | 0x80);
-				v >>= 7;
-			}
-			*slots++ = (uint8_t)v;
-			way = 0;
-			start = r->target;
-			if (p && p_nind < 3) {
-				if (p_nind < 2) {
-					p_ind_node[p_nind] = id;
-					p_ind_edge[p_nind] = nd->edge[0];
-				}
-				p_nind++;
-			}
-		} else {
-			break;
-		}
-		if (r->time != time) {
-			(void)time_event(w, c_records + nrec, r->time);	/* room made above */
-			time = r->time;
-		}
-		pn = id;
-		insns += r->insns;
-		nrec++;
-		if (xi == xn) {
-			i++;
-			continue;
-		}
-		if (++xi < xn || !p)
-			continue;
-		/* the last record of the path being noted */
-		{
-			struct path_note *note = (struct path_note *)p->scratch;
-			struct path_seen *e;
-			size_t k, ns = (size_t)(slots - p_slots);
-
-			if (bitn - p_bitn == p->bits && ns <= 8 && p_nind <= 2) {
-				if (note->owner != w->serial) {
-					memset(note, 0, sizeof(*note));
-					note->owner = w->serial;
-					note->e[0].from = note->e[1].from = PTCF_NO_NODE;
-				}
-				e = &note->e[note->next];
-				note->next ^= 1;
-				e->from = p_from;
-				e->to_node = pn;
-				e->to_way = (uint8_t)way;
-				e->slots_len = (uint8_t)ns;
-				e->n_ind = (uint8_t)p_nind;
-				memcpy(e->ind_node, p_ind_node, sizeof(e->ind_node));
-				memcpy(e->ind_edge, p_ind_edge, sizeof(e->ind_edge));
-				e->insns0 = x[0].insns;
-				e->ip0 = x[0].ip;
-				e->start0 = p_start;
-				e->next_start = start;
-				e->slots = 0;
-				for (k = 0; k < ns; k++)
-					e->slots |= (uint64_t)p_slots[k] << (8 * k);
-			}
-			p = NULL;
-		}
+		cur->xi++;
+		lane_spill(&s);
 	}
-	cur->i = i;
-	cur->j = j;
-	cur->xi = xi;
-	cur->xn = xn;
+	if (cur->xi < cur->xn)
+		end = r;	/* (those first) */
+	/* records before fetch_end have one EDGE_PREFETCH ahead to fetch for */
+	fetch_end = w->edge_of.mask >= EDGE_PREFETCH_MIN && end - r > EDGE_PREFETCH ? end - EDGE_PREFETCH : r;
+	while (r < end && s.nrec < limit) {
+		if (r < fetch_end && is_indirect(r[EDGE_PREFETCH].kind))
+			__builtin_prefetch(&w->edge_of.e[edge_hash(r[EDGE_PREFETCH].ip, r[EDGE_PREFETCH].target) &
+							 w->edge_of.mask]);
+		if (r == mark) {
+			struct ptc_path *mp = mk->path;
+			int seen;
+			struct lane t;
+
+			if (s.nrec + mp->records > limit)
+				break;
+			mark = ++mk < mk_end ? cur->b + mk->at : NULL;
+			seen = take_seen_path(w, nodes, &s, mp, r);
+			if (seen > 0) {
+				r++;
+				lane_spill(&s);
+				continue;
+			}
+			ptc_path_records(cur->x, mp, r++);
+			cur->xi = 0;
+			cur->xn = mp->records;
+			if (seen < 0)
+				break;	/* (taken one by one instead) */
+			/* its records one by one (t: so that s stays in registers) */
+			t = s;
+			take_new_path(w, &t, cur, mp, w->bits.p);
+			s = t;
+			if (cur->xi < cur->xn)
+				break;
+			continue;
+		}
+		if (take_record(w, nodes, &s, r) == PTCF_NO_NODE)
+			break;
+		r++;
+		lane_spill(&s);
+	}
+	ptc_put64(s.bitp, s.acc);	/* (8 bytes to spare) */
+	bitn = lane_bits(&s, w->bits.p);
+	pn = lane_node(&s, nodes, &way);
+	cur->i = (size_t)(r - cur->b);
+	cur->j = (size_t)(mk - cur->m);
 	w->bits.len = (bitn + 7) >> 3;
-	w->slots.len = (size_t)(slots - w->slots.p);
+	w->slots.len = (size_t)(s.slots - w->slots.p);
 	w->c_bitn = bitn;
 	w->pred_edge = nodes[pn].edge[way];
 	w->pred_node = pn;
-	w->next_start = start;
-	w->c_records = c_records + nrec;
-	w->records += nrec;
-	w->branches += nrec;
-	w->insns += insns;
-	return nrec;
+	w->next_start = s.start;
+	w->time = s.time;
+	w->c_records += s.nrec;
+	w->records += s.nrec;
+	w->branches += s.nrec;
+	w->insns += s.insns;
+	return s.nrec;
 }
 
 static int ptcw_paths(void *st, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
