@@ -939,8 +939,8 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 			return;
 		cur->xi++;
 		lane_spill(s);
-		if ((r->kind == PTC_BR_JMP_IND || r->kind == PTC_BR_CALL_IND || r->kind == PTC_BR_RET) &&
-		    nind < 3) {
+		/* (a far branch is never taken here: indirect is a slot's) */
+		if (is_indirect(r->kind) && nind < 3) {
 			if (nind < 2) {
 				ind_node[nind] = id;
 				ind_edge[nind] = nodes[id].edge[0];
