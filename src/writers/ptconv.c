@@ -123,6 +123,18 @@ struct ptcw {
 	struct buf zbuf;
 
 	uint64_t serial;	/* never 0, never another writer's (path notes) */
+
+	/* Encoding ahead (ptc_ahead_enc): a live writer counts the changes of
+	 * its tables (a snapshot is good while the count stays) and keeps
+	 * no notes once encoders write theirs in the same paths; an encoder
+	 * reads its snapshot's tables, and what they cannot say fails. */
+	uint64_t version;
+	struct ptc_ahead_tables *tables;	/* the last snapshot, a reference */
+	int no_notes;
+	int ahead;		/* this is an encoder's */
+	int ahead_first;	/* its first record: node and time are the splice's */
+	uint32_t first_node;
+	uint64_t first_time;
 };
 
 /* Paths (struct ptc_path): a run of records that the decoder marks as
@@ -375,6 +387,7 @@ static int new_edge(struct ptcw *w, uint32_t node, uint64_t dest, uint32_t *id)
 		w->cap_edges = cap;
 	}
 	*id = w->n_edges++;
+	w->version++;
 	e = &w->edges[*id];
 	e->dest = dest;
 	e->succ = PTCF_NO_NODE;
@@ -502,6 +515,9 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 			return 0;
 		}
 	}
+	if (w->ahead)
+		return -ptc_err_mismatch;	/* a node its snapshot has not */
+	w->version++;
 	if (w->n_nodes == PTCF_NO_NODE - 1)
 		return ptc_wfail(w->c, ptc_err_overflow, "%s: too many distinct branches", w->path);
 	if (w->n_nodes == w->cap_nodes && (err = grow_nodes(w)) < 0)
@@ -642,6 +658,28 @@ static int start_record(struct ptcw *w)
 	return 0;
 }
 
+/* The node that followed the previous record's edge before (NO_NODE:
+ * none yet).  An encoder has no edge table: a node's ways mirror their
+ * edges' (mirror_succ()), and an indirect node's way 0 is the edge it
+ * took last, the previous record's. */
+static inline uint32_t pred_succ(const struct ptcw *w)
+{
+	const struct node *n;
+
+	if (w->edges)
+		return w->edges[w->pred_edge].succ;
+	n = &w->nodes[w->pred_node];
+	return n->edge[0] == w->pred_edge ? n->succ[0] : n->succ[1];
+}
+
+/* Edge e was followed by node id for the first time. */
+static void set_succ(struct ptcw *w, uint32_t e, uint32_t id)
+{
+	w->edges[e].succ = id;
+	mirror_succ(w, e);
+	w->version++;
+}
+
 static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 {
 	uint32_t id = 0, slot = 0, e;
@@ -652,26 +690,38 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 		return err;
 	/* Most records are the static successor of the previous one: compare
 	 * with that node before hashing. */
-	if (w->pred_edge != PTCF_NO_NODE && (id = w->edges[w->pred_edge].succ) != PTCF_NO_NODE &&
+	if (w->pred_edge != PTCF_NO_NODE && (id = pred_succ(w)) != PTCF_NO_NODE &&
 	    node_is(&w->nodes[id], b, w->next_start)) {
 		/* found */
 	} else if ((err = find_node(w, b, w->next_start, &id)) < 0) {
 		return err;
 	}
 	n = &w->nodes[id];
-	/* Does the static successor predict this node? */
-	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
-		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE) {
-			w->edges[w->pred_edge].succ = id;
-			mirror_succ(w, w->pred_edge);
-		} else {
-			if ((err = event(w, PTCF_EV_NODE)) < 0 ||
-			    (err = buf_varint(&w->events, id)) < 0)
-				return err;
+	/* (an encoder fails before it writes anything of the record) */
+	if (w->ahead && ((!w->ahead_first && (w->pred_edge == PTCF_NO_NODE || pred_succ(w) == PTCF_NO_NODE)) ||
+			 (is_indirect(b->kind) && (n->edge[0] == PTCF_NO_NODE || n->dest != b->target) &&
+			  !find_edge(w, id, b->target))))
+		return -ptc_err_mismatch;
+	if (w->ahead_first) {
+		/* what the splice writes for it, after the records before */
+		w->ahead_first = 0;
+		w->first_node = id;
+		w->first_time = b->time;
+		w->time = b->time;
+	} else {
+		/* Does the static successor predict this node? */
+		if (w->pred_edge == PTCF_NO_NODE || pred_succ(w) != id) {
+			if (w->pred_edge != PTCF_NO_NODE && pred_succ(w) == PTCF_NO_NODE) {
+				set_succ(w, w->pred_edge, id);
+			} else {
+				if ((err = event(w, PTCF_EV_NODE)) < 0 ||
+				    (err = buf_varint(&w->events, id)) < 0)
+					return err;
+			}
 		}
+		if (b->time != w->time && (err = time_event(w, w->c_records, b->time)) < 0)
+			return err;
 	}
-	if (b->time != w->time && (err = time_event(w, w->c_records, b->time)) < 0)
-		return err;
 	if (b->flags) {
 		if ((err = event(w, PTCF_EV_FLAGS)) < 0 || (err = buf_put(&w->events, &b->flags, 1)) < 0)
 			return err;
@@ -949,7 +999,7 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 		}
 	}
 	ns = (size_t)(s->slots - slots0);
-	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2)
+	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2 || w->no_notes)
 		return;
 	if (note->owner != w->serial) {
 		memset(note, 0, sizeof(*note));
@@ -1039,7 +1089,7 @@ static size_t put_predicted(struct ptcw *w, struct cursor *cur)
 			if (s.nrec + mp->records > limit)
 				break;
 			mark = ++mk < mk_end ? cur->b + mk->at : NULL;
-			seen = take_seen_path(w, nodes, &s, mp, r);
+			seen = w->no_notes ? 0 : take_seen_path(w, nodes, &s, mp, r);
 			if (seen > 0) {
 				r++;
 				lane_spill(&s);
@@ -1090,7 +1140,7 @@ static int ptcw_paths(void *st, const struct ptc_branch *b, size_t n, const stru
 
 	_Static_assert(sizeof(struct path_note) <= sizeof(((struct ptc_path *)0)->scratch),
 		       "a note fits a path's scratch");
-	if (n && (err = resume(w)) < 0)
+	if (n && !w->ahead && (err = resume(w)) < 0)
 		return err;
 	cur.b = b;
 	cur.i = 0;
@@ -1514,6 +1564,7 @@ static void ptcw_free(void *st)
 {
 	struct ptcw *w = st;
 
+	ptc_ahead_tables_put(w->tables);
 	if (w->f)
 		fclose(w->f);
 	ptc_writer_pool_give_zc(w->cfg->pool, w->zc);
@@ -1579,9 +1630,248 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	return 0;
 }
 
+
+/* ---- encoding ahead (writers.h) ---------------------------------------- */
+
+/* What an encoder reads of a writer's tables, as they were at one moment:
+ * nodes (each encoder takes a copy, whose ways it updates as the writer
+ * does), their hash, and the indirect edges.  Nodes and edges are only
+ * ever added, and an edge's successor only ever set once, so what a
+ * snapshot says stays true of the writer. */
+struct ptc_ahead_tables {
+	int refs;
+	uint64_t version;	/* the writer's when it was taken */
+	struct node *nodes;
+	uint32_t n_nodes;
+	uint32_t *hash;
+	uint32_t hash_mask;
+	struct edge_index edge_of;
+};
+
+struct ptc_ahead_enc {
+	struct ptcw w;		/* an encoder (w.ahead): no file, no edge table */
+	struct ptc_ahead_tables *t;	/* whose nodes w.nodes copies */
+	uint32_t cap_nodes;
+	int failed;		/* its tables could not say a record */
+};
+
+void ptc_ahead_tables_put(struct ptc_ahead_tables *t)
+{
+	if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	free(t->nodes);
+	free(t->hash);
+	free(t->edge_of.e);
+	free(t);
+}
+
+/* A snapshot of w's tables (a new reference), taken again only when they
+ * changed since the last: NULL when out of memory. */
+static struct ptc_ahead_tables *ptcw_tables(void *st)
+{
+	struct ptcw *w = st;
+	struct ptc_ahead_tables *t = w->tables;
+	size_t ne = (size_t)w->edge_of.mask + 1;
+
+	/* (from now on, encoders write notes in the paths the writer would) */
+	w->no_notes = 1;
+	if (!t || t->version != w->version) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		t->refs = 1;
+		t->version = w->version;
+		t->n_nodes = w->n_nodes;
+		t->nodes = malloc(((size_t)w->n_nodes + 1) * sizeof(*t->nodes));
+		t->hash = malloc(((size_t)w->hash_mask + 1) * sizeof(*t->hash));
+		t->edge_of = w->edge_of;
+		t->edge_of.e = malloc(ne * sizeof(*t->edge_of.e));
+		if (!t->nodes || !t->hash || !t->edge_of.e) {
+			ptc_ahead_tables_put(t);
+			return NULL;
+		}
+		memcpy(t->nodes, w->nodes, (size_t)w->n_nodes * sizeof(*t->nodes));
+		memcpy(t->hash, w->hash, ((size_t)w->hash_mask + 1) * sizeof(*t->hash));
+		memcpy(t->edge_of.e, w->edge_of.e, ne * sizeof(*t->edge_of.e));
+		t->hash_mask = w->hash_mask;
+		ptc_ahead_tables_put(w->tables);
+		w->tables = t;
+	}
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+int ptc_ahead_enc_new(struct ptc_ahead_enc **out)
+{
+	struct ptc_ahead_enc *e = calloc(1, sizeof(*e));
+
+	*out = e;
+	if (!e)
+		return -ptc_err_nomem;
+	e->w.ahead = 1;
+	e->w.serial = __atomic_add_fetch(&writer_serial, 1, __ATOMIC_RELAXED);
+	e->w.chunk_records = UINT32_MAX;	/* the splice's writer makes the chunks */
+	return 0;
+}
+
+void ptc_ahead_enc_free(struct ptc_ahead_enc *e)
+{
+	if (!e)
+		return;
+	ptc_ahead_tables_put(e->t);
+	free(e->w.nodes);
+	free(e->w.bits.p);
+	free(e->w.slots.p);
+	free(e->w.events.p);
+	free(e);
+}
+
+int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uint64_t start)
+{
+	struct ptcw *w = &e->w;
+
+	if (e->t != t) {
+		/* the snapshot's nodes; the ways of the last ones taken from
+		 * the same snapshot would do as well (they are a cache) */
+		if (t->n_nodes + 1 > e->cap_nodes) {
+			struct node *n = aligned_alloc(64, ((size_t)t->n_nodes + 1) * sizeof(*n));
+			if (!n)
+				return -ptc_err_nomem;
+			free(w->nodes);
+			w->nodes = n;
+			e->cap_nodes = t->n_nodes + 1;
+		}
+		memcpy(w->nodes, t->nodes, (size_t)t->n_nodes * sizeof(*w->nodes));
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+		ptc_ahead_tables_put(e->t);
+		e->t = t;
+	}
+	w->n_nodes = t->n_nodes;
+	w->hash = t->hash;
+	w->hash_mask = t->hash_mask;
+	w->edge_of = t->edge_of;
+	w->bits.len = w->slots.len = w->events.len = 0;
+	w->c_records = w->c_bitn = w->last_ev = 0;
+	w->records = w->branches = w->insns = 0;
+	w->pred_edge = PTCF_NO_NODE;
+	w->next_start = start;
+	w->time = 0;
+	w->ahead_first = 1;
+	e->failed = 0;
+	return 0;
+}
+
+int ptc_ahead_enc_paths(struct ptc_ahead_enc *e, const struct ptc_branch *b, size_t n,
+			const struct ptc_path_mark *m, size_t nm)
+{
+	int err;
+
+	if (e->failed)
+		return -ptc_err_mismatch;
+	if (!n)
+		return 0;
+	err = ptcw_paths(&e->w, b, n, m, nm);
+	if (err < 0)
+		e->failed = 1;
+	return err;
+}
+
+uint64_t ptc_ahead_enc_records(const struct ptc_ahead_enc *e)
+{
+	return e->failed ? 0 : e->w.records;
+}
+
+/* Records [0, n) that w can take before its chunk is full (and the next
+ * record would begin another). */
+static uint64_t ptcw_room(void *st)
+{
+	const struct ptcw *w = st;
+
+	return w->chunk_records - w->c_records;
+}
+
+/* nbits bits from src (in the chunk's order: bit k is bit k % 8 of byte
+ * k / 8) after the chunk's. */
+static int put_bits(struct ptcw *w, const uint8_t *src, uint32_t nbits)
+{
+	const unsigned sh = w->c_bitn & 7;
+	const size_t nbytes = ((size_t)nbits + 7) / 8;
+	uint8_t *dst;
+	size_t i;
+
+	if (!nbits)
+		return 0;
+	if (buf_grow(&w->bits, nbytes + 1) < 0)
+		return -ptc_err_nomem;
+	dst = w->bits.p + (w->c_bitn >> 3);
+	if (!sh) {
+		memcpy(dst, src, nbytes);
+	} else {
+		/* (the chunk's last byte has zeros above its bits) */
+		for (i = 0; i < nbytes; i++) {
+			dst[i] |= (uint8_t)(src[i] << sh);
+			dst[i + 1] = (uint8_t)(src[i] >> (8 - sh));
+		}
+	}
+	w->c_bitn += nbits;
+	w->bits.len = (w->c_bitn + 7) >> 3;
+	return 0;
+}
+
+/* The records e encoded, as if w had been given them after its own: the
+ * first one's node and time events as w writes them (its predecessor is
+ * w's last record), then e's bits, slots and events, the first event's
+ * distance counted from w's last event instead of e's first record. */
+static int ptcw_splice(void *st, const struct ptc_ahead_enc *e)
+{
+	struct ptcw *w = st;
+	const struct ptcw *x = &e->w;
+	const uint32_t rec0 = w->c_records, id = x->first_node;
+	int err;
+
+	if (e->failed || !x->c_records || x->c_records > w->chunk_records - w->c_records)
+		return ptc_wfail(w->c, ptc_err_internal, "%s: records encoded ahead do not fit", w->path);
+	if ((err = resume(w)) < 0)
+		return err;
+	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
+		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE)
+			set_succ(w, w->pred_edge, id);
+		else if ((err = event(w, PTCF_EV_NODE)) < 0 || (err = buf_varint(&w->events, id)) < 0)
+			return err;
+	}
+	if (x->first_time != w->time && (err = time_event(w, rec0, x->first_time)) < 0)
+		return err;
+	if (x->events.len) {
+		const uint8_t *p = x->events.p, *end = p + x->events.len;
+		uint64_t d = 0;
+		unsigned sh = 0;
+
+		do {
+			d |= (uint64_t)(*p & 0x7f) << sh;
+			sh += 7;
+		} while (*p++ & 0x80);
+		if ((err = buf_varint(&w->events, rec0 + d - w->last_ev)) < 0 ||
+		    (err = buf_put(&w->events, p, (size_t)(end - p))) < 0)
+			return err;
+		w->last_ev = rec0 + x->last_ev;
+	}
+	if ((err = put_bits(w, x->bits.p, x->c_bitn)) < 0 || (err = buf_put(&w->slots, x->slots.p, x->slots.len)) < 0)
+		return err;
+	w->c_records += x->c_records;
+	w->records += x->records;
+	w->branches += x->branches;
+	w->insns += x->insns;
+	w->pred_edge = x->pred_edge;
+	w->pred_node = x->pred_node;
+	w->next_start = x->next_start;
+	w->time = x->time;
+	return 0;
+}
+
 const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
 	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend, ptcw_tail,
 	ptcw_paths,
 	NULL,	/* cpu: not in the format (ptconv-trace(5)) */
+	ptcw_tables, ptcw_room, ptcw_splice,
 };

@@ -136,6 +136,48 @@ const char *ptc_writer_warnings(const struct ptc_writer *w);
 
 void ptc_writer_free(struct ptc_writer *w);
 
+/* ---- encoding ahead (-j) ----
+ * With -j, windows of a thread's trace are decoded by workers while the
+ * thread's writer is busy with earlier ones.  A worker can also encode a
+ * window's records for a writer of the ptconv format alone: against a
+ * snapshot of the writer's tables (its nodes and edges as they were),
+ * which say how the records are predicted.  The writer then takes the
+ * encoding (ptc_writer_splice) as if it had been given the records,
+ * writing the same bytes.  A record the snapshot cannot say (a node or
+ * edge it does not have yet, an edge whose successor is not set) fails
+ * the encoding: the window's records then go to the writer themselves. */
+struct ptc_ahead_tables;
+struct ptc_ahead_enc;
+
+/* A snapshot of w's tables (a reference), or NULL: w cannot take records
+ * encoded ahead (other formats besides ptconv) or out of memory.  From
+ * the first call on, w keeps no notes in the paths it is given (the
+ * encoders do). */
+struct ptc_ahead_tables *ptc_writer_ahead_tables(struct ptc_writer *w);
+void ptc_ahead_tables_put(struct ptc_ahead_tables *t);
+
+/* An encoder, made again for each window by ptc_ahead_enc_begin(). */
+int ptc_ahead_enc_new(struct ptc_ahead_enc **e);
+void ptc_ahead_enc_free(struct ptc_ahead_enc *e);
+/* Encode against t records whose first block starts at start (the
+ * destination of the record before them). */
+int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uint64_t start);
+/* The next records, a sparse batch (ptc_sink's paths): 0, or
+ * -ptc_err_mismatch when t could not say one (the encoding is then
+ * unusable, and further calls fail too). */
+int ptc_ahead_enc_paths(struct ptc_ahead_enc *e, const struct ptc_branch *b, size_t n,
+			const struct ptc_path_mark *m, size_t nm);
+/* Records encoded (0 when the encoding failed). */
+uint64_t ptc_ahead_enc_records(const struct ptc_ahead_enc *e);
+
+/* Records w can take before its chunk is full: a splice must not cross
+ * it (0 when w cannot take records encoded ahead). */
+uint64_t ptc_writer_ahead_room(struct ptc_writer *w);
+/* Write e's records to w, right after the records w was given (e was
+ * begun at the destination of the last of them, against a snapshot of
+ * w's tables, and has at most ptc_writer_ahead_room() records). */
+int ptc_writer_splice(struct ptc_writer *w, const struct ptc_ahead_enc *e);
+
 /* A bound on the writers whose outputs are open at once, shared by the
  * writers given it in ptc_writer_config.pool.
  *
