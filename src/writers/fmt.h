@@ -139,8 +139,8 @@ struct ptc_fmt_ops {
 	/* Optional, together: records encoded ahead (ptc_writer_ahead_tables,
 	 * ptc_writer_ahead_room, ptc_writer_splice). */
 	struct ptc_ahead_tables *(*ahead_tables)(void *st);
-	uint64_t (*ahead_room)(void *st);
-	int (*splice)(void *st, const struct ptc_ahead_enc *e);
+	uint64_t (*ahead_room)(void *st, const struct ptc_ahead_out *o);
+	int (*splice)(void *st, const struct ptc_ahead_out *o);
 };
 
 /* The files the threads of a conversion share (ptc_writer_procs): each

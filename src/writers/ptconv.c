@@ -130,7 +130,9 @@ struct ptcw {
 	 * reads its snapshot's tables, and what they cannot say fails. */
 	uint64_t version;
 	struct ptc_ahead_tables *tables;	/* the last snapshot, a reference */
-	int no_notes;
+	uint64_t tables_records;		/* records when it was taken */
+	unsigned note_off;	/* its notes in a path's scratch: at note_off, */
+	int note_two;		/* of two entries (else one: NOTE_HALF) */
 	int ahead;		/* this is an encoder's */
 	int ahead_first;	/* its first record: node and time are the splice's */
 	uint32_t first_node;
@@ -163,6 +165,16 @@ struct path_note {
 	uint32_t next;		/* the note to replace next */
 	struct path_seen e[2];
 };
+
+/* Where a writer keeps its notes in a path's scratch.  With encoders
+ * ahead (ptc_ahead_enc), which write theirs while the writer writes its
+ * own, each has half: a note of one entry, the writer's first, theirs
+ * after it. */
+#define NOTE_HALF 96
+_Static_assert(offsetof(struct path_note, e) + sizeof(struct path_seen) <= NOTE_HALF &&
+		       NOTE_HALF + offsetof(struct path_note, e) + sizeof(struct path_seen) <=
+			       sizeof(((struct ptc_path *)0)->scratch),
+	       "a note of one entry fits half a scratch");
 
 static uint64_t writer_serial;
 
@@ -566,6 +578,7 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 /* An event of record rec of the chunk (events are in record order). */
 static int event_at(struct ptcw *w, uint32_t rec, uint8_t type)
 {
+
 	int err = buf_varint(&w->events, rec - w->last_ev);
 
 	w->last_ev = rec;
@@ -938,9 +951,9 @@ static inline __attribute__((always_inline)) int take_seen_path(struct ptcw *w, 
 								struct lane *s, const struct ptc_path *mp,
 								const struct ptc_branch *r)
 {
-	const struct path_note *note = (const struct path_note *)mp->scratch;
+	const struct path_note *note = (const struct path_note *)(mp->scratch + w->note_off);
 	const uint32_t e0 = LANE_EDGE(s);
-	const struct path_seen *e = &note->e[note->e[0].from != e0];
+	const struct path_seen *e = &note->e[w->note_two && note->e[0].from != e0];
 
 	if (note->owner != w->serial || r->flags)
 		return 0;
@@ -972,7 +985,7 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 						    struct ptc_path *p, const uint8_t *bits)
 {
 	struct node *nodes = w->nodes;
-	struct path_note *note = (struct path_note *)p->scratch;
+	struct path_note *note = (struct path_note *)(p->scratch + w->note_off);
 	struct path_seen *e;
 	const uint32_t from = LANE_EDGE(s), bits0 = lane_bits(s, bits);
 	const uint64_t start0 = s->start;
@@ -999,15 +1012,18 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 		}
 	}
 	ns = (size_t)(s->slots - slots0);
-	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2 || w->no_notes)
+	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2)
 		return;
 	if (note->owner != w->serial) {
-		memset(note, 0, sizeof(*note));
+		/* (a note of one entry is half a scratch: its fields only) */
 		note->owner = w->serial;
-		note->e[0].from = note->e[1].from = PTCF_NO_NODE;
+		note->next = 0;
+		note->e[0].from = PTCF_NO_NODE;
+		if (w->note_two)
+			note->e[1].from = PTCF_NO_NODE;
 	}
 	e = &note->e[note->next];
-	note->next ^= 1;
+	note->next ^= w->note_two;
 	e->from = from;
 	e->to_node = lane_node(s, nodes, &way);
 	e->to_way = (uint8_t)way;
@@ -1089,7 +1105,7 @@ static size_t put_predicted(struct ptcw *w, struct cursor *cur)
 			if (s.nrec + mp->records > limit)
 				break;
 			mark = ++mk < mk_end ? cur->b + mk->at : NULL;
-			seen = w->no_notes ? 0 : take_seen_path(w, nodes, &s, mp, r);
+			seen = take_seen_path(w, nodes, &s, mp, r);
 			if (seen > 0) {
 				r++;
 				lane_spill(&s);
@@ -1603,6 +1619,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->cpu = t ? t->cpu : -1;
 	snprintf(w->comm, sizeof(w->comm), "%s", t && t->comm ? t->comm : "");
 	w->pred_edge = PTCF_NO_NODE;
+	w->note_two = !cfg->no_path_notes;
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
 	if (!w->hash || edge_index_init(&w->edge_of, 1023) < 0 || ptc_symw_init(&w->syms) < 0) {
@@ -1640,6 +1657,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
  * snapshot says stays true of the writer. */
 struct ptc_ahead_tables {
 	int refs;
+	uint64_t owner;		/* the writer's serial */
 	uint64_t version;	/* the writer's when it was taken */
 	struct node *nodes;
 	uint32_t n_nodes;
@@ -1648,11 +1666,22 @@ struct ptc_ahead_tables {
 	struct edge_index edge_of;
 };
 
+/* An encoder: one per thread that encodes, for window after window (its
+ * copy of the nodes is made again only when the snapshot changes). */
 struct ptc_ahead_enc {
 	struct ptcw w;		/* an encoder (w.ahead): no file, no edge table */
 	struct ptc_ahead_tables *t;	/* whose nodes w.nodes copies */
 	uint32_t cap_nodes;
-	int failed;		/* its tables could not say a record */
+	int stopped;		/* its tables could not say a record: no more */
+	struct ptc_ahead_out *out;	/* where the encoding goes (its buffers lent) */
+};
+
+/* An encoding: what the splice needs of the encoder's state. */
+struct ptc_ahead_out {
+	struct buf bits, slots, events;
+	uint64_t owner;		/* the tables' */
+	uint32_t c_records, c_bitn, last_ev, pred_edge, pred_node, first_node;
+	uint64_t records, branches, insns, next_start, time, first_time;
 };
 
 void ptc_ahead_tables_put(struct ptc_ahead_tables *t)
@@ -1665,21 +1694,38 @@ void ptc_ahead_tables_put(struct ptc_ahead_tables *t)
 	free(t);
 }
 
-/* A snapshot of w's tables (a new reference), taken again only when they
- * changed since the last: NULL when out of memory. */
+#define AHEAD_RECORDS_PER_NODE 256
+
+/* A snapshot of w's tables (a new reference): NULL when w's tables are
+ * not worth it yet, or out of memory. */
 static struct ptc_ahead_tables *ptcw_tables(void *st)
 {
 	struct ptcw *w = st;
 	struct ptc_ahead_tables *t = w->tables;
 	size_t ne = (size_t)w->edge_of.mask + 1;
+	const uint64_t per_node = w->cfg->ahead_records_per_node ? w->cfg->ahead_records_per_node
+								 : AHEAD_RECORDS_PER_NODE;
 
-	/* (from now on, encoders write notes in the paths the writer would) */
-	w->no_notes = 1;
-	if (!t || t->version != w->version) {
+	/* (its encoders write notes in the same paths: the writer's take
+	 * half of each, cfg->no_path_notes) */
+	if (w->note_two)
+		return NULL;
+	/* Taken first when the writer has had 256 records per node, and
+	 * again when the tables changed, but not before 256 records per node
+	 * more: copying the tables (and each encoder its nodes) costs more
+	 * than encoding saves on the records that an older snapshot cannot
+	 * say.  xz's tables (2,350 records per node) changed 18 times in 291
+	 * windows; the tables of python3's 43 short processes change all
+	 * the time, and copying them made -j 2 4% slower. */
+	if (w->records < per_node * w->n_nodes)
+		return NULL;
+	if (!t || (t->version != w->version && w->records - w->tables_records >= per_node * w->n_nodes)) {
+		w->tables_records = w->records;
 		t = calloc(1, sizeof(*t));
 		if (!t)
 			return NULL;
 		t->refs = 1;
+		t->owner = w->serial;
 		t->version = w->version;
 		t->n_nodes = w->n_nodes;
 		t->nodes = malloc(((size_t)w->n_nodes + 1) * sizeof(*t->nodes));
@@ -1709,8 +1755,60 @@ int ptc_ahead_enc_new(struct ptc_ahead_enc **out)
 	if (!e)
 		return -ptc_err_nomem;
 	e->w.ahead = 1;
-	e->w.serial = __atomic_add_fetch(&writer_serial, 1, __ATOMIC_RELAXED);
+	e->w.note_off = NOTE_HALF;	/* (note_two 0) */
 	e->w.chunk_records = UINT32_MAX;	/* the splice's writer makes the chunks */
+	return 0;
+}
+
+int ptc_ahead_out_new(struct ptc_ahead_out **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ptc_err_nomem;
+}
+
+void ptc_ahead_out_free(struct ptc_ahead_out *o)
+{
+	if (!o)
+		return;
+	free(o->bits.p);
+	free(o->slots.p);
+	free(o->events.p);
+	free(o);
+}
+
+uint64_t ptc_ahead_out_records(const struct ptc_ahead_out *o)
+{
+	return o->records;
+}
+
+/* The encoding so far to e->out, its buffers given back. */
+int ptc_ahead_enc_end(struct ptc_ahead_enc *e)
+{
+	struct ptcw *w = &e->w;
+	struct ptc_ahead_out *o = e->out;
+
+	if (!o)
+		return 0;
+	o->bits = w->bits;
+	o->slots = w->slots;
+	o->events = w->events;
+	memset(&w->bits, 0, sizeof(w->bits));
+	memset(&w->slots, 0, sizeof(w->slots));
+	memset(&w->events, 0, sizeof(w->events));
+	o->owner = e->t->owner;
+	o->c_records = w->c_records;
+	o->c_bitn = w->c_bitn;
+	o->last_ev = w->last_ev;
+	o->pred_edge = w->pred_edge;
+	o->pred_node = w->pred_node;
+	o->first_node = w->first_node;
+	o->records = w->records;
+	o->branches = w->branches;
+	o->insns = w->insns;
+	o->next_start = w->next_start;
+	o->time = w->time;
+	o->first_time = w->first_time;
+	e->out = NULL;
 	return 0;
 }
 
@@ -1718,6 +1816,7 @@ void ptc_ahead_enc_free(struct ptc_ahead_enc *e)
 {
 	if (!e)
 		return;
+	ptc_ahead_enc_end(e);
 	ptc_ahead_tables_put(e->t);
 	free(e->w.nodes);
 	free(e->w.bits.p);
@@ -1726,22 +1825,30 @@ void ptc_ahead_enc_free(struct ptc_ahead_enc *e)
 	free(e);
 }
 
-int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uint64_t start)
+int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uint64_t start,
+			struct ptc_ahead_out *o)
 {
 	struct ptcw *w = &e->w;
 
+	ptc_ahead_enc_end(e);
 	if (e->t != t) {
 		/* the snapshot's nodes; the ways of the last ones taken from
 		 * the same snapshot would do as well (they are a cache) */
 		if (t->n_nodes + 1 > e->cap_nodes) {
-			struct node *n = aligned_alloc(64, ((size_t)t->n_nodes + 1) * sizeof(*n));
+			uint32_t cap = t->n_nodes + 1 + t->n_nodes / 2;
+			struct node *n = aligned_alloc(64, (size_t)cap * sizeof(*n));
 			if (!n)
 				return -ptc_err_nomem;
 			free(w->nodes);
 			w->nodes = n;
-			e->cap_nodes = t->n_nodes + 1;
+			e->cap_nodes = cap;
 		}
 		memcpy(w->nodes, t->nodes, (size_t)t->n_nodes * sizeof(*w->nodes));
+		/* Notes on paths name nodes and edges of one writer's
+		 * tables: they are the encoders' for that writer, whose
+		 * serial they bear, in the scratch's second half (the
+		 * writer's notes are in its first: note_two 0). */
+		w->serial = t->owner;
 		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
 		ptc_ahead_tables_put(e->t);
 		e->t = t;
@@ -1750,6 +1857,18 @@ int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uin
 	w->hash = t->hash;
 	w->hash_mask = t->hash_mask;
 	w->edge_of = t->edge_of;
+	/* into o's buffers (their memory kept from its last encoding) */
+	free(w->bits.p);
+	free(w->slots.p);
+	free(w->events.p);
+	w->bits = o->bits;
+	w->slots = o->slots;
+	w->events = o->events;
+	memset(&o->bits, 0, sizeof(o->bits));
+	memset(&o->slots, 0, sizeof(o->slots));
+	memset(&o->events, 0, sizeof(o->events));
+	o->records = 0;
+	e->out = o;
 	w->bits.len = w->slots.len = w->events.len = 0;
 	w->c_records = w->c_bitn = w->last_ev = 0;
 	w->records = w->branches = w->insns = 0;
@@ -1757,37 +1876,69 @@ int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uin
 	w->next_start = start;
 	w->time = 0;
 	w->ahead_first = 1;
-	e->failed = 0;
+	e->stopped = 0;
 	return 0;
 }
+
+/* An encoding's state between two batches. */
+struct enc_state {
+	size_t bits, slots, events;
+	uint32_t c_records, c_bitn, last_ev, pred_edge, pred_node, first_node;
+	uint64_t records, branches, insns, next_start, time, first_time;
+	int ahead_first;
+};
 
 int ptc_ahead_enc_paths(struct ptc_ahead_enc *e, const struct ptc_branch *b, size_t n,
 			const struct ptc_path_mark *m, size_t nm)
 {
+	struct ptcw *w = &e->w;
+	const struct enc_state was = {
+		w->bits.len, w->slots.len, w->events.len, w->c_records, w->c_bitn, w->last_ev, w->pred_edge,
+		w->pred_node, w->first_node, w->records, w->branches, w->insns, w->next_start, w->time,
+		w->first_time, w->ahead_first,
+	};
 	int err;
 
-	if (e->failed)
+	if (e->stopped)
 		return -ptc_err_mismatch;
 	if (!n)
 		return 0;
-	err = ptcw_paths(&e->w, b, n, m, nm);
-	if (err < 0)
-		e->failed = 1;
+	err = ptcw_paths(w, b, n, m, nm);
+	if (err < 0) {
+		/* the encoding stays what it was before the batch (the
+		 * nodes' ways and the paths' notes that it changed are true
+		 * either way) */
+		w->bits.len = was.bits;
+		w->slots.len = was.slots;
+		w->events.len = was.events;
+		w->c_records = was.c_records;
+		w->c_bitn = was.c_bitn;
+		w->last_ev = was.last_ev;
+		w->pred_edge = was.pred_edge;
+		w->pred_node = was.pred_node;
+		w->first_node = was.first_node;
+		w->records = was.records;
+		w->branches = was.branches;
+		w->insns = was.insns;
+		w->next_start = was.next_start;
+		w->time = was.time;
+		w->first_time = was.first_time;
+		w->ahead_first = was.ahead_first;
+		if (w->c_bitn & 7)
+			w->bits.p[w->c_bitn >> 3] &= (uint8_t)((1u << (w->c_bitn & 7)) - 1);
+		e->stopped = 1;
+	}
 	return err;
 }
 
-uint64_t ptc_ahead_enc_records(const struct ptc_ahead_enc *e)
-{
-	return e->failed ? 0 : e->w.records;
-}
-
-/* Records [0, n) that w can take before its chunk is full (and the next
- * record would begin another). */
-static uint64_t ptcw_room(void *st)
+/* Records of e that w can take before its chunk is full (and the next
+ * record would begin another); 0 when e was not encoded against w's
+ * tables. */
+static uint64_t ptcw_room(void *st, const struct ptc_ahead_out *o)
 {
 	const struct ptcw *w = st;
 
-	return w->chunk_records - w->c_records;
+	return o->owner == w->serial ? w->chunk_records - w->c_records : 0;
 }
 
 /* nbits bits from src (in the chunk's order: bit k is bit k % 8 of byte
@@ -1822,14 +1973,13 @@ static int put_bits(struct ptcw *w, const uint8_t *src, uint32_t nbits)
  * first one's node and time events as w writes them (its predecessor is
  * w's last record), then e's bits, slots and events, the first event's
  * distance counted from w's last event instead of e's first record. */
-static int ptcw_splice(void *st, const struct ptc_ahead_enc *e)
+static int ptcw_splice(void *st, const struct ptc_ahead_out *x)
 {
 	struct ptcw *w = st;
-	const struct ptcw *x = &e->w;
 	const uint32_t rec0 = w->c_records, id = x->first_node;
 	int err;
 
-	if (e->failed || !x->c_records || x->c_records > w->chunk_records - w->c_records)
+	if (!x->c_records || x->c_records > ptcw_room(w, x))
 		return ptc_wfail(w->c, ptc_err_internal, "%s: records encoded ahead do not fit", w->path);
 	if ((err = resume(w)) < 0)
 		return err;

@@ -902,14 +902,14 @@ struct ptc_ahead_tables *ptc_writer_ahead_tables(struct ptc_writer *w)
 	return st ? w->ops[0]->ahead_tables(st) : NULL;
 }
 
-uint64_t ptc_writer_ahead_room(struct ptc_writer *w)
+uint64_t ptc_writer_ahead_room(struct ptc_writer *w, const struct ptc_ahead_out *o)
 {
 	void *st = ahead_state(w);
 
-	return st ? w->ops[0]->ahead_room(st) : 0;
+	return st ? w->ops[0]->ahead_room(st, o) : 0;
 }
 
-int ptc_writer_splice(struct ptc_writer *w, const struct ptc_ahead_enc *e)
+int ptc_writer_splice(struct ptc_writer *w, const struct ptc_ahead_out *o)
 {
 	void *st = ahead_state(w);
 	int err;
@@ -918,7 +918,7 @@ int ptc_writer_splice(struct ptc_writer *w, const struct ptc_ahead_enc *e)
 		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: records encoded ahead for formats that cannot take them");
 	if ((err = writer_event(w, "branches")) < 0)
 		return err;
-	return w->ops[0]->splice(st, e);
+	return w->ops[0]->splice(st, o);
 }
 
 static const char *w_errmsg(void *ctx)

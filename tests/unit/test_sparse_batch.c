@@ -298,6 +298,7 @@ static int write_ahead(const char *dir, size_t *spliced)
 	struct ptc_gap start = { PTC_GAP_START, 0, 0, 1, 0, 0x400020, 0, 0, NULL };
 	struct ptc_ahead_tables *snap[4] = { NULL, NULL, NULL, NULL };
 	struct ptc_ahead_enc *e = NULL;
+	struct ptc_ahead_out *o = NULL;
 	struct ptc_writer *w;
 	struct ptc_sink s;
 	size_t i = 0, j = 0, k;
@@ -307,10 +308,12 @@ static int write_ahead(const char *dir, size_t *spliced)
 	cfg.outdir = dir;
 	cfg.code = &code;
 	cfg.chunk_records = chunk_records;
+	cfg.no_path_notes = 1;
+	cfg.ahead_records_per_node = 1;	/* snapshots of young tables too */
 	if ((err = ptc_writer_new(&w, "ptconv", &cfg)) < 0)
 		return err;
 	s = ptc_writer_sink(w);
-	if ((err = ptc_ahead_enc_new(&e)) < 0 || (err = s.begin(s.ctx, &th)) < 0 ||
+	if ((err = ptc_ahead_enc_new(&e)) < 0 || (err = ptc_ahead_out_new(&o)) < 0 || (err = s.begin(s.ctx, &th)) < 0 ||
 	    (err = s.gap(s.ctx, &start)) < 0)
 		goto out;
 	while (i < nsparse) {
@@ -331,18 +334,32 @@ static int write_ahead(const char *dir, size_t *spliced)
 		t = snap[rnd(4)];
 		if (!n)
 			continue;
-		if (t && ptc_ahead_enc_begin(e, t, dest_before(i, j)) == 0) {
+		if (t && ptc_ahead_enc_begin(e, t, dest_before(i, j), o) == 0) {
+			/* in batches of 1 to 8 entries, as long as it takes them:
+			 * the rest given after the splice */
 			struct ptc_sink es = { NULL, enc_branches, NULL, NULL, e, enc_paths, NULL };
-			size_t jj = j;
-			int encoded = give_entries(&es, i, n, &jj) == 0;
+			size_t taken = 0, jj = j, jt = j;
 
-			if (encoded && ptc_ahead_enc_records(e) <= ptc_writer_ahead_room(w)) {
-				if ((err = ptc_writer_splice(w, e)) < 0)
+			while (taken < n) {
+				size_t b = 1 + rnd(8);
+
+				if (b > n - taken)
+					b = n - taken;
+				if (give_entries(&es, i + taken, b, &jj) < 0)
+					break;
+				taken += b;
+				jt = jj;
+			}
+			ptc_ahead_enc_end(e);
+			if (ptc_ahead_out_records(o) && ptc_ahead_out_records(o) <= ptc_writer_ahead_room(w, o)) {
+				if ((err = ptc_writer_splice(w, o)) < 0)
 					goto out;
 				(*spliced)++;
-				i += n;
-				j = jj;
-				continue;
+				i += taken;
+				n -= taken;
+				j = jt;
+				if (!n)
+					continue;
 			}
 		}
 		if ((err = give_entries(&s, i, n, &j)) < 0)
@@ -356,6 +373,7 @@ out:
 	for (k = 0; k < 4; k++)
 		ptc_ahead_tables_put(snap[k]);
 	ptc_ahead_enc_free(e);
+	ptc_ahead_out_free(o);
 	ptc_writer_free(w);
 	return err;
 }
