@@ -130,7 +130,7 @@ struct ptcw {
 	 * reads its snapshot's tables, and what they cannot say fails. */
 	uint64_t version;
 	struct ptc_ahead_tables *tables;	/* the last snapshot, a reference */
-	uint64_t tables_records;		/* records when it was taken */
+	uint64_t tables_records, tables_version;	/* when it looked whether to take one */
 	unsigned note_off;	/* its notes in a path's scratch: at note_off, */
 	int note_two;		/* of two entries (else one: NOTE_HALF) */
 	int ahead;		/* this is an encoder's */
@@ -1695,6 +1695,15 @@ void ptc_ahead_tables_put(struct ptc_ahead_tables *t)
 }
 
 #define AHEAD_RECORDS_PER_NODE 256
+#define AHEAD_RECORDS_PER_CHANGE 4096
+
+/* A new reference to t (NULL: none). */
+static struct ptc_ahead_tables *ahead_tables_ref(struct ptc_ahead_tables *t)
+{
+	if (t)
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	return t;
+}
 
 /* A snapshot of w's tables (a new reference): NULL when w's tables are
  * not worth it yet, or out of memory. */
@@ -1710,17 +1719,28 @@ static struct ptc_ahead_tables *ptcw_tables(void *st)
 	 * half of each, cfg->no_path_notes) */
 	if (w->note_two)
 		return NULL;
-	/* Taken first when the writer has had 256 records per node, and
-	 * again when the tables changed, but not before 256 records per node
-	 * more: copying the tables (and each encoder its nodes) costs more
-	 * than encoding saves on the records that an older snapshot cannot
-	 * say.  xz's tables (2,350 records per node) changed 18 times in 291
-	 * windows; the tables of python3's 43 short processes change all
-	 * the time, and copying them made -j 2 4% slower. */
-	if (w->records < per_node * w->n_nodes)
-		return NULL;
-	if (!t || (t->version != w->version && w->records - w->tables_records >= per_node * w->n_nodes)) {
+	/* A snapshot is taken when the writer has had 256 records per node
+	 * since it last looked (at first, since it began), and its tables
+	 * changed (a node, an edge, a successor) at most once per 4096
+	 * records meanwhile: copying the tables, and each encoder its nodes,
+	 * costs more than encoding saves while they grow, for the records
+	 * that an older snapshot cannot say.  xz's tables (2,350 records per
+	 * node) changed 18 times in 291 windows once warm; those of python3's
+	 * 43 short processes and of a random walk never settle, and copying
+	 * them made -j 2 slower (python3 by 4%, the walk by 15%). */
+	if (w->records - w->tables_records < per_node * w->n_nodes)
+		return ahead_tables_ref(t);
+	{
+		const int settled = w->cfg->ahead_records_per_node ||
+				    (w->version - w->tables_version) * AHEAD_RECORDS_PER_CHANGE <=
+					    w->records - w->tables_records;
+
 		w->tables_records = w->records;
+		w->tables_version = w->version;
+		if (!settled)
+			return ahead_tables_ref(t);
+	}
+	if (!t || t->version != w->version) {
 		t = calloc(1, sizeof(*t));
 		if (!t)
 			return NULL;
@@ -1743,8 +1763,7 @@ static struct ptc_ahead_tables *ptcw_tables(void *st)
 		ptc_ahead_tables_put(w->tables);
 		w->tables = t;
 	}
-	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
-	return t;
+	return ahead_tables_ref(t);
 }
 
 int ptc_ahead_enc_new(struct ptc_ahead_enc **out)

@@ -76,7 +76,9 @@ struct ptc_writer_config {
 					   from theirs; required for encoding ahead */
 	uint32_t ahead_records_per_node;	/* ptconv: the records per node a writer
 						   has (and has more) before it gives a
-						   snapshot of its tables; 0 = 256 */
+						   snapshot of its tables; 0 = 256, and the
+						   tables settled (a change per 4096 records
+						   at most; N > 0, for tests: settled or not) */
 	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
 	int threads;			/* compression threads of champsim and cbp2025
 					   (ptc_zout_open_mt), 0 = 1; the bytes do not
