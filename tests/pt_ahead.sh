@@ -65,7 +65,7 @@ same() {
 			r=$(sed -n 's/^ptconv: -j [0-9]*: \([0-9]*\) of [0-9]* trace windows.*/\1/p' "$T/err")
 			[ -n "$r" ] || fail "$data: -j $j: no line about the windows on stderr"
 			replayed=$((replayed + r))
-			r=$(sed -n 's/^ptconv: -j .* replayed (\([0-9]*\) with threads also traced on other CPUs)/\1/p' "$T/err")
+			r=$(sed -n 's/^ptconv: -j .* replayed (\([0-9]*\) with threads also traced on other CPUs).*/\1/p' "$T/err")
 			shared=$((shared + r))
 		done
 	done

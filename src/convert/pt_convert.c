@@ -79,6 +79,12 @@ struct window {
 	int state;
 	struct ptc_pt_ahead *ahead;	/* the workers' log (NULL: none) */
 	int shared;			/* it has a thread traced on other CPUs too */
+	/* Encoding ahead (writers.h): the tables of the writer of the thread
+	 * the queue was in when the window was planned, and the encoding of
+	 * the branches the log's tap took (ptc_pt_tap). */
+	struct ptc_ahead_tables *tables;
+	struct ptc_ahead_out *out;
+	struct ptc_ahead_enc *enc;	/* the encoder of the thread decoding it ahead */
 };
 
 struct queue {
@@ -221,6 +227,12 @@ struct conv {
 	int work_stop;
 	struct ptc_pt_ahead **spent;	/* logs replayed, their memory for the next */
 	size_t nspent;
+	int encode_ahead;		/* the windows' taps go to encoders (writers.h) */
+	uint32_t ahead_per_node;	/* ptc_writer_config's ahead_records_per_node */
+	uint32_t chunk_records;		/* and chunk_records (0: the default) */
+	struct ptc_ahead_out **outs;	/* spent encodings, for the next windows */
+	size_t nouts;
+	struct ptc_ahead_enc *drv_enc;	/* the driver's encoder (driver_scratch) */
 	pthread_t *ahead_th;
 	int nahead_th;
 	/* the driver's own decoder of windows ahead, for while it waits
@@ -230,6 +242,7 @@ struct conv {
 	uint32_t *shared;		/* tids traced on more than one CPU, sorted */
 	size_t nshared;
 	uint64_t windows, windows_replayed, windows_shared;
+	uint64_t windows_spliced, records_spliced;	/* encoded ahead (env_tap_splice) */
 
 	/* raw mode */
 	struct ptc_image **raw_img;
@@ -673,6 +686,9 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.bbv_interval = c->pto->bbv_interval;
 		cfg.threads = c->opt->jobs;
 		cfg.pool = c->pool;
+		cfg.no_path_notes = c->encode_ahead;
+		cfg.ahead_records_per_node = c->ahead_per_node;
+		cfg.chunk_records = c->chunk_records;
 		err = ptc_writer_new(&t->w, c->wformats, &cfg);
 		if (err < 0) {
 			ptc_cli_error("%s: cannot write %s: %s", c->outdir, c->wformats, ptc_errstr(err));
@@ -1912,10 +1928,35 @@ static int use_window(struct queue *q, struct window *w)
 	return err;
 }
 
-static void free_window(struct queue *q, struct window *w)
+/* Memory done with, for the next window a worker decodes: into pool (of
+ * *n) while it holds fewer than there can be windows in flight; returns
+ * item when it does not go there (the caller frees it). */
+static void *keep_spent(struct conv *c, void **pool, size_t *n, void *item)
+{
+	pthread_mutex_lock(&c->wlock);
+	if (*n < c->ahead_depth + (size_t)c->nahead_th) {
+		pool[(*n)++] = item;
+		item = NULL;
+	}
+	pthread_mutex_unlock(&c->wlock);
+	return item;
+}
+
+/* The window's encoding and tables done with. */
+static void drop_encoding(struct conv *c, struct window *w)
+{
+	ptc_ahead_tables_put(w->tables);
+	w->tables = NULL;
+	if (w->out)
+		ptc_ahead_out_free(keep_spent(c, (void **)c->outs, &c->nouts, w->out));
+	w->out = NULL;
+}
+
+static void free_window(struct conv *c, struct queue *q, struct window *w)
 {
 	if (!w)
 		return;
+	drop_encoding(c, w);
 	ptc_pt_ahead_free(w->ahead);
 	if (!q->buf) {
 		/* the next window's bytes go there */
@@ -1930,17 +1971,10 @@ static void free_window(struct queue *q, struct window *w)
 /* A log done with: its memory goes to the next window a worker decodes. */
 static void spend(struct conv *c, struct window *w)
 {
+	drop_encoding(c, w);
 	if (!w->ahead)
 		return;
-	if (c->ahead) {
-		pthread_mutex_lock(&c->wlock);
-		if (c->nspent < c->ahead_depth + (size_t)c->nahead_th) {
-			c->spent[c->nspent++] = w->ahead;
-			w->ahead = NULL;
-		}
-		pthread_mutex_unlock(&c->wlock);
-	}
-	ptc_pt_ahead_free(w->ahead);
+	ptc_pt_ahead_free(c->ahead ? keep_spent(c, (void **)c->spent, &c->nspent, w->ahead) : w->ahead);
 	w->ahead = NULL;
 }
 
@@ -1979,11 +2013,25 @@ static int window_replayable(const struct conv *c, struct window *w)
 	return 1;
 }
 
+/* A window's tap (ptc_pt_tap): its encoder. */
+static int tap_begin(void *ctx, uint64_t start)
+{
+	struct window *w = ctx;
+
+	return ptc_ahead_enc_begin(w->enc, w->tables, start, w->out);
+}
+
+static int tap_paths(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	return ptc_ahead_enc_paths(((struct window *)ctx)->enc, b, n, m, nm);
+}
+
 /* Decode the oldest queued window ahead with scratch, its log for the
  * driver (called and returning with c->wlock held). */
-static void take_work(struct conv *c, struct ptc_pt_decoder *scratch)
+static void take_work(struct conv *c, struct ptc_pt_decoder *scratch, struct ptc_ahead_enc *enc)
 {
 	struct window *w = c->work_first;
+	const struct ptc_pt_tap tap = { tap_begin, tap_paths, w };
 	struct ptc_pt_ahead *reuse;
 
 	c->work_first = w->next_work;
@@ -1991,12 +2039,20 @@ static void take_work(struct conv *c, struct ptc_pt_decoder *scratch)
 		c->work_last = NULL;
 	w->state = W_BUSY;
 	reuse = c->nspent ? c->spent[--c->nspent] : NULL;
+	if (w->tables && enc && c->nouts)
+		w->out = c->outs[--c->nouts];
 	pthread_mutex_unlock(&c->wlock);
+	if (w->tables && enc && !w->out && ptc_ahead_out_new(&w->out) < 0)
+		w->out = NULL;
+	w->enc = w->out ? enc : NULL;
 	if (ptc_pt_decode_ahead(scratch, w->q->cpu, w->q->tid, w->buf, (size_t)(w->end - w->start),
-				w->start, w->continued, reuse, &w->ahead) < 0) {
+				w->start, w->continued, reuse, w->enc ? &tap : NULL, &w->ahead) < 0) {
 		ptc_pt_ahead_free(reuse);
 		w->ahead = NULL;
 	}
+	if (w->enc)
+		ptc_ahead_enc_end(w->enc);
+	w->enc = NULL;
 	pthread_mutex_lock(&c->wlock);
 	w->state = W_DONE;
 	pthread_cond_broadcast(&c->done_cv);
@@ -2020,7 +2076,20 @@ static struct ptc_pt_decoder *driver_scratch(struct conv *c)
 		c->drv_scratch = NULL;
 		c->drv_scratch_failed = 1;
 	}
+	if (c->drv_scratch && c->encode_ahead && !c->drv_enc && ptc_ahead_enc_new(&c->drv_enc) < 0)
+		c->drv_enc = NULL;
 	return c->drv_scratch;
+}
+
+/* A snapshot of the tables of the writer of the thread q's decoder is in
+ * (NULL: none, or it cannot take records encoded ahead): the branches of
+ * the windows planned now are likely to be that thread's. */
+static struct ptc_ahead_tables *thread_tables(struct queue *q)
+{
+	struct ptc_pt_thread *t = q->eng ? ptc_pt_engine_thread(q->eng) : NULL;
+	struct cthread *ct = (struct cthread *)t;
+
+	return ct && ct->w && !ct->finished ? ptc_writer_ahead_tables(ct->w) : NULL;
 }
 
 /* Plan the next windows of the current run: with -j, while fewer than
@@ -2049,6 +2118,8 @@ static int plan_ahead(struct conv *c, struct queue *q)
 		q->nwin++;
 		__atomic_fetch_add(&c->windows, 1, __ATOMIC_RELAXED);
 		if (c->ahead && !w->fresh && !q->nsusp) {
+			if (c->encode_ahead)
+				w->tables = thread_tables(q);
 			c->inflight++;
 			pthread_mutex_lock(&c->wlock);
 			w->state = W_QUEUED;
@@ -2101,14 +2172,14 @@ static int queue_next_window(struct conv *c, struct queue *q)
 			 * driver's share of the decoding when replaying and
 			 * writing take it less time than decoding). */
 			if (w->state == W_BUSY && c->work_first && driver_scratch(c)) {
-				take_work(c, c->drv_scratch);
+				take_work(c, c->drv_scratch, c->drv_enc);
 				continue;
 			}
 			pthread_cond_wait(&c->done_cv, &c->wlock);
 		}
 		pthread_mutex_unlock(&c->wlock);
 	}
-	free_window(q, q->win);
+	free_window(c, q, q->win);
 	q->win = w;
 	if (w->ahead && window_replayable(c, w)) {
 		q->replaying = 1;
@@ -2163,18 +2234,22 @@ static void *ahead_worker(void *arg)
 {
 	struct conv *c = arg;
 	struct ptc_pt_decoder *scratch = NULL;
+	struct ptc_ahead_enc *enc = NULL;
 
 	if (scratch_new(c, &scratch) < 0)
 		return NULL;	/* the windows are decoded by the driver itself */
+	if (c->encode_ahead && ptc_ahead_enc_new(&enc) < 0)
+		enc = NULL;	/* (decoded only) */
 	pthread_mutex_lock(&c->wlock);
 	for (;;) {
 		while (!c->work_first && !c->work_stop)
 			pthread_cond_wait(&c->work_cv, &c->wlock);
 		if (c->work_stop)
 			break;
-		take_work(c, scratch);
+		take_work(c, scratch, enc);
 	}
 	pthread_mutex_unlock(&c->wlock);
+	ptc_ahead_enc_free(enc);
 	ptc_pt_decoder_free(scratch);
 	return NULL;
 }
@@ -2575,7 +2650,8 @@ static int start_ahead(struct conv *c)
 	c->ahead_wait = env && atoi(env) > 0;
 	c->ahead_th = calloc((size_t)n, sizeof(*c->ahead_th));
 	c->spent = calloc(c->ahead_depth + (size_t)n, sizeof(*c->spent));
-	if (!c->ahead_th || !c->spent)
+	c->outs = calloc(c->ahead_depth + (size_t)n, sizeof(*c->outs));
+	if (!c->ahead_th || !c->spent || !c->outs)
 		return -ptc_err_nomem;
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_cond_init(&c->work_cv, NULL);
@@ -2625,11 +2701,44 @@ static int gap_cut_threads(struct conv *c)
 	return 0;
 }
 
+/* Records encoded ahead that thread t's outputs can take at once: the
+ * registry's writer's room, when it is all the thread writes and every
+ * record goes there as it comes (tee_paths()). */
+static uint64_t env_tap_room(void *ctx, struct ptc_pt_thread *t, void *tap_ctx)
+{
+	struct cthread *ct = (struct cthread *)t;
+	const struct window *w = tap_ctx;
+
+	(void)ctx;
+	if (!ct->w || ct->finished || ct->time_start || ct->time_end != UINT64_MAX || ct->text || ct->cbp)
+		return 0;
+	return ptc_writer_ahead_room(ct->w, w->out);
+}
+
+static int env_tap_splice(void *ctx, struct ptc_pt_thread *t, void *tap_ctx)
+{
+	struct conv *c = ctx;
+	struct cthread *ct = (struct cthread *)t;
+	const struct window *w = tap_ctx;
+	int err;
+
+	c->windows_spliced++;
+	c->records_spliced += ptc_ahead_out_records(w->out);
+	if (ct->pt.cpu != ct->cpu_told && ct->pt.cpu >= 0) {
+		/* (as writer_branches() tells it) */
+		if ((err = ptc_writer_cpu(ct->w, (uint32_t)ct->pt.cpu)) < 0)
+			return err;
+		ct->cpu_told = ct->pt.cpu;
+	}
+	return ptc_writer_splice(ct->w, w->out);
+}
+
 static int decode_all(struct conv *c)
 {
 	const struct ptc_pt_env env = { .thread_at = env_thread_at, .region_at = env_region_at,
 					.orphan_gap = env_orphan_gap, .lost_on_cpu = env_lost_on_cpu,
-					.who_runs = env_who_runs, .ctx = c };
+					.who_runs = env_who_runs, .tap_room = env_tap_room,
+					.tap_splice = env_tap_splice, .ctx = c };
 	/* Per-thread queues are independent: one after the other (or on -j
 	 * threads), each thread finished when its queue is, rather than
 	 * interleaved in time order, which would keep every thread's
@@ -3531,8 +3640,10 @@ static void summary(struct conv *c, uint64_t bytes, double secs)
 		if (c->ahead)
 			/* not in summary.json, which is the same for any -j */
 			fprintf(stderr, "ptconv: -j %d: %" PRIu64 " of %" PRIu64 " trace windows decoded ahead "
-				"and replayed (%" PRIu64 " with threads also traced on other CPUs)\n", c->opt->jobs,
-				c->windows_replayed, c->windows, c->windows_shared);
+				"and replayed (%" PRIu64 " with threads also traced on other CPUs); %" PRIu64
+				" of them encoded ahead in part, %" PRIu64 " records\n", c->opt->jobs,
+				c->windows_replayed, c->windows, c->windows_shared, c->windows_spliced,
+				c->records_spliced);
 	}
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
@@ -3590,6 +3701,20 @@ static int parse_formats(struct conv *c)
 	}
 	if (c->pto->bbv_interval)
 		c->use_writer = 1;	/* --bbv: a side output of the registry's writer */
+	{
+		/* With -j, the workers encode what they decode for the .ptc
+		 * writer too (start_ahead(); for tests and measurements,
+		 * PTCONV_ENCODE_AHEAD=0: the writer encodes it all). */
+		const char *env = getenv("PTCONV_ENCODE_AHEAD");
+
+		c->encode_ahead = c->use_writer && c->opt->jobs > 1 && !(env && !strcmp(env, "0"));
+		/* for tests: snapshots of young tables too, and chunks that
+		 * windows cross (ptc_writer_config) */
+		env = getenv("PTCONV_AHEAD_RECORDS_PER_NODE");
+		c->ahead_per_node = env ? (uint32_t)strtoul(env, NULL, 0) : 0;
+		env = getenv("PTCONV_CHUNK_RECORDS");
+		c->chunk_records = env ? (uint32_t)strtoul(env, NULL, 0) : 0;
+	}
 	if (!c->formats && !c->use_writer) {
 		ptc_cli_error("-f: no format given");
 		return -1;
@@ -3732,11 +3857,15 @@ static void free_conv(struct conv *c)
 			struct window *w = c->q[i].wfirst;
 			c->q[i].wfirst = w->next;
 			ptc_pt_ahead_free(w->ahead);
+			ptc_ahead_tables_put(w->tables);
+			ptc_ahead_out_free(w->out);
 			free(w->buf);
 			free(w);
 		}
 		if (c->q[i].win) {
 			ptc_pt_ahead_free(c->q[i].win->ahead);
+			ptc_ahead_tables_put(c->q[i].win->tables);
+			ptc_ahead_out_free(c->q[i].win->out);
 			free(c->q[i].win->buf);
 			free(c->q[i].win);
 		}
@@ -3748,6 +3877,10 @@ static void free_conv(struct conv *c)
 	for (i = 0; i < c->nspent; i++)
 		ptc_pt_ahead_free(c->spent[i]);
 	free(c->spent);
+	for (i = 0; i < c->nouts; i++)
+		ptc_ahead_out_free(c->outs[i]);
+	free(c->outs);
+	ptc_ahead_enc_free(c->drv_enc);
 	free_writers(c);
 	for (i = 0; i < c->nth; i++) {
 		ptc_pt_thread_fini(&c->th[i]->pt);

@@ -21,6 +21,7 @@
 #include <Zydis/Zydis.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "common/trace_event.h"
 #include "images/branch_kind.h"
 #include "images/image_int.h"
@@ -568,19 +569,7 @@ struct sweep {
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ptc_err_nomem;
-	*p = q;
-	*cap = n;
-	return 0;
+	return ptc_grow(p, cap, need, elem, 64);
 }
 
 static int add_run(struct sweep *sw, uint64_t start, uint64_t end)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "sideband/sideband.h"
 
 struct sb_switch {
@@ -82,20 +83,7 @@ struct ptc_sideband {
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*v, ncap * elem);
-	if (!p)
-		return -ptc_err_nomem;
-	*v = p;
-	*cap = ncap;
-	return 0;
+	return ptc_grow(v, cap, need, elem, 16);
 }
 
 static const char *intern(struct ptc_sideband *sb, const char *s)

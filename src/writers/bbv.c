@@ -238,4 +238,5 @@ const struct ptc_fmt_ops ptc_fmt_bbv = {
 	bbv_open, bbv_branches, bbv_gap, bbv_finish, bbv_free, bbv_suspend, bbv_tail,
 	NULL,	/* paths: each record by itself */
 	NULL,	/* cpu: not in the format */
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };

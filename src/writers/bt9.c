@@ -420,4 +420,5 @@ const struct ptc_fmt_ops ptc_fmt_bt9 = {
 	NULL,	/* a tail has no branch: BT9 holds branches and their edges only */
 	NULL,	/* paths: each record by itself */
 	NULL,	/* cpu: not in the format */
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };

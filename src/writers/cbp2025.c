@@ -461,4 +461,5 @@ const struct ptc_fmt_ops ptc_fmt_cbp2025 = {
 	cbp_open, cbp_branches, cbp_gap, cbp_finish, cbp_free, cbp_suspend, cbp_tail,
 	NULL,	/* paths: each record by itself */
 	NULL,	/* cpu: not in the format */
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };

@@ -257,4 +257,5 @@ const struct ptc_fmt_ops ptc_fmt_champsim = {
 	cs_open, cs_branches, cs_gap, cs_finish, cs_free, cs_suspend, cs_tail,
 	NULL,	/* paths: each record by itself */
 	NULL,	/* cpu: not in the format */
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };

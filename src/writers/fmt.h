@@ -136,6 +136,11 @@ struct ptc_fmt_ops {
 	/* Optional: the thread's next branches ran on CPU cpu
 	 * (ptc_writer_cpu); NULL ignores it. */
 	int (*cpu)(void *st, uint32_t cpu);
+	/* Optional, together: records encoded ahead (ptc_writer_ahead_tables,
+	 * ptc_writer_ahead_room, ptc_writer_splice). */
+	struct ptc_ahead_tables *(*ahead_tables)(void *st);
+	uint64_t (*ahead_room)(void *st, const struct ptc_ahead_out *o);
+	int (*splice)(void *st, const struct ptc_ahead_out *o);
 };
 
 /* The files the threads of a conversion share (ptc_writer_procs): each

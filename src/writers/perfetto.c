@@ -414,6 +414,7 @@ const struct ptc_fmt_ops ptc_fmt_perfetto = {
 	{ "perfetto", "Perfetto timeline of the function calls per thread (perfetto.pftrace)", 0 },
 	pf_open, pf_branches, pf_gap, pf_finish, pf_free, pf_suspend, NULL, NULL,
 	NULL,	/* cpu: tracks are threads */
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };
 
 /* ---- the file ---- */

@@ -123,6 +123,20 @@ struct ptcw {
 	struct buf zbuf;
 
 	uint64_t serial;	/* never 0, never another writer's (path notes) */
+
+	/* Encoding ahead (ptc_ahead_enc): a live writer counts the changes of
+	 * its tables (a snapshot is good while the count stays) and keeps
+	 * no notes once encoders write theirs in the same paths; an encoder
+	 * reads its snapshot's tables, and what they cannot say fails. */
+	uint64_t version;
+	struct ptc_ahead_tables *tables;	/* the last snapshot, a reference */
+	uint64_t tables_records, tables_version;	/* when it looked whether to take one */
+	unsigned note_off;	/* its notes in a path's scratch: at note_off, */
+	int note_two;		/* of two entries (else one: NOTE_HALF) */
+	int ahead;		/* this is an encoder's */
+	int ahead_first;	/* its first record: node and time are the splice's */
+	uint32_t first_node;
+	uint64_t first_time;
 };
 
 /* Paths (struct ptc_path): a run of records that the decoder marks as
@@ -151,6 +165,16 @@ struct path_note {
 	uint32_t next;		/* the note to replace next */
 	struct path_seen e[2];
 };
+
+/* Where a writer keeps its notes in a path's scratch.  With encoders
+ * ahead (ptc_ahead_enc), which write theirs while the writer writes its
+ * own, each has half: a note of one entry, the writer's first, theirs
+ * after it. */
+#define NOTE_HALF 96
+_Static_assert(offsetof(struct path_note, e) + sizeof(struct path_seen) <= NOTE_HALF &&
+		       NOTE_HALF + offsetof(struct path_note, e) + sizeof(struct path_seen) <=
+			       sizeof(((struct ptc_path *)0)->scratch),
+	       "a note of one entry fits half a scratch");
 
 static uint64_t writer_serial;
 
@@ -375,6 +399,7 @@ static int new_edge(struct ptcw *w, uint32_t node, uint64_t dest, uint32_t *id)
 		w->cap_edges = cap;
 	}
 	*id = w->n_edges++;
+	w->version++;
 	e = &w->edges[*id];
 	e->dest = dest;
 	e->succ = PTCF_NO_NODE;
@@ -502,6 +527,9 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 			return 0;
 		}
 	}
+	if (w->ahead)
+		return -ptc_err_mismatch;	/* a node its snapshot has not */
+	w->version++;
 	if (w->n_nodes == PTCF_NO_NODE - 1)
 		return ptc_wfail(w->c, ptc_err_overflow, "%s: too many distinct branches", w->path);
 	if (w->n_nodes == w->cap_nodes && (err = grow_nodes(w)) < 0)
@@ -550,6 +578,7 @@ static int find_node(struct ptcw *w, const struct ptc_branch *b, uint64_t start,
 /* An event of record rec of the chunk (events are in record order). */
 static int event_at(struct ptcw *w, uint32_t rec, uint8_t type)
 {
+
 	int err = buf_varint(&w->events, rec - w->last_ev);
 
 	w->last_ev = rec;
@@ -642,6 +671,28 @@ static int start_record(struct ptcw *w)
 	return 0;
 }
 
+/* The node that followed the previous record's edge before (NO_NODE:
+ * none yet).  An encoder has no edge table: a node's ways mirror their
+ * edges' (mirror_succ()), and an indirect node's way 0 is the edge it
+ * took last, the previous record's. */
+static inline uint32_t pred_succ(const struct ptcw *w)
+{
+	const struct node *n;
+
+	if (w->edges)
+		return w->edges[w->pred_edge].succ;
+	n = &w->nodes[w->pred_node];
+	return n->edge[0] == w->pred_edge ? n->succ[0] : n->succ[1];
+}
+
+/* Edge e was followed by node id for the first time. */
+static void set_succ(struct ptcw *w, uint32_t e, uint32_t id)
+{
+	w->edges[e].succ = id;
+	mirror_succ(w, e);
+	w->version++;
+}
+
 static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 {
 	uint32_t id = 0, slot = 0, e;
@@ -652,26 +703,38 @@ static int put_branch(struct ptcw *w, const struct ptc_branch *b)
 		return err;
 	/* Most records are the static successor of the previous one: compare
 	 * with that node before hashing. */
-	if (w->pred_edge != PTCF_NO_NODE && (id = w->edges[w->pred_edge].succ) != PTCF_NO_NODE &&
+	if (w->pred_edge != PTCF_NO_NODE && (id = pred_succ(w)) != PTCF_NO_NODE &&
 	    node_is(&w->nodes[id], b, w->next_start)) {
 		/* found */
 	} else if ((err = find_node(w, b, w->next_start, &id)) < 0) {
 		return err;
 	}
 	n = &w->nodes[id];
-	/* Does the static successor predict this node? */
-	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
-		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE) {
-			w->edges[w->pred_edge].succ = id;
-			mirror_succ(w, w->pred_edge);
-		} else {
-			if ((err = event(w, PTCF_EV_NODE)) < 0 ||
-			    (err = buf_varint(&w->events, id)) < 0)
-				return err;
+	/* (an encoder fails before it writes anything of the record) */
+	if (w->ahead && ((!w->ahead_first && (w->pred_edge == PTCF_NO_NODE || pred_succ(w) == PTCF_NO_NODE)) ||
+			 (is_indirect(b->kind) && (n->edge[0] == PTCF_NO_NODE || n->dest != b->target) &&
+			  !find_edge(w, id, b->target))))
+		return -ptc_err_mismatch;
+	if (w->ahead_first) {
+		/* what the splice writes for it, after the records before */
+		w->ahead_first = 0;
+		w->first_node = id;
+		w->first_time = b->time;
+		w->time = b->time;
+	} else {
+		/* Does the static successor predict this node? */
+		if (w->pred_edge == PTCF_NO_NODE || pred_succ(w) != id) {
+			if (w->pred_edge != PTCF_NO_NODE && pred_succ(w) == PTCF_NO_NODE) {
+				set_succ(w, w->pred_edge, id);
+			} else {
+				if ((err = event(w, PTCF_EV_NODE)) < 0 ||
+				    (err = buf_varint(&w->events, id)) < 0)
+					return err;
+			}
 		}
+		if (b->time != w->time && (err = time_event(w, w->c_records, b->time)) < 0)
+			return err;
 	}
-	if (b->time != w->time && (err = time_event(w, w->c_records, b->time)) < 0)
-		return err;
 	if (b->flags) {
 		if ((err = event(w, PTCF_EV_FLAGS)) < 0 || (err = buf_put(&w->events, &b->flags, 1)) < 0)
 			return err;
@@ -888,9 +951,9 @@ static inline __attribute__((always_inline)) int take_seen_path(struct ptcw *w, 
 								struct lane *s, const struct ptc_path *mp,
 								const struct ptc_branch *r)
 {
-	const struct path_note *note = (const struct path_note *)mp->scratch;
+	const struct path_note *note = (const struct path_note *)(mp->scratch + w->note_off);
 	const uint32_t e0 = LANE_EDGE(s);
-	const struct path_seen *e = &note->e[note->e[0].from != e0];
+	const struct path_seen *e = &note->e[w->note_two && note->e[0].from != e0];
 
 	if (note->owner != w->serial || r->flags)
 		return 0;
@@ -922,7 +985,7 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 						    struct ptc_path *p, const uint8_t *bits)
 {
 	struct node *nodes = w->nodes;
-	struct path_note *note = (struct path_note *)p->scratch;
+	struct path_note *note = (struct path_note *)(p->scratch + w->note_off);
 	struct path_seen *e;
 	const uint32_t from = LANE_EDGE(s), bits0 = lane_bits(s, bits);
 	const uint64_t start0 = s->start;
@@ -952,12 +1015,15 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2)
 		return;
 	if (note->owner != w->serial) {
-		memset(note, 0, sizeof(*note));
+		/* (a note of one entry is half a scratch: its fields only) */
 		note->owner = w->serial;
-		note->e[0].from = note->e[1].from = PTCF_NO_NODE;
+		note->next = 0;
+		note->e[0].from = PTCF_NO_NODE;
+		if (w->note_two)
+			note->e[1].from = PTCF_NO_NODE;
 	}
 	e = &note->e[note->next];
-	note->next ^= 1;
+	note->next ^= w->note_two;
 	e->from = from;
 	e->to_node = lane_node(s, nodes, &way);
 	e->to_way = (uint8_t)way;
@@ -1090,7 +1156,7 @@ static int ptcw_paths(void *st, const struct ptc_branch *b, size_t n, const stru
 
 	_Static_assert(sizeof(struct path_note) <= sizeof(((struct ptc_path *)0)->scratch),
 		       "a note fits a path's scratch");
-	if (n && (err = resume(w)) < 0)
+	if (n && !w->ahead && (err = resume(w)) < 0)
 		return err;
 	cur.b = b;
 	cur.i = 0;
@@ -1514,6 +1580,7 @@ static void ptcw_free(void *st)
 {
 	struct ptcw *w = st;
 
+	ptc_ahead_tables_put(w->tables);
 	if (w->f)
 		fclose(w->f);
 	ptc_writer_pool_give_zc(w->cfg->pool, w->zc);
@@ -1552,6 +1619,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->cpu = t ? t->cpu : -1;
 	snprintf(w->comm, sizeof(w->comm), "%s", t && t->comm ? t->comm : "");
 	w->pred_edge = PTCF_NO_NODE;
+	w->note_two = !cfg->no_path_notes;
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
 	if (!w->hash || edge_index_init(&w->edge_of, 1023) < 0 || ptc_symw_init(&w->syms) < 0) {
@@ -1579,9 +1647,400 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	return 0;
 }
 
+
+/* ---- encoding ahead (writers.h) ---------------------------------------- */
+
+/* What an encoder reads of a writer's tables, as they were at one moment:
+ * nodes (each encoder takes a copy, whose ways it updates as the writer
+ * does), their hash, and the indirect edges.  Nodes and edges are only
+ * ever added, and an edge's successor only ever set once, so what a
+ * snapshot says stays true of the writer. */
+struct ptc_ahead_tables {
+	int refs;
+	uint64_t owner;		/* the writer's serial */
+	uint64_t version;	/* the writer's when it was taken */
+	struct node *nodes;
+	uint32_t n_nodes;
+	uint32_t *hash;
+	uint32_t hash_mask;
+	struct edge_index edge_of;
+};
+
+/* An encoder: one per thread that encodes, for window after window (its
+ * copy of the nodes is made again only when the snapshot changes). */
+struct ptc_ahead_enc {
+	struct ptcw w;		/* an encoder (w.ahead): no file, no edge table */
+	struct ptc_ahead_tables *t;	/* whose nodes w.nodes copies */
+	uint32_t cap_nodes;
+	int stopped;		/* its tables could not say a record: no more */
+	struct ptc_ahead_out *out;	/* where the encoding goes (its buffers lent) */
+};
+
+/* An encoding: what the splice needs of the encoder's state. */
+struct ptc_ahead_out {
+	struct buf bits, slots, events;
+	uint64_t owner;		/* the tables' */
+	uint32_t c_records, c_bitn, last_ev, pred_edge, pred_node, first_node;
+	uint64_t records, branches, insns, next_start, time, first_time;
+};
+
+void ptc_ahead_tables_put(struct ptc_ahead_tables *t)
+{
+	if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	free(t->nodes);
+	free(t->hash);
+	free(t->edge_of.e);
+	free(t);
+}
+
+#define AHEAD_RECORDS_PER_NODE 256
+#define AHEAD_RECORDS_PER_CHANGE 4096
+
+/* A new reference to t (NULL: none). */
+static struct ptc_ahead_tables *ahead_tables_ref(struct ptc_ahead_tables *t)
+{
+	if (t)
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+/* A snapshot of w's tables (a new reference): NULL when w's tables are
+ * not worth it yet, or out of memory. */
+static struct ptc_ahead_tables *ptcw_tables(void *st)
+{
+	struct ptcw *w = st;
+	struct ptc_ahead_tables *t = w->tables;
+	size_t ne = (size_t)w->edge_of.mask + 1;
+	const uint64_t per_node = w->cfg->ahead_records_per_node ? w->cfg->ahead_records_per_node
+								 : AHEAD_RECORDS_PER_NODE;
+
+	/* (its encoders write notes in the same paths: the writer's take
+	 * half of each, cfg->no_path_notes) */
+	if (w->note_two)
+		return NULL;
+	/* A snapshot is taken when the writer has had 256 records per node
+	 * since it last looked (at first, since it began), and its tables
+	 * changed (a node, an edge, a successor) at most once per 4096
+	 * records meanwhile: copying the tables, and each encoder its nodes,
+	 * costs more than encoding saves while they grow, for the records
+	 * that an older snapshot cannot say.  xz's tables (2,350 records per
+	 * node) changed 18 times in 291 windows once warm; those of python3's
+	 * 43 short processes and of a random walk never settle, and copying
+	 * them made -j 2 slower (python3 by 4%, the walk by 15%). */
+	if (w->records - w->tables_records < per_node * w->n_nodes)
+		return ahead_tables_ref(t);
+	{
+		const int settled = w->cfg->ahead_records_per_node ||
+				    (w->version - w->tables_version) * AHEAD_RECORDS_PER_CHANGE <=
+					    w->records - w->tables_records;
+
+		w->tables_records = w->records;
+		w->tables_version = w->version;
+		if (!settled)
+			return ahead_tables_ref(t);
+	}
+	if (!t || t->version != w->version) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		t->refs = 1;
+		t->owner = w->serial;
+		t->version = w->version;
+		t->n_nodes = w->n_nodes;
+		t->nodes = malloc(((size_t)w->n_nodes + 1) * sizeof(*t->nodes));
+		t->hash = malloc(((size_t)w->hash_mask + 1) * sizeof(*t->hash));
+		t->edge_of = w->edge_of;
+		t->edge_of.e = malloc(ne * sizeof(*t->edge_of.e));
+		if (!t->nodes || !t->hash || !t->edge_of.e) {
+			ptc_ahead_tables_put(t);
+			return NULL;
+		}
+		memcpy(t->nodes, w->nodes, (size_t)w->n_nodes * sizeof(*t->nodes));
+		memcpy(t->hash, w->hash, ((size_t)w->hash_mask + 1) * sizeof(*t->hash));
+		memcpy(t->edge_of.e, w->edge_of.e, ne * sizeof(*t->edge_of.e));
+		t->hash_mask = w->hash_mask;
+		ptc_ahead_tables_put(w->tables);
+		w->tables = t;
+	}
+	return ahead_tables_ref(t);
+}
+
+int ptc_ahead_enc_new(struct ptc_ahead_enc **out)
+{
+	struct ptc_ahead_enc *e = calloc(1, sizeof(*e));
+
+	*out = e;
+	if (!e)
+		return -ptc_err_nomem;
+	e->w.ahead = 1;
+	e->w.note_off = NOTE_HALF;	/* (note_two 0) */
+	e->w.chunk_records = UINT32_MAX;	/* the splice's writer makes the chunks */
+	return 0;
+}
+
+int ptc_ahead_out_new(struct ptc_ahead_out **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ptc_err_nomem;
+}
+
+void ptc_ahead_out_free(struct ptc_ahead_out *o)
+{
+	if (!o)
+		return;
+	free(o->bits.p);
+	free(o->slots.p);
+	free(o->events.p);
+	free(o);
+}
+
+uint64_t ptc_ahead_out_records(const struct ptc_ahead_out *o)
+{
+	return o->records;
+}
+
+/* The encoding so far to e->out, its buffers given back. */
+int ptc_ahead_enc_end(struct ptc_ahead_enc *e)
+{
+	struct ptcw *w = &e->w;
+	struct ptc_ahead_out *o = e->out;
+
+	if (!o)
+		return 0;
+	o->bits = w->bits;
+	o->slots = w->slots;
+	o->events = w->events;
+	memset(&w->bits, 0, sizeof(w->bits));
+	memset(&w->slots, 0, sizeof(w->slots));
+	memset(&w->events, 0, sizeof(w->events));
+	o->owner = e->t->owner;
+	o->c_records = w->c_records;
+	o->c_bitn = w->c_bitn;
+	o->last_ev = w->last_ev;
+	o->pred_edge = w->pred_edge;
+	o->pred_node = w->pred_node;
+	o->first_node = w->first_node;
+	o->records = w->records;
+	o->branches = w->branches;
+	o->insns = w->insns;
+	o->next_start = w->next_start;
+	o->time = w->time;
+	o->first_time = w->first_time;
+	e->out = NULL;
+	return 0;
+}
+
+void ptc_ahead_enc_free(struct ptc_ahead_enc *e)
+{
+	if (!e)
+		return;
+	ptc_ahead_enc_end(e);
+	ptc_ahead_tables_put(e->t);
+	free(e->w.nodes);
+	free(e->w.bits.p);
+	free(e->w.slots.p);
+	free(e->w.events.p);
+	free(e);
+}
+
+int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uint64_t start,
+			struct ptc_ahead_out *o)
+{
+	struct ptcw *w = &e->w;
+
+	ptc_ahead_enc_end(e);
+	if (e->t != t) {
+		/* the snapshot's nodes; the ways of the last ones taken from
+		 * the same snapshot would do as well (they are a cache) */
+		if (t->n_nodes + 1 > e->cap_nodes) {
+			uint32_t cap = t->n_nodes + 1 + t->n_nodes / 2;
+			struct node *n = aligned_alloc(64, (size_t)cap * sizeof(*n));
+			if (!n)
+				return -ptc_err_nomem;
+			free(w->nodes);
+			w->nodes = n;
+			e->cap_nodes = cap;
+		}
+		memcpy(w->nodes, t->nodes, (size_t)t->n_nodes * sizeof(*w->nodes));
+		/* Notes on paths name nodes and edges of one writer's
+		 * tables: they are the encoders' for that writer, whose
+		 * serial they bear, in the scratch's second half (the
+		 * writer's notes are in its first: note_two 0). */
+		w->serial = t->owner;
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+		ptc_ahead_tables_put(e->t);
+		e->t = t;
+	}
+	w->n_nodes = t->n_nodes;
+	w->hash = t->hash;
+	w->hash_mask = t->hash_mask;
+	w->edge_of = t->edge_of;
+	/* into o's buffers (their memory kept from its last encoding) */
+	free(w->bits.p);
+	free(w->slots.p);
+	free(w->events.p);
+	w->bits = o->bits;
+	w->slots = o->slots;
+	w->events = o->events;
+	memset(&o->bits, 0, sizeof(o->bits));
+	memset(&o->slots, 0, sizeof(o->slots));
+	memset(&o->events, 0, sizeof(o->events));
+	o->records = 0;
+	e->out = o;
+	w->bits.len = w->slots.len = w->events.len = 0;
+	w->c_records = w->c_bitn = w->last_ev = 0;
+	w->records = w->branches = w->insns = 0;
+	w->pred_edge = PTCF_NO_NODE;
+	w->next_start = start;
+	w->time = 0;
+	w->ahead_first = 1;
+	e->stopped = 0;
+	return 0;
+}
+
+/* An encoding's state between two batches. */
+struct enc_state {
+	size_t bits, slots, events;
+	uint32_t c_records, c_bitn, last_ev, pred_edge, pred_node, first_node;
+	uint64_t records, branches, insns, next_start, time, first_time;
+	int ahead_first;
+};
+
+int ptc_ahead_enc_paths(struct ptc_ahead_enc *e, const struct ptc_branch *b, size_t n,
+			const struct ptc_path_mark *m, size_t nm)
+{
+	struct ptcw *w = &e->w;
+	const struct enc_state was = {
+		w->bits.len, w->slots.len, w->events.len, w->c_records, w->c_bitn, w->last_ev, w->pred_edge,
+		w->pred_node, w->first_node, w->records, w->branches, w->insns, w->next_start, w->time,
+		w->first_time, w->ahead_first,
+	};
+	int err;
+
+	if (e->stopped)
+		return -ptc_err_mismatch;
+	if (!n)
+		return 0;
+	err = ptcw_paths(w, b, n, m, nm);
+	if (err < 0) {
+		/* the encoding stays what it was before the batch (the
+		 * nodes' ways and the paths' notes that it changed are true
+		 * either way) */
+		w->bits.len = was.bits;
+		w->slots.len = was.slots;
+		w->events.len = was.events;
+		w->c_records = was.c_records;
+		w->c_bitn = was.c_bitn;
+		w->last_ev = was.last_ev;
+		w->pred_edge = was.pred_edge;
+		w->pred_node = was.pred_node;
+		w->first_node = was.first_node;
+		w->records = was.records;
+		w->branches = was.branches;
+		w->insns = was.insns;
+		w->next_start = was.next_start;
+		w->time = was.time;
+		w->first_time = was.first_time;
+		w->ahead_first = was.ahead_first;
+		if (w->c_bitn & 7)
+			w->bits.p[w->c_bitn >> 3] &= (uint8_t)((1u << (w->c_bitn & 7)) - 1);
+		e->stopped = 1;
+	}
+	return err;
+}
+
+/* Records of e that w can take before its chunk is full (and the next
+ * record would begin another); 0 when e was not encoded against w's
+ * tables. */
+static uint64_t ptcw_room(void *st, const struct ptc_ahead_out *o)
+{
+	const struct ptcw *w = st;
+
+	return o->owner == w->serial ? w->chunk_records - w->c_records : 0;
+}
+
+/* nbits bits from src (in the chunk's order: bit k is bit k % 8 of byte
+ * k / 8) after the chunk's. */
+static int put_bits(struct ptcw *w, const uint8_t *src, uint32_t nbits)
+{
+	const unsigned sh = w->c_bitn & 7;
+	const size_t nbytes = ((size_t)nbits + 7) / 8;
+	uint8_t *dst;
+	size_t i;
+
+	if (!nbits)
+		return 0;
+	if (buf_grow(&w->bits, nbytes + 1) < 0)
+		return -ptc_err_nomem;
+	dst = w->bits.p + (w->c_bitn >> 3);
+	if (!sh) {
+		memcpy(dst, src, nbytes);
+	} else {
+		/* (the chunk's last byte has zeros above its bits) */
+		for (i = 0; i < nbytes; i++) {
+			dst[i] |= (uint8_t)(src[i] << sh);
+			dst[i + 1] = (uint8_t)(src[i] >> (8 - sh));
+		}
+	}
+	w->c_bitn += nbits;
+	w->bits.len = (w->c_bitn + 7) >> 3;
+	return 0;
+}
+
+/* The records e encoded, as if w had been given them after its own: the
+ * first one's node and time events as w writes them (its predecessor is
+ * w's last record), then e's bits, slots and events, the first event's
+ * distance counted from w's last event instead of e's first record. */
+static int ptcw_splice(void *st, const struct ptc_ahead_out *x)
+{
+	struct ptcw *w = st;
+	const uint32_t rec0 = w->c_records, id = x->first_node;
+	int err;
+
+	if (!x->c_records || x->c_records > ptcw_room(w, x))
+		return ptc_wfail(w->c, ptc_err_internal, "%s: records encoded ahead do not fit", w->path);
+	if ((err = resume(w)) < 0)
+		return err;
+	if (w->pred_edge == PTCF_NO_NODE || w->edges[w->pred_edge].succ != id) {
+		if (w->pred_edge != PTCF_NO_NODE && w->edges[w->pred_edge].succ == PTCF_NO_NODE)
+			set_succ(w, w->pred_edge, id);
+		else if ((err = event(w, PTCF_EV_NODE)) < 0 || (err = buf_varint(&w->events, id)) < 0)
+			return err;
+	}
+	if (x->first_time != w->time && (err = time_event(w, rec0, x->first_time)) < 0)
+		return err;
+	if (x->events.len) {
+		const uint8_t *p = x->events.p, *end = p + x->events.len;
+		uint64_t d = 0;
+		unsigned sh = 0;
+
+		do {
+			d |= (uint64_t)(*p & 0x7f) << sh;
+			sh += 7;
+		} while (*p++ & 0x80);
+		if ((err = buf_varint(&w->events, rec0 + d - w->last_ev)) < 0 ||
+		    (err = buf_put(&w->events, p, (size_t)(end - p))) < 0)
+			return err;
+		w->last_ev = rec0 + x->last_ev;
+	}
+	if ((err = put_bits(w, x->bits.p, x->c_bitn)) < 0 || (err = buf_put(&w->slots, x->slots.p, x->slots.len)) < 0)
+		return err;
+	w->c_records += x->c_records;
+	w->records += x->records;
+	w->branches += x->branches;
+	w->insns += x->insns;
+	w->pred_edge = x->pred_edge;
+	w->pred_node = x->pred_node;
+	w->next_start = x->next_start;
+	w->time = x->time;
+	return 0;
+}
+
 const struct ptc_fmt_ops ptc_fmt_ptconv = {
 	{ "ptconv", "ptconv's compact trace (.ptc), read by libptconv-trace", 0 },
 	ptcw_open, ptcw_branches, ptcw_gap, ptcw_finish, ptcw_free, ptcw_suspend, ptcw_tail,
 	ptcw_paths,
 	NULL,	/* cpu: not in the format (ptconv-trace(5)) */
+	ptcw_tables, ptcw_room, ptcw_splice,
 };

@@ -888,6 +888,39 @@ int ptc_writer_cpu(struct ptc_writer *w, uint32_t cpu)
 	return 0;
 }
 
+/* The one format that takes records encoded ahead, its state; NULL when
+ * the writer has other formats too (they want the records themselves). */
+static void *ahead_state(const struct ptc_writer *w)
+{
+	return w->n == 1 && w->st[0] && !w->ended && w->ops[0]->splice ? w->st[0] : NULL;
+}
+
+struct ptc_ahead_tables *ptc_writer_ahead_tables(struct ptc_writer *w)
+{
+	void *st = ahead_state(w);
+
+	return st ? w->ops[0]->ahead_tables(st) : NULL;
+}
+
+uint64_t ptc_writer_ahead_room(struct ptc_writer *w, const struct ptc_ahead_out *o)
+{
+	void *st = ahead_state(w);
+
+	return st ? w->ops[0]->ahead_room(st, o) : 0;
+}
+
+int ptc_writer_splice(struct ptc_writer *w, const struct ptc_ahead_out *o)
+{
+	void *st = ahead_state(w);
+	int err;
+
+	if (!st)
+		return ptc_wfail(&w->ctx, ptc_err_invalid, "writer: records encoded ahead for formats that cannot take them");
+	if ((err = writer_event(w, "branches")) < 0)
+		return err;
+	return w->ops[0]->splice(st, o);
+}
+
 static const char *w_errmsg(void *ctx)
 {
 	return ((struct ptc_writer *)ctx)->ctx.err;

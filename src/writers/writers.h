@@ -70,6 +70,15 @@ struct ptc_writer_config {
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
+	int no_path_notes;		/* ptconv: encoders (ptc_ahead_enc) keep notes in
+					   the paths it is given (struct ptc_path's
+					   scratch) meanwhile: keep half as many, apart
+					   from theirs; required for encoding ahead */
+	uint32_t ahead_records_per_node;	/* ptconv: the records per node a writer
+						   has (and has more) before it gives a
+						   snapshot of its tables; 0 = 256, and the
+						   tables settled (a change per 4096 records
+						   at most; N > 0, for tests: settled or not) */
 	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
 	int threads;			/* compression threads of champsim and cbp2025
 					   (ptc_zout_open_mt), 0 = 1; the bytes do not
@@ -135,6 +144,57 @@ const char *ptc_writer_errmsg(const struct ptc_writer *w);
 const char *ptc_writer_warnings(const struct ptc_writer *w);
 
 void ptc_writer_free(struct ptc_writer *w);
+
+/* ---- encoding ahead (-j) ----
+ * With -j, windows of a thread's trace are decoded by workers while the
+ * thread's writer is busy with earlier ones.  A worker can also encode a
+ * window's records for a writer of the ptconv format alone: against a
+ * snapshot of the writer's tables (its nodes and edges as they were),
+ * which say how the records are predicted.  The writer then takes the
+ * encoding (ptc_writer_splice) as if it had been given the records,
+ * writing the same bytes.  A record the snapshot cannot say (a node or
+ * edge it does not have yet, an edge whose successor is not set) ends
+ * the encoding: the records from there on go to the writer themselves. */
+struct ptc_ahead_tables;
+struct ptc_ahead_enc;
+struct ptc_ahead_out;
+
+/* A snapshot of w's tables (a reference), or NULL: w cannot take records
+ * encoded ahead (other formats besides ptconv, or made without
+ * cfg->no_path_notes) or out of memory. */
+struct ptc_ahead_tables *ptc_writer_ahead_tables(struct ptc_writer *w);
+void ptc_ahead_tables_put(struct ptc_ahead_tables *t);
+
+/* An encoder, one per thread that encodes (it keeps a copy of the last
+ * snapshot's nodes), and an encoding, one per window. */
+int ptc_ahead_enc_new(struct ptc_ahead_enc **e);
+void ptc_ahead_enc_free(struct ptc_ahead_enc *e);
+int ptc_ahead_out_new(struct ptc_ahead_out **o);
+void ptc_ahead_out_free(struct ptc_ahead_out *o);
+/* Encode into o (emptied) against t records whose first block starts at
+ * start (the destination of the record before them). */
+int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uint64_t start,
+			struct ptc_ahead_out *o);
+/* The next records, a sparse batch (ptc_sink's paths): 0, or
+ * -ptc_err_mismatch when t could not say one (or another error): the
+ * encoding is then what it was before the call, and further calls fail
+ * too. */
+int ptc_ahead_enc_paths(struct ptc_ahead_enc *e, const struct ptc_branch *b, size_t n,
+			const struct ptc_path_mark *m, size_t nm);
+/* The encoding is done: o holds it (after ptc_ahead_enc_begin() with
+ * another o, or ptc_ahead_enc_free(), too). */
+int ptc_ahead_enc_end(struct ptc_ahead_enc *e);
+/* Records encoded in o. */
+uint64_t ptc_ahead_out_records(const struct ptc_ahead_out *o);
+
+/* Records of o that w can take at once: before its chunk is full, which
+ * a splice must not cross; 0 when o was not encoded against a snapshot of
+ * w's tables (or w cannot take records encoded ahead). */
+uint64_t ptc_writer_ahead_room(struct ptc_writer *w, const struct ptc_ahead_out *o);
+/* Write o's records to w, right after the records w was given (o was
+ * begun at the destination of the last of them, against a snapshot of
+ * w's tables, and has at most ptc_writer_ahead_room() records). */
+int ptc_writer_splice(struct ptc_writer *w, const struct ptc_ahead_out *o);
 
 /* A bound on the writers whose outputs are open at once, shared by the
  * writers given it in ptc_writer_config.pool.

@@ -260,6 +260,7 @@ static int xray_open(void **st, const struct ptc_writer_config *cfg, const struc
 const struct ptc_fmt_ops ptc_fmt_xray = {
 	{ "xray", "LLVM XRay FDR log per process and its instrumentation map (xray.PID.fdr, .map.yaml)", 0 },
 	xray_open, xray_branches, xray_gap, xray_finish, xray_free, xray_suspend, NULL, NULL, xray_cpu,
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };
 
 /* ---- the per-process files ---- */

@@ -267,6 +267,7 @@ const struct ptc_fmt_ops ptc_fmt_xtrace = {
 	xt_open, xt_branches, xt_gap, xt_finish, xt_free, xt_suspend, xt_tail,
 	NULL,	/* paths: each record by itself */
 	NULL,	/* cpu: not in the format */
+	NULL, NULL, NULL,	/* encoding ahead: it wants the records */
 };
 
 /* ---- reader ---- */

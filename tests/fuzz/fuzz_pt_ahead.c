@@ -99,7 +99,7 @@ static void decode(struct ptc_pt_decoder *d, struct ptc_pt_decoder *scratch, con
 
 		if (i && scratch) {
 			struct ptc_pt_ahead *a;
-			if (ptc_pt_decode_ahead(scratch, 0, UINT32_MAX, buf + s, n, s, more, NULL, &a) < 0)
+			if (ptc_pt_decode_ahead(scratch, 0, UINT32_MAX, buf + s, n, s, more, NULL, NULL, &a) < 0)
 				abort();
 			while ((err = ptc_pt_decoder_replay(d, a, 0)) > 0)
 				;

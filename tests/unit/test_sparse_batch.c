@@ -13,6 +13,7 @@
 
 #include "common/trace_event.h"
 #include "ptconv/trace.h"
+#include "writers/insn.h"
 #include "writers/writers.h"
 #include "../lib/check.h"
 #include "loop_code.h"
@@ -30,6 +31,8 @@ static struct template tpl[NTEMPLATES];
 
 /* The stream: entries, dense records, and the marks of the sparse form. */
 static struct ptc_branch sparse[NSTREAM], *dense;
+/* The writers' chunks: small, so that they end inside paths and windows. */
+static uint32_t chunk_records = 97;
 static struct ptc_path_mark marks[NSTREAM];
 static size_t nsparse, ndense, nmarks;
 
@@ -97,6 +100,17 @@ static void make_templates(void)
 				p->insns += r->insns;
 		}
 	}
+}
+
+/* An encoder as a sink. */
+static int enc_paths(void *e, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	return ptc_ahead_enc_paths(e, b, n, m, nm);
+}
+
+static int enc_branches(void *e, const struct ptc_branch *b, size_t n)
+{
+	return ptc_ahead_enc_paths(e, b, n, NULL, 0);
 }
 
 /* A mostly repeating walk through the templates (so that the writer's
@@ -202,7 +216,7 @@ static int write_stream(const char *dir, const char *fmts, int as_sparse)
 
 	cfg.outdir = dir;
 	cfg.code = &code;
-	cfg.chunk_records = 97;	/* chunks end inside paths */
+	cfg.chunk_records = chunk_records;
 	if ((err = ptc_writer_new(&w, fmts, &cfg)) < 0)
 		return err;
 	s = ptc_writer_sink(w);
@@ -242,6 +256,124 @@ static int write_stream(const char *dir, const char *fmts, int as_sparse)
 out:
 	if (err < 0)
 		fprintf(stderr, "writing: %s\n", ptc_writer_errmsg(w));
+	ptc_writer_free(w);
+	return err;
+}
+
+/* Entries [i, i + n) of the stream (its marks from *j on) to the sink,
+ * sparse; *j moves past theirs. */
+static int give_entries(struct ptc_sink *s, size_t i, size_t n, size_t *j)
+{
+	struct ptc_path_mark m[256];
+	size_t k = 0;
+
+	while (*j < nmarks && marks[*j].at < i + n) {
+		m[k].at = marks[*j].at - (uint32_t)i;
+		m[k++].path = marks[(*j)++].path;
+	}
+	return k ? s->paths(s->ctx, sparse + i, n, m, k) : s->branches(s->ctx, sparse + i, n);
+}
+
+/* Where the block after entry i - 1 starts (its last record's
+ * destination); j: the first mark at or after i. */
+static uint64_t dest_before(size_t i, size_t j)
+{
+	struct ptc_branch last = sparse[i - 1];
+
+	if (j && marks[j - 1].at == i - 1)
+		last = ptc_path_last(marks[j - 1].path, &sparse[i - 1]);
+	return ptc_branch_dest(&last);
+}
+
+/* The stream to the .ptc writer alone in windows of 1 to 24 entries, as
+ * -j does: a few entries given, the rest encoded ahead against a
+ * snapshot of the writer's tables (of this window or up to three before:
+ * older ones know less) and spliced, or given when the encoding failed
+ * or would cross the chunk's end.  *spliced: how many windows were. */
+static int write_ahead(const char *dir, size_t *spliced)
+{
+	struct ptc_code_reader code = { code_read, NULL };
+	struct ptc_writer_config cfg = { 0 };
+	struct ptc_thread_info th = { 7, 7, "t", -1 };
+	struct ptc_gap start = { PTC_GAP_START, 0, 0, 1, 0, 0x400020, 0, 0, NULL };
+	struct ptc_ahead_tables *snap[4] = { NULL, NULL, NULL, NULL };
+	struct ptc_ahead_enc *e = NULL;
+	struct ptc_ahead_out *o = NULL;
+	struct ptc_writer *w;
+	struct ptc_sink s;
+	size_t i = 0, j = 0, k;
+	int err;
+
+	*spliced = 0;
+	cfg.outdir = dir;
+	cfg.code = &code;
+	cfg.chunk_records = chunk_records;
+	cfg.no_path_notes = 1;
+	cfg.ahead_records_per_node = 1;	/* snapshots of young tables too */
+	if ((err = ptc_writer_new(&w, "ptconv", &cfg)) < 0)
+		return err;
+	s = ptc_writer_sink(w);
+	if ((err = ptc_ahead_enc_new(&e)) < 0 || (err = ptc_ahead_out_new(&o)) < 0 || (err = s.begin(s.ctx, &th)) < 0 ||
+	    (err = s.gap(s.ctx, &start)) < 0)
+		goto out;
+	while (i < nsparse) {
+		size_t n = 1 + rnd(24), given = 1 + rnd(3);
+		struct ptc_ahead_tables *t;
+
+		if (n > nsparse - i)
+			n = nsparse - i;
+		if (given > n)
+			given = n;
+		if ((err = give_entries(&s, i, given, &j)) < 0)
+			goto out;
+		i += given;
+		n -= given;
+		ptc_ahead_tables_put(snap[3]);
+		memmove(snap + 1, snap, 3 * sizeof(*snap));
+		snap[0] = ptc_writer_ahead_tables(w);
+		t = snap[rnd(4)];
+		if (!n)
+			continue;
+		if (t && ptc_ahead_enc_begin(e, t, dest_before(i, j), o) == 0) {
+			/* in batches of 1 to 8 entries, as long as it takes them:
+			 * the rest given after the splice */
+			struct ptc_sink es = { NULL, enc_branches, NULL, NULL, e, enc_paths, NULL };
+			size_t taken = 0, jj = j, jt = j;
+
+			while (taken < n) {
+				size_t b = 1 + rnd(8);
+
+				if (b > n - taken)
+					b = n - taken;
+				if (give_entries(&es, i + taken, b, &jj) < 0)
+					break;
+				taken += b;
+				jt = jj;
+			}
+			ptc_ahead_enc_end(e);
+			if (ptc_ahead_out_records(o) && ptc_ahead_out_records(o) <= ptc_writer_ahead_room(w, o)) {
+				if ((err = ptc_writer_splice(w, o)) < 0)
+					goto out;
+				(*spliced)++;
+				i += taken;
+				n -= taken;
+				j = jt;
+				if (!n)
+					continue;
+			}
+		}
+		if ((err = give_entries(&s, i, n, &j)) < 0)
+			goto out;
+		i += n;
+	}
+	err = s.end(s.ctx);
+out:
+	if (err < 0)
+		fprintf(stderr, "writing ahead: %s\n", ptc_writer_errmsg(w));
+	for (k = 0; k < 4; k++)
+		ptc_ahead_tables_put(snap[k]);
+	ptc_ahead_enc_free(e);
+	ptc_ahead_out_free(o);
 	ptc_writer_free(w);
 	return err;
 }
@@ -345,6 +477,25 @@ int main(void)
 	check_read_back(d2);
 	files = same_dirs(d1, d2);
 	CHECK(files >= 2, "sparse and dense give the same bytes (%d files)", files);
+
+	/* encoded ahead and spliced, against given: the same bytes */
+	for (chunk_records = 97; chunk_records < 10000; chunk_records *= 40) {
+		size_t spliced = 0;
+
+		snprintf(d1, sizeof(d1), "%s/ptc-ahead-XXXXXX", tmp);
+		snprintf(d2, sizeof(d2), "%s/ptc-given-XXXXXX", tmp);
+		if (!mkdtemp(d1) || !mkdtemp(d2))
+			SKIP("no temporary directory");
+		err1 = write_ahead(d1, &spliced);
+		err2 = write_stream(d2, "ptconv", 1);
+		CHECK(err1 == 0 && err2 == 0, "written: %d %d", err1, err2);
+		/* (windows of about 13 entries: some 4600) */
+		CHECK(spliced > (chunk_records < 1000 ? 300u : 1000u), "%zu windows spliced (chunks of %u records)",
+		      spliced, chunk_records);
+		files = same_dirs(d1, d2);
+		CHECK(files == 1, "encoded ahead and given give the same bytes (chunks of %u records, %d files)",
+		      chunk_records, files);
+	}
 	free(dense);
 	return check_result();
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "images/locate.h"
 #include "images/symtab.h"
 #include "decoders/arm_spe/spe_symbols.h"
@@ -100,19 +101,7 @@ size_t ptc_spe_symbols_mismatched(const struct ptc_spe_symbols *s)
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-	void *n;
-	size_t c = *cap ? *cap : 8;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*p, c * elem);
-	if (!n)
-		return -ptc_err_nomem;
-	*p = n;
-	*cap = c;
-	return 0;
+	return ptc_grow(p, cap, need, elem, 8);
 }
 
 static long image_index(struct ptc_spe_symbols *s, const char *name,

@@ -101,6 +101,11 @@ int ptc_pt_engine_replay(struct ptc_pt_engine *e, struct ptc_pt_ahead *a, uint64
 	return ptc_pt_decoder_replay(e->u.walker, a, until);
 }
 
+struct ptc_pt_thread *ptc_pt_engine_thread(const struct ptc_pt_engine *e)
+{
+	return e->kind == PTC_PT_ENGINE_LIBIPT ? NULL : ptc_pt_decoder_thread(e->u.walker);
+}
+
 int ptc_pt_engine_finish(struct ptc_pt_engine *e)
 {
 	if (e->kind == PTC_PT_ENGINE_LIBIPT)

@@ -48,5 +48,8 @@ uint64_t ptc_pt_engine_time(const struct ptc_pt_engine *e);
  * carry no time of their own. */
 uint64_t ptc_pt_engine_settled_time(const struct ptc_pt_engine *e);
 const struct ptc_pt_stats *ptc_pt_engine_stats(const struct ptc_pt_engine *e);
+/* The thread the engine's branches go to now (NULL: none known, or the
+ * libipt engine). */
+struct ptc_pt_thread *ptc_pt_engine_thread(const struct ptc_pt_engine *e);
 
 #endif

@@ -31,6 +31,7 @@ extern int pt_qry_cond_branch(struct pt_query_decoder *decoder, int *taken) __at
 
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/grow.h"
 #include "common/table256.h"
 #include "decoders/intel_pt/bystanders.h"
 #include "decoders/intel_pt/fastq.h"
@@ -307,13 +308,18 @@ static int give(struct ptc_sink *s, const struct ptc_branch *b, size_t n, const 
 #define KIND_LANE(k) ((uint64_t)1 << (9 * ((k) < PTC_BR_KIND_NR ? (k) : PTC_BR_FAR)))
 static const uint64_t kind_lane[256] = PTC_TABLE256(KIND_LANE);
 
-/* Lanes (hand_over()) into the thread's counts per kind. */
-static inline void add_lanes(struct ptc_pt_thread *t, uint64_t lanes)
+/* Lanes (hand_over()) into counts per kind. */
+static inline void add_lanes_to(uint64_t *by_kind, uint64_t lanes)
 {
 	unsigned k;
 
 	for (k = 0; k < PTC_BR_KIND_NR; k++)
-		t->by_kind[k] += (lanes >> (9 * k)) & 511;
+		by_kind[k] += (lanes >> (9 * k)) & 511;
+}
+
+static inline void add_lanes(struct ptc_pt_thread *t, uint64_t lanes)
+{
+	add_lanes_to(t->by_kind, lanes);
 }
 
 static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n,
@@ -2708,6 +2714,11 @@ uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d)
 	return t;
 }
 
+struct ptc_pt_thread *ptc_pt_decoder_thread(const struct ptc_pt_decoder *d)
+{
+	return d->thr && d->thr != &d->orphan ? d->thr : NULL;
+}
+
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d)
 {
 	return &d->st;
@@ -2796,6 +2807,25 @@ struct log_state {
 	int64_t bias;		/* its mapping's bias */
 };
 
+/* The records a tap took, as the replay would have made them: the
+ * thread's counts, where its stream went on, and the call stack (returns
+ * that popped older frames than the records' own calls, in order, then
+ * the frames they left, each with its push's number for the hint). */
+struct tap_frame {
+	uint64_t ret;
+	uint64_t push;
+};
+
+struct tap_sum {
+	uint64_t records, insns, not_taken, next_ip;
+	uint64_t by_kind[PTC_BR_KIND_NR];
+	uint64_t *rets;
+	size_t nrets, caprets;
+	struct tap_frame *frames;
+	size_t depth, capframes, max_depth;
+	uint64_t pushes;
+};
+
 struct ptc_pt_ahead {
 	uint64_t offset;
 	size_t size;
@@ -2825,6 +2855,14 @@ struct ptc_pt_ahead {
 	struct log_state get;		/* the unpacking's state there */
 	size_t drop;			/* records of the first thread seen before the window */
 	int64_t delta;			/* instructions its first record gains */
+	/* the tap (ptc_pt_tap): what it took instead of the log stands after
+	 * slot tap_slot of op 1 (the first thread's first branches) */
+	struct ptc_pt_tap tap;		/* tap.paths NULL: none */
+	int tapping;			/* 0 not yet, 1 taking, 2 no more */
+	int tap_given;			/* replay: given to env.tap_splice() */
+	size_t tap_slot;
+	uint64_t tap_before;		/* records in the slots before it */
+	struct tap_sum sum;		/* what the records it took did to the thread */
 };
 
 static void ahead_unusable(struct ptc_pt_ahead *a, const char *why)
@@ -2847,6 +2885,8 @@ static int ahead_push_op(struct ptc_pt_ahead *a, int op, uint32_t sh, uint64_t x
 		a->ops = n;
 		a->capops = ncap;
 	}
+	if (a->tapping == 1)
+		a->tapping = 2;	/* (what the tap took stands before the op) */
 	o = &a->ops[a->nops++];
 	memset(o, 0, sizeof(*o));
 	o->op = (uint8_t)op;
@@ -3079,9 +3119,9 @@ static inline const uint8_t *log_get(const uint8_t *p, struct log_state *st, str
 
 /* Records b[0, n) of shadow s, with the nm paths marked among them (m[k].at
  * relative to b; a sparse batch), to the log. */
-static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+static int log_slots(struct shadow *s, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m,
+		     size_t nm)
 {
-	struct shadow *s = ctx;
 	struct ptc_pt_ahead *a = s->a;
 	struct ahead_op *last = a->nops ? &a->ops[a->nops - 1] : NULL;
 	size_t base = a->nlog, i, k = 0;
@@ -3117,6 +3157,169 @@ static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const s
 		return -ptc_err_nomem;
 	}
 	return 0;
+}
+
+/* Does call record b push its return address?  (push_ret()'s callers) */
+static inline int record_pushes(const struct ptc_branch *b)
+{
+	return b->kind == PTC_BR_CALL_IND ||
+	       (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */);
+}
+
+
+/* A call or return the tap took, on its call stack (replay_stack()'s,
+ * with the real one below). */
+static int tap_stack(struct tap_sum *u, const struct ptc_branch *b)
+{
+	if (record_pushes(b)) {
+		if (ptc_grow((void **)&u->frames, &u->capframes, u->depth + 1, sizeof(*u->frames), 64) < 0)
+			return -ptc_err_nomem;
+		u->frames[u->depth].ret = b->ip + b->length;
+		u->frames[u->depth++].push = u->pushes++;
+		if (u->depth > u->max_depth)
+			u->max_depth = u->depth;
+	} else if (b->kind == PTC_BR_RET) {
+		if (u->depth) {
+			if (u->frames[u->depth - 1].ret == b->target)
+				u->depth--;
+		} else {
+			if (ptc_grow((void **)&u->rets, &u->caprets, u->nrets + 1, sizeof(*u->rets), 64) < 0)
+				return -ptc_err_nomem;
+			u->rets[u->nrets++] = b->target;
+		}
+	}
+	return 0;
+}
+
+/* What entries b[0, n) (nm paths among them) that the tap took do: the
+ * counts as hand_over() makes them (kinds in 9-bit lanes), the calls and
+ * returns on the tap's stack. */
+static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m,
+		   size_t nm)
+{
+	uint64_t lanes = 0, path_lanes = 0;
+	size_t i, j = 0;
+	unsigned k, npl = 0;
+
+	for (i = 0; i < n; i++) {
+		if (j < nm && m[j].at == i) {
+			const struct ptc_tnt_path *p = (const struct ptc_tnt_path *)m[j++].path;
+
+			path_lanes += p->path.kinds;
+			if (++npl == 15) {
+				add_lanes_to(u->by_kind, path_lanes);
+				path_lanes = 0;
+				npl = 0;
+			}
+			u->records += p->path.records;
+			u->insns += b[i].insns + p->path.insns;
+			u->not_taken += p->path.not_taken;
+			if (p->path.kinds & STACK_LANES) {
+				const uint64_t bias = b[i].ip - p->path.rec[0].ip;
+
+				for (k = 0; k < p->nsteps; k++)
+					if ((1u << p->step[k].kind) & STACK_KINDS) {
+						struct ptc_branch r = p->path.rec[k];
+
+						r.ip += bias;
+						r.target += bias;
+						if (tap_stack(u, &r) < 0)
+							return -ptc_err_nomem;
+					}
+			}
+			continue;
+		}
+		lanes += kind_lane[b[i].kind];
+		u->records++;
+		u->insns += b[i].insns;
+		u->not_taken += !b[i].taken;
+		if (((1u << b[i].kind) & STACK_KINDS) && tap_stack(u, &b[i]) < 0)
+			return -ptc_err_nomem;
+	}
+	add_lanes_to(u->by_kind, path_lanes);
+	add_lanes_to(u->by_kind, lanes);
+	if (n)
+		u->next_ip = batch_next_ip(b, n, m, nm);
+	return 0;
+}
+
+/* The records in t's batch (a path counts as its records). */
+static uint64_t batched_records(const struct ptc_pt_thread *t)
+{
+	uint64_t n = t->nbatch;
+	size_t k;
+
+	for (k = 0; k < t->nmarks; k++)
+		n += t->marks[k].path->records - 1;
+	return n;
+}
+
+/* The tap begins after last, the first thread's branch that the replay may
+ * change (log_branches()), if the log is as the replay wants it then:
+ * the PSB's enable, and that thread's branches. */
+static void tap_begin(struct ptc_pt_ahead *a, const struct shadow *s, const struct ptc_branch *last)
+{
+	a->tapping = 2;
+	if (a->nops != 2 || a->ops[0].op != AOP_ENABLE || !a->ops[0].sync || a->ops[0].sh != s->idx ||
+	    a->ops[1].op != AOP_BRANCHES || a->ops[1].sh != s->idx)
+		return;
+	a->tap_slot = (size_t)a->ops[1].b;
+	if (a->tap.begin(a->tap.ctx, branch_next_ip(last)) == 0)
+		a->tapping = 1;
+}
+
+/* Records b[0, n) of shadow s (a sparse batch): to the tap while it takes
+ * them (ptc_pt_tap), else to the log. */
+static int log_branches(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm)
+{
+	struct shadow *s = ctx;
+	struct ptc_pt_ahead *a = s->a;
+	struct ptc_path_mark rest[PTC_PT_BATCH];
+	size_t i = 0, j = 0, k;
+	int err;
+
+	if (!a->tap.paths || a->tapping == 2)
+		return log_slots(s, b, n, m, nm);
+	if (a->tapping == 0) {
+		int found = 0;
+
+		/* the direct branches the replay may drop, and the next
+		 * one, which may gain instructions: to the log */
+		while (i < n && !found) {
+			const int path = j < nm && m[j].at == i;
+
+			j += (size_t)path;
+			found = path || (b[i].kind != PTC_BR_JMP && b[i].kind != PTC_BR_CALL);
+			a->tap_before += path ? m[j - 1].path->records : 1;
+			i++;
+		}
+		if ((err = log_slots(s, b, i, m, j)) < 0)
+			return err;
+		if (!found)
+			return 0;
+		if (j && m[j - 1].at == i - 1) {
+			const struct ptc_branch last = ptc_path_last(m[j - 1].path, &b[i - 1]);
+
+			tap_begin(a, s, &last);
+		} else {
+			tap_begin(a, s, &b[i - 1]);
+		}
+		if (i == n)
+			return 0;
+	}
+	for (k = j; k < nm; k++) {
+		rest[k - j].at = m[k].at - (uint32_t)i;
+		rest[k - j].path = m[k].path;
+	}
+	if (a->tapping == 1 && a->tap.paths(a->tap.ctx, b + i, n - i, rest, nm - j) == 0) {
+		if (tap_add(&a->sum, b + i, n - i, rest, nm - j) < 0) {
+			ahead_unusable(a, "out of memory");
+			return -ptc_err_nomem;
+		}
+		return 0;
+	}
+	a->tapping = 2;
+	return log_slots(s, b + i, n - i, rest, nm - j);
 }
 
 /* log_branches() with no paths. */
@@ -3310,11 +3513,24 @@ static void ahead_clear(struct ptc_pt_ahead *a)
 	a->op = a->done = a->drop = 0;
 	a->delta = 0;
 	a->stop_limit = 0;
+	memset(&a->tap, 0, sizeof(a->tap));
+	a->tapping = a->tap_given = 0;
+	a->tap_slot = 0;
+	a->tap_before = 0;
+	{
+		struct tap_sum u = a->sum;
+
+		memset(&a->sum, 0, sizeof(a->sum));
+		a->sum.rets = u.rets;
+		a->sum.caprets = u.caprets;
+		a->sum.frames = u.frames;
+		a->sum.capframes = u.capframes;
+	}
 }
 
 int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const uint8_t *buf,
 			size_t size, uint64_t offset, int continued, struct ptc_pt_ahead *reuse,
-			struct ptc_pt_ahead **out)
+			const struct ptc_pt_tap *tap, struct ptc_pt_ahead **out)
 {
 	struct ptc_pt_ahead *a = reuse ? reuse : calloc(1, sizeof(*a));
 	size_t i;
@@ -3337,6 +3553,8 @@ int ptc_pt_decode_ahead(struct ptc_pt_decoder *d, int cpu, uint32_t qtid, const 
 	a->offset = offset;
 	a->size = size;
 	a->end_sh = -1;
+	if (tap)
+		a->tap = *tap;
 	ahead_reset(d, cpu, qtid);
 	d->cap = a;
 	err = ptc_pt_decoder_set_buffer(d, buf, size, offset, 0, 0, NULL);
@@ -3400,6 +3618,8 @@ void ptc_pt_ahead_free(struct ptc_pt_ahead *a)
 	free(a->ops);
 	free(a->log);
 	free(a->end);
+	free(a->sum.rets);
+	free(a->sum.frames);
 	free(a);
 }
 
@@ -3427,6 +3647,15 @@ static int ahead_fits(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a)
 	a->delta = 0;
 	if (a->unusable || d->cap || d->pg.active || d->by.pending || d->nspec || d->skipping ||
 	    d->nsubs != 1 || d->spec_mode)
+		return 0;
+	/* What a tap took goes to the thread's outputs at once (which must
+	 * have room for all), and its calls onto the thread's call stack,
+	 * which must not be cut meanwhile (grow_stack()). */
+	if (a->sum.records &&
+	    (!d->env.tap_room || !d->env.tap_splice || !d->thr || d->thr == &d->orphan ||
+	     d->env.tap_room(d->env.ctx, d->thr, a->tap.ctx) <
+		     batched_records(d->thr) + a->tap_before + a->sum.records ||
+	     d->thr->depth + a->tap_before + a->sum.max_depth >= STACK_MAX))
 		return 0;
 	if (!consistent(d, a->sync_st, ip, &at))
 		return 0;
@@ -3511,13 +3740,6 @@ static void replay_first(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt
 	s->seen = 1;
 }
 
-/* Does call record b push its return address?  (push_ret()'s callers) */
-static inline int record_pushes(const struct ptc_branch *b)
-{
-	return b->kind == PTC_BR_CALL_IND ||
-	       (b->kind == PTC_BR_CALL && b->target != b->ip + b->length /* call_pushes() */);
-}
-
 /* A call or return b of shadow s on the real call stack of t, as the
  * walker keeps it: with the table index the shadow's call had. */
 static inline int replay_stack(struct shadow *s, struct ptc_pt_thread *t, const struct ptc_branch *b)
@@ -3541,6 +3763,42 @@ replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t,
 	if (!s->seen)
 		replay_first(a, s, t, o, b);
 	return ((1u << b->kind) & STACK_KINDS) ? replay_stack(s, t, b) : 0;
+}
+
+/* What the tap took, to the real thread t of shadow s where it stands
+ * (after slot tap_slot of op 1): the records to the outputs, and what
+ * replay_record() would have done with them to t. */
+static int tap_give(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t)
+{
+	const struct tap_sum *u = &a->sum;
+	unsigned k;
+	size_t i;
+	int err;
+
+	a->tap_given = 1;
+	if (t->nbatch && ptc_pt_thread_flush(t) < 0)
+		return t->sink_error;
+	if ((err = d->env.tap_splice(d->env.ctx, t, a->tap.ctx)) < 0)
+		return err;
+	for (k = 0; k < PTC_BR_KIND_NR; k++)
+		t->by_kind[k] += u->by_kind[k];
+	t->insns += u->insns;
+	t->not_taken += u->not_taken;
+	t->next_ip = u->next_ip;
+	for (i = 0; i < u->nrets; i++)
+		if (t->depth && t->stack[t->depth - 1] == u->rets[i])
+			t->depth--;
+	for (i = 0; i < u->depth; i++) {
+		const size_t h = s->hnext + u->frames[i].push;
+
+		if (t->depth == t->stack_cap && grow_stack(t) < 0)
+			return -ptc_err_nomem;
+		t->stack[t->depth] = u->frames[i].ret;
+		t->stack_call[t->depth] = h < s->nhints ? s->hints[h] : PTC_NO_BRANCH;
+		t->depth++;
+	}
+	s->hnext += u->pushes;
+	return 0;
 }
 
 /* Slots [a->done, o->b) of op o to the real thread, as the walker put them
@@ -3569,9 +3827,17 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 			s->hnext += record_pushes(&r);
 		}
 	}
-	for (; a->done < o->b; a->done++) {
-		struct ptc_branch *out = t->batch + t->nbatch;
+	for (;; a->done++) {
+		struct ptc_branch *out;
 		const struct ptc_tnt_path *p;
+		int err;
+
+		if (a->op == 1 && a->done == a->tap_slot && a->sum.records && !a->tap_given &&
+		    (err = tap_give(d, a, s, t)) < 0)
+			return err;
+		if (a->done >= o->b)
+			break;
+		out = t->batch + t->nbatch;
 
 		at = log_get(at, &a->get, out, &p);
 		if (p) {

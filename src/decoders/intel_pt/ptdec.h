@@ -171,6 +171,12 @@ struct ptc_pt_env {
 	 * region_at must be then. */
 	int (*who_runs)(void *ctx, int cpu, uint32_t queue_tid, uint64_t time, uint32_t *pid,
 			uint32_t *tid);
+	/* Optional, for replaying logs that a tap took part of (struct
+	 * ptc_pt_tap): how many records thread t's outputs can take from a
+	 * tap at once (0: none); and give them what the tap with context
+	 * tap_ctx took, in place of the records. */
+	uint64_t (*tap_room)(void *ctx, struct ptc_pt_thread *t, void *tap_ctx);
+	int (*tap_splice)(void *ctx, struct ptc_pt_thread *t, void *tap_ctx);
 	void *ctx;
 };
 
@@ -259,6 +265,8 @@ uint64_t ptc_pt_decoder_time(const struct ptc_pt_decoder *d);
  * threads that ran during a loss, or branches awaiting a PSB's word. */
 uint64_t ptc_pt_decoder_settled_time(const struct ptc_pt_decoder *d);
 const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d);
+/* The thread the decoder's branches go to now (NULL: none known). */
+struct ptc_pt_thread *ptc_pt_decoder_thread(const struct ptc_pt_decoder *d);
 
 /* ---- Windows decoded ahead, on other threads ----
  *
@@ -280,15 +288,34 @@ const struct ptc_pt_stats *ptc_pt_decoder_stats(const struct ptc_pt_decoder *d);
  * way. */
 struct ptc_pt_ahead;
 
+/* A window's branches can go to a tap instead of the log: those of the
+ * thread the window's PSB finds running, from the first that the replay
+ * cannot change on (after the direct branches the queue's decoder may
+ * have walked past the PSB already, and the branch after them, which gets
+ * the instructions before the PSB).  begin(ctx, start) comes first, start
+ * the address where the first one's block begins; then paths() with the
+ * branches as sparse batches (struct ptc_sink).  A batch that paths()
+ * refuses (<0), and all after it, go to the log after all, as does all
+ * after another thread's or an enable's or a stop's.  The replay gives
+ * what the tap took to env.tap_splice() where those branches stand (once
+ * env.tap_room() said that the thread's outputs can take them), and
+ * makes their calls and returns and the thread's counts itself. */
+struct ptc_pt_tap {
+	int (*begin)(void *ctx, uint64_t start);
+	int (*paths)(void *ctx, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm);
+	void *ctx;
+};
+
 /* Decode buf[0, size), stream offsets [offset, offset + size) of the
  * queue of cpu / queue_tid, starting at a PSB, with scratch (a decoder
  * used for nothing else meanwhile; its caches carry over between calls);
  * continued as ptc_pt_decoder_set_continued() says; reuse: NULL or a spent
- * log whose memory the new one takes over.
+ * log whose memory the new one takes over; tap: NULL or where branches go
+ * instead of the log.
  * *out is the log, to replay or free; <0 only when out of memory. */
 int ptc_pt_decode_ahead(struct ptc_pt_decoder *scratch, int cpu, uint32_t queue_tid,
 			const uint8_t *buf, size_t size, uint64_t offset, int continued,
-			struct ptc_pt_ahead *reuse, struct ptc_pt_ahead **out);
+			struct ptc_pt_ahead *reuse, const struct ptc_pt_tap *tap, struct ptc_pt_ahead **out);
 /* Why the log cannot be replayed whatever the state (NULL: it may be). */
 const char *ptc_pt_ahead_unusable(const struct ptc_pt_ahead *a);
 /* The threads the log concerns (their tids as who_runs gave them): up to
