@@ -1719,6 +1719,9 @@ static struct ptc_ahead_tables *ptcw_tables(void *st)
 	 * half of each, cfg->no_path_notes) */
 	if (w->note_two)
 		return NULL;
+	/* (no node yet: an encoder could say no record) */
+	if (!w->n_nodes)
+		return NULL;
 	/* A snapshot is taken when the writer has had 256 records per node
 	 * since it last looked (at first, since it began), and its tables
 	 * changed (a node, an edge, a successor) at most once per 4096
