@@ -27,8 +27,9 @@ decoder (--engine=libipt) cannot tell them apart.  Every other field is.
 --bystanders: a gap given to a thread for having run during another's loss
 (its text says "ran during") must be one the truth confirms: the thread
 ran then, so the truth has branches of it between the runs around the gap
-(or after the last run, for a gap at the end).  Prints how many were
-checked.
+(or after the last run, for a gap at the end); the run after such a gap
+is looked for past the branch the run before it ended with.  Prints how
+many were checked.
 """
 import os
 import sys
@@ -209,7 +210,19 @@ def main():
                 covered = len(body)
                 pos = len(body)
                 continue
-            m = match_segment(branches, seg, pos, n < len(segs) - 1 or ends_in_gap)
+            open_end = n < len(segs) - 1 or ends_in_gap
+            # A "ran during" gap hides at least one branch: the segment
+            # after it starts past pos.  (Matching it at pos instead, the
+            # first place it fits, can be wrong: c_spawn's parent resumes
+            # from the same system call in two places, and a one-branch
+            # segment fits both.)  The first place it fits from there on
+            # leaves the most truth to the segments after it.
+            m = match_segment(branches, seg, pos + 1 if check_by and by[n] else pos, open_end)
+            if m is None and check_by and by[n] and match_segment(branches, seg, pos, open_end):
+                print("thread %d: a 'ran during' gap before segment %d hides no branch of the truth"
+                      % (tid, n))
+                errors += 1
+                break
             if m is None:
                 print("thread %d: segment %d (%d branches, first %s) is not a run of the truth after index %d"
                       % (tid, n, len(body), body[0][:5] if body else None, pos))
@@ -220,10 +233,6 @@ def main():
                 errors += 1
             if check_by and by[n]:
                 by_checked += 1
-                if m[0] == pos:
-                    print("thread %d: a 'ran during' gap before segment %d hides no branch of the truth"
-                          % (tid, n))
-                    errors += 1
             pos = m[1]
             covered += len(body)
         if check_by and by_tail:
