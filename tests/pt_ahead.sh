@@ -18,6 +18,7 @@
 # many windows were replayed: the replay must have been used, not only
 # refused.
 . "${top_srcdir:-.}/tests/lib/common.sh"
+. "$top_srcdir/tests/ptgen/trace-lib.sh"
 TRACE="$top_builddir/tests/ptgen/ptgen-trace"
 ENC="$top_builddir/tests/ptgen/ptgen-encode"
 WALK="$top_builddir/tests/ptgen/ptgen-walk"
@@ -76,19 +77,15 @@ same() {
 }
 
 # one thread, one CPU
-for p in c_recurse c_signal; do
-	"$TRACE" -o "$T/$p.truth" -- "$top_builddir/tests/corpus/$p" >/dev/null 2>"$T/$p.err" ||
-		skip "ptgen-trace cannot trace here: $(tail -1 "$T/$p.err")"
-done
+need_ptrace
+trace_corpus c_recurse
+trace_corpus c_signal
 "$TRACE" -o "$T/true.truth" -- /bin/true >/dev/null 2>"$T/t.err" || skip "ptgen-trace: $(tail -1 "$T/t.err")"
 "$ENC" -o "$T/r.data" --buildid-dir "$T/bid" --psb-period 0 "$T/c_recurse.truth" || fail "ptgen-encode"
 same "$T/r.data" "$T/c_recurse.truth" "--expect-gaps 0" 5
-"$ENC" -o "$T/t.data" --buildid-dir "$T/bid" --psb-period 0 --noretcomp --interrupt-every 300 "$T/true.truth" ||
-	fail "ptgen-encode"
-same "$T/t.data" "$T/true.truth" "--expect-gaps 0" 10
-"$ENC" -o "$T/t2.data" --buildid-dir "$T/bid" --psb-period 0 --long-tnt --timing=tsc,mtc,cyc "$T/true.truth" ||
-	fail "ptgen-encode"
-same "$T/t2.data" "$T/true.truth" "--expect-gaps 0" 5 cyc
+encode_three "$T/true.truth" t 300
+same "$T/ti.data" "$T/true.truth" "--expect-gaps 0" 10
+same "$T/tc.data" "$T/true.truth" "--expect-gaps 0" 5 cyc
 "$ENC" -o "$T/s.data" --buildid-dir "$T/bid" --psb-period 0 "$T/c_signal.truth" || fail "ptgen-encode"
 same "$T/s.data" "$T/c_signal.truth" "--expect-gaps 0" 1
 # losses: the windows after them replay again

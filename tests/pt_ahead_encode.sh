@@ -13,6 +13,7 @@
 # whose loops repeat (with RET compression or without and interrupts, with
 # CYC timing), and a random walk of three threads.
 . "${top_srcdir:-.}/tests/lib/common.sh"
+. "$top_srcdir/tests/ptgen/trace-lib.sh"
 need_ptgen
 WALK="$top_builddir/tests/ptgen/ptgen-walk"
 CMP="python3 $top_srcdir/tests/pt_truth_compare.py"
@@ -58,10 +59,9 @@ same() {
 	echo "ok - $(basename "$data"): -j 1, 2 and 7, windows of 700 B to 4 KiB, chunks of 1000 and 2^20 records: the same files ($encoded windows encoded ahead)"
 }
 
-for p in c_recurse c_threads; do
-	"$TRACE" -o "$T/$p.truth" -- "$top_builddir/tests/corpus/$p" >/dev/null 2>"$T/$p.err" ||
-		skip "ptgen-trace cannot trace here: $(tail -1 "$T/$p.err")"
-done
+need_ptrace
+trace_corpus c_recurse
+trace_corpus c_threads
 "$ENC" -o "$T/r.data" --buildid-dir "$T/bid" --psb-period 0 "$T/c_recurse.truth" || fail "ptgen-encode"
 same "$T/r.data" "$T/c_recurse.truth" "--expect-gaps 0" 0
 "$ENC" -o "$T/thm.data" --buildid-dir "$T/bid" --psb-period 0 --cpus 2 --migrate 1 --interrupt-every 500 \
@@ -76,13 +76,9 @@ command -v gzip >/dev/null || skip "gzip not installed"
 head -c 300000 "$PTCONV" > "$T/in"
 "$TRACE" --max-insns 4000000 -o "$T/g.truth" -- "$(command -v gzip)" -6 -c "$T/in" >/dev/null 2>"$T/g.err" ||
 	fail "ptgen-trace gzip: $(tail -1 "$T/g.err")"
-"$ENC" -o "$T/g.data" --buildid-dir "$T/bid" --psb-period 0 "$T/g.truth" || fail "ptgen-encode"
+encode_three "$T/g.truth" g 3000
 same "$T/g.data" "$T/g.truth" "--expect-gaps 0" 100
-"$ENC" -o "$T/gi.data" --buildid-dir "$T/bid" --psb-period 0 --noretcomp --interrupt-every 3000 "$T/g.truth" ||
-	fail "ptgen-encode"
 same "$T/gi.data" "$T/g.truth" "--expect-gaps 0" 100
-"$ENC" -o "$T/gc.data" --buildid-dir "$T/bid" --psb-period 0 --long-tnt --timing=tsc,mtc,cyc "$T/g.truth" ||
-	fail "ptgen-encode"
 same "$T/gc.data" "$T/g.truth" "--expect-gaps 0" 100
 
 # a random walk of three threads on one CPU: new code everywhere, where

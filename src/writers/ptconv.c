@@ -1803,6 +1803,14 @@ uint64_t ptc_ahead_out_records(const struct ptc_ahead_out *o)
 	return o->records;
 }
 
+/* to's memory goes; to becomes from, and from empty. */
+static void buf_take(struct buf *to, struct buf *from)
+{
+	free(to->p);
+	*to = *from;
+	memset(from, 0, sizeof(*from));
+}
+
 /* The encoding so far to e->out, its buffers given back. */
 int ptc_ahead_enc_end(struct ptc_ahead_enc *e)
 {
@@ -1811,12 +1819,9 @@ int ptc_ahead_enc_end(struct ptc_ahead_enc *e)
 
 	if (!o)
 		return 0;
-	o->bits = w->bits;
-	o->slots = w->slots;
-	o->events = w->events;
-	memset(&w->bits, 0, sizeof(w->bits));
-	memset(&w->slots, 0, sizeof(w->slots));
-	memset(&w->events, 0, sizeof(w->events));
+	buf_take(&o->bits, &w->bits);
+	buf_take(&o->slots, &w->slots);
+	buf_take(&o->events, &w->events);
 	o->owner = e->t->owner;
 	o->c_records = w->c_records;
 	o->c_bitn = w->c_bitn;
@@ -1880,15 +1885,9 @@ int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uin
 	w->hash_mask = t->hash_mask;
 	w->edge_of = t->edge_of;
 	/* into o's buffers (their memory kept from its last encoding) */
-	free(w->bits.p);
-	free(w->slots.p);
-	free(w->events.p);
-	w->bits = o->bits;
-	w->slots = o->slots;
-	w->events = o->events;
-	memset(&o->bits, 0, sizeof(o->bits));
-	memset(&o->slots, 0, sizeof(o->slots));
-	memset(&o->events, 0, sizeof(o->events));
+	buf_take(&w->bits, &o->bits);
+	buf_take(&w->slots, &o->slots);
+	buf_take(&w->events, &o->events);
 	o->records = 0;
 	e->out = o;
 	w->bits.len = w->slots.len = w->events.len = 0;

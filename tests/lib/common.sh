@@ -138,6 +138,18 @@ record() {
 	"$ENC" -o "$T/$1.data" --buildid-dir "$T/bid" "$T/$1.truth" || fail "$1: ptgen-encode"
 }
 
+# encode_three TRUTH NAME N: TRUTH encoded three ways (a PSB every 4 KiB):
+# $T/NAME.data as it is, $T/NAMEi.data without RET compression and with an
+# interrupt every N instructions, $T/NAMEc.data with long TNT packets and
+# CYC timing; needs need_ptgen and scratch.
+encode_three() {
+	"$ENC" -o "$T/$2.data" --buildid-dir "$T/bid" --psb-period 0 "$1" || fail "ptgen-encode $2"
+	"$ENC" -o "$T/${2}i.data" --buildid-dir "$T/bid" --psb-period 0 --noretcomp --interrupt-every "$3" "$1" ||
+		fail "ptgen-encode $2, interrupts"
+	"$ENC" -o "$T/${2}c.data" --buildid-dir "$T/bid" --psb-period 0 --long-tnt --timing=tsc,mtc,cyc "$1" ||
+		fail "ptgen-encode $2, CYC"
+}
+
 # conv NAME FORMAT [ptconv options]: $T/NAME.data converted into $T/NAME.out.
 conv() {
 	_n=$1 _f=$2
