@@ -69,7 +69,7 @@ struct ptc_path {
 	/* The sink's: where the sinks of the decoder that made the path run
 	 * (they and nothing else write here), one of them may keep notes on
 	 * it, checking that they are its own.  Cache lines of its own. */
-	_Alignas(64) unsigned char scratch[192];
+	_Alignas(64) unsigned char scratch[256];
 };
 
 /* Where a path stands in a sparse batch. */

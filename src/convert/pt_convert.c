@@ -686,7 +686,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.bbv_interval = c->pto->bbv_interval;
 		cfg.threads = c->opt->jobs;
 		cfg.pool = c->pool;
-		cfg.no_path_notes = c->encode_ahead;
+		cfg.ahead_tables = c->encode_ahead;
 		cfg.ahead_records_per_node = c->ahead_per_node;
 		cfg.chunk_records = c->chunk_records;
 		err = ptc_writer_new(&t->w, c->wformats, &cfg);

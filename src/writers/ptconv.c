@@ -122,7 +122,7 @@ struct ptcw {
 	ZSTD_CCtx *zc;		/* created by the first compression, freed by a suspension */
 	struct buf zbuf;
 
-	uint64_t serial;	/* never 0, never another writer's (path notes) */
+	uint32_t serial;	/* never 0, never another writer's (path notes) */
 
 	/* Encoding ahead (ptc_ahead_enc): a live writer counts the changes of
 	 * its tables (a snapshot is good while the count stays) and keeps
@@ -131,8 +131,7 @@ struct ptcw {
 	uint64_t version;
 	struct ptc_ahead_tables *tables;	/* the last snapshot, a reference */
 	uint64_t tables_records, tables_version;	/* when it looked whether to take one */
-	unsigned note_off;	/* its notes in a path's scratch: at note_off, */
-	int note_two;		/* of two entries (else one: NOTE_HALF) */
+	unsigned note_off;	/* its notes in a path's scratch: at note_off */
 	int ahead;		/* this is an encoder's */
 	int ahead_first;	/* its first record: node and time are the splice's */
 	uint32_t first_node;
@@ -148,35 +147,36 @@ struct ptcw {
  * next record's prediction depends on them).  Two notes per path: a path
  * is often entered from two places (a loop's entry and its back edge). */
 struct path_seen {
+	uint64_t ip0;		/* the first record's ip */
+	uint64_t next_start;	/* the block start after */
+	uint64_t slots;		/* the slot bytes, the first in the low byte */
 	uint32_t from;		/* pred_edge before; PTCF_NO_NODE: unused */
 	uint32_t to_node;	/* the last record's node and way out */
-	uint8_t to_way, slots_len;	/* slot bytes it adds (returns), at most 8 */
-	uint8_t n_ind;		/* indirect records (returns), at most 2: */
-	uint8_t unused;
-	uint32_t ind_node[2], ind_edge[2];	/* their nodes and those nodes' last edges */
+	uint32_t ind_node[2], ind_edge[2];	/* the indirect records' nodes and those nodes' last edges */
 	uint32_t insns0;	/* the first record's instructions */
-	uint64_t ip0, start0;	/* the first record's ip and block start */
-	uint64_t next_start;	/* after */
-	uint64_t slots;		/* the slot bytes, the first in the low byte */
-};
+	uint32_t start_back;	/* its block's start, this far before ip0 */
+	uint8_t to_way, slots_len;	/* slot bytes it adds (returns), at most 8 */
+	uint8_t n_ind;		/* indirect records (returns), at most 2 */
+} __attribute__((packed, aligned(4)));	/* 60 bytes: a note of two in two cache lines */
 
 struct path_note {
-	uint64_t owner;		/* the writer's serial (an address can serve again) */
+	uint32_t owner;		/* the writer's serial (an address can serve again) */
 	uint32_t next;		/* the note to replace next */
 	struct path_seen e[2];
 };
 
-/* Where a writer keeps its notes in a path's scratch.  With encoders
- * ahead (ptc_ahead_enc), which write theirs while the writer writes its
- * own, each has half: a note of one entry, the writer's first, theirs
- * after it. */
-#define NOTE_HALF 96
-_Static_assert(offsetof(struct path_note, e) + sizeof(struct path_seen) <= NOTE_HALF &&
-		       NOTE_HALF + offsetof(struct path_note, e) + sizeof(struct path_seen) <=
-			       sizeof(((struct ptc_path *)0)->scratch),
-	       "a note of one entry fits half a scratch");
+/* Where a writer keeps its notes in a path's scratch: the first half, two
+ * cache lines.  Its encoders ahead (ptc_ahead_enc), which write theirs on
+ * other threads while the writer writes its own, keep theirs in the second
+ * half, lines of their own.  (With one entry each in half of 192 bytes, a
+ * loop entered from two places made them work a path out again at every
+ * entry: at -j 2 on xz, take_new_path() ran 3.7 times the instructions of
+ * -j 1.) */
+#define NOTE_HALF 128
+_Static_assert(sizeof(struct path_note) <= NOTE_HALF && 2 * NOTE_HALF <= sizeof(((struct ptc_path *)0)->scratch),
+	       "a note fits half a scratch");
 
-static uint64_t writer_serial;
+static uint32_t writer_serial;
 
 /* The ZSTD context, taken on first use (from the writers' pool): a writer
  * that is suspended (ptcw_suspend) or done gives it back. */
@@ -953,11 +953,11 @@ static inline __attribute__((always_inline)) int take_seen_path(struct ptcw *w, 
 {
 	const struct path_note *note = (const struct path_note *)(mp->scratch + w->note_off);
 	const uint32_t e0 = LANE_EDGE(s);
-	const struct path_seen *e = &note->e[w->note_two && note->e[0].from != e0];
+	const struct path_seen *e = &note->e[note->e[0].from != e0];
 
 	if (note->owner != w->serial || r->flags)
 		return 0;
-	if (e->from != e0 || e->ip0 != r->ip || e->start0 != s->start || e->insns0 != r->insns ||
+	if (e->from != e0 || e->ip0 != r->ip || r->ip - s->start != e->start_back || e->insns0 != r->insns ||
 	    (e->n_ind >= 1 && nodes[e->ind_node[0]].edge[0] != e->ind_edge[0]) ||
 	    (e->n_ind >= 2 && nodes[e->ind_node[1]].edge[0] != e->ind_edge[1]))
 		return 0;
@@ -1012,18 +1012,16 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 		}
 	}
 	ns = (size_t)(s->slots - slots0);
-	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2)
+	if (lane_bits(s, bits) - bits0 != p->bits || ns > 8 || nind > 2 || cur->x[0].ip - start0 > UINT32_MAX)
 		return;
 	if (note->owner != w->serial) {
-		/* (a note of one entry is half a scratch: its fields only) */
 		note->owner = w->serial;
 		note->next = 0;
 		note->e[0].from = PTCF_NO_NODE;
-		if (w->note_two)
-			note->e[1].from = PTCF_NO_NODE;
+		note->e[1].from = PTCF_NO_NODE;
 	}
 	e = &note->e[note->next];
-	note->next ^= w->note_two;
+	note->next ^= 1;
 	e->from = from;
 	e->to_node = lane_node(s, nodes, &way);
 	e->to_way = (uint8_t)way;
@@ -1033,7 +1031,7 @@ static __attribute__((noinline)) void take_new_path(struct ptcw *w, struct lane 
 	memcpy(e->ind_edge, ind_edge, sizeof(e->ind_edge));
 	e->insns0 = cur->x[0].insns;
 	e->ip0 = cur->x[0].ip;
-	e->start0 = start0;
+	e->start_back = (uint32_t)(cur->x[0].ip - start0);
 	e->next_start = s->start;
 	e->slots = 0;
 	for (k = 0; k < ns; k++)
@@ -1610,7 +1608,9 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	if (!w)
 		return -ptc_err_nomem;
 	w->c = c;
-	w->serial = __atomic_add_fetch(&writer_serial, 1, __ATOMIC_RELAXED);
+	do
+		w->serial = __atomic_add_fetch(&writer_serial, 1, __ATOMIC_RELAXED);
+	while (!w->serial);
 	w->cfg = cfg;
 	w->level = cfg->level ? cfg->level : 3;	/* zstd's own default; see ptconv-formats(5) */
 	w->chunk_records = cfg->chunk_records ? cfg->chunk_records : 1u << 20;
@@ -1619,7 +1619,6 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
 	w->cpu = t ? t->cpu : -1;
 	snprintf(w->comm, sizeof(w->comm), "%s", t && t->comm ? t->comm : "");
 	w->pred_edge = PTCF_NO_NODE;
-	w->note_two = !cfg->no_path_notes;
 	w->hash_mask = 1023;
 	w->hash = malloc(1024 * sizeof(*w->hash));
 	if (!w->hash || edge_index_init(&w->edge_of, 1023) < 0 || ptc_symw_init(&w->syms) < 0) {
@@ -1657,7 +1656,7 @@ static int ptcw_open(void **st, const struct ptc_writer_config *cfg,
  * snapshot says stays true of the writer. */
 struct ptc_ahead_tables {
 	int refs;
-	uint64_t owner;		/* the writer's serial */
+	uint32_t owner;		/* the writer's serial */
 	uint64_t version;	/* the writer's when it was taken */
 	struct node *nodes;
 	uint32_t n_nodes;
@@ -1679,7 +1678,7 @@ struct ptc_ahead_enc {
 /* An encoding: what the splice needs of the encoder's state. */
 struct ptc_ahead_out {
 	struct buf bits, slots, events;
-	uint64_t owner;		/* the tables' */
+	uint32_t owner;		/* the tables' */
 	uint32_t c_records, c_bitn, last_ev, pred_edge, pred_node, first_node;
 	uint64_t records, branches, insns, next_start, time, first_time;
 };
@@ -1715,9 +1714,7 @@ static struct ptc_ahead_tables *ptcw_tables(void *st)
 	const uint64_t per_node = w->cfg->ahead_records_per_node ? w->cfg->ahead_records_per_node
 								 : AHEAD_RECORDS_PER_NODE;
 
-	/* (its encoders write notes in the same paths: the writer's take
-	 * half of each, cfg->no_path_notes) */
-	if (w->note_two)
+	if (!w->cfg->ahead_tables)
 		return NULL;
 	/* (no node yet: an encoder could say no record) */
 	if (!w->n_nodes)
@@ -1777,7 +1774,7 @@ int ptc_ahead_enc_new(struct ptc_ahead_enc **out)
 	if (!e)
 		return -ptc_err_nomem;
 	e->w.ahead = 1;
-	e->w.note_off = NOTE_HALF;	/* (note_two 0) */
+	e->w.note_off = NOTE_HALF;
 	e->w.chunk_records = UINT32_MAX;	/* the splice's writer makes the chunks */
 	return 0;
 }
@@ -1874,7 +1871,7 @@ int ptc_ahead_enc_begin(struct ptc_ahead_enc *e, struct ptc_ahead_tables *t, uin
 		/* Notes on paths name nodes and edges of one writer's
 		 * tables: they are the encoders' for that writer, whose
 		 * serial they bear, in the scratch's second half (the
-		 * writer's notes are in its first: note_two 0). */
+		 * writer's notes are in its first). */
 		w->serial = t->owner;
 		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
 		ptc_ahead_tables_put(e->t);

@@ -70,10 +70,8 @@ struct ptc_writer_config {
 	uint64_t bbv_interval;		/* > 0: also write SimPoint .bb vectors every N instructions */
 	uint64_t start_time;		/* xtrace file-name timestamp (perf ns), 0 = first branch's time */
 	uint32_t chunk_records;		/* ptconv: records per chunk, 0 = default (1 << 20) */
-	int no_path_notes;		/* ptconv: encoders (ptc_ahead_enc) keep notes in
-					   the paths it is given (struct ptc_path's
-					   scratch) meanwhile: keep half as many, apart
-					   from theirs; required for encoding ahead */
+	int ahead_tables;		/* ptconv: give snapshots of its tables for
+					   encoding ahead (ptc_writer_ahead_tables) */
 	uint32_t ahead_records_per_node;	/* ptconv: the records per node a writer
 						   has (and has more) before it gives a
 						   snapshot of its tables; 0 = 256, and the
@@ -161,7 +159,7 @@ struct ptc_ahead_out;
 
 /* A snapshot of w's tables (a reference), or NULL: w cannot take records
  * encoded ahead (other formats besides ptconv, or made without
- * cfg->no_path_notes) or out of memory. */
+ * cfg->ahead_tables), its tables are not worth it yet, or out of memory. */
 struct ptc_ahead_tables *ptc_writer_ahead_tables(struct ptc_writer *w);
 void ptc_ahead_tables_put(struct ptc_ahead_tables *t);
 

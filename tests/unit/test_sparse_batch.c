@@ -308,7 +308,7 @@ static int write_ahead(const char *dir, size_t *spliced)
 	cfg.outdir = dir;
 	cfg.code = &code;
 	cfg.chunk_records = chunk_records;
-	cfg.no_path_notes = 1;
+	cfg.ahead_tables = 1;
 	cfg.ahead_records_per_node = 1;	/* snapshots of young tables too */
 	if ((err = ptc_writer_new(&w, "ptconv", &cfg)) < 0)
 		return err;
