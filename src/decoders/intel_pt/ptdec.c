@@ -3197,7 +3197,9 @@ static int tap_stack(struct tap_sum *u, const struct ptc_branch *b)
 static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m,
 		   size_t nm)
 {
-	uint64_t lanes = 0, path_lanes = 0;
+	/* (the sums in locals: tap_stack() may write *u, so sums kept there
+	 * would go through memory at every record) */
+	uint64_t lanes = 0, path_lanes = 0, records = 0, insns = 0, not_taken = 0;
 	size_t i, j = 0;
 	unsigned k, npl = 0;
 
@@ -3211,9 +3213,9 @@ static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, cons
 				path_lanes = 0;
 				npl = 0;
 			}
-			u->records += p->path.records;
-			u->insns += b[i].insns + p->path.insns;
-			u->not_taken += p->path.not_taken;
+			records += p->path.records;
+			insns += b[i].insns + p->path.insns;
+			not_taken += p->path.not_taken;
 			if (p->path.kinds & STACK_LANES) {
 				const uint64_t bias = b[i].ip - p->path.rec[0].ip;
 
@@ -3230,12 +3232,15 @@ static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, cons
 			continue;
 		}
 		lanes += kind_lane[b[i].kind];
-		u->records++;
-		u->insns += b[i].insns;
-		u->not_taken += !b[i].taken;
+		records++;
+		insns += b[i].insns;
+		not_taken += !b[i].taken;
 		if (((1u << b[i].kind) & STACK_KINDS) && tap_stack(u, &b[i]) < 0)
 			return -ptc_err_nomem;
 	}
+	u->records += records;
+	u->insns += insns;
+	u->not_taken += not_taken;
 	add_lanes_to(u->by_kind, path_lanes);
 	add_lanes_to(u->by_kind, lanes);
 	if (n)
