@@ -23,8 +23,3 @@ clean-local: clean-example
 clean-example:
 	rm -rf example
 .PHONY: clean-example
-
-# Last in the suite (its ptrace-traced gzip runs long): -j's workers encode
-# ahead for the .ptc writer (writers.h), and the files are the same.
-TESTS += tests/pt_ahead_encode.sh
-EXTRA_DIST += tests/pt_ahead_encode.sh

@@ -1152,8 +1152,6 @@ static int ptcw_paths(void *st, const struct ptc_branch *b, size_t n, const stru
 	struct cursor cur;
 	int err;
 
-	_Static_assert(sizeof(struct path_note) <= sizeof(((struct ptc_path *)0)->scratch),
-		       "a note fits a path's scratch");
 	if (n && !w->ahead && (err = resume(w)) < 0)
 		return err;
 	cur.b = b;
