@@ -394,6 +394,49 @@ static void seq_psb_in_payload(struct seq *s)
 	put(s, tnt(2, 1));
 }
 
+/* Runs of TNT packets back to back (43% of xz's TNT packets follow
+ * another): runs ended by a TIP, a TNT-64, an MTC, a PGD, a FUP's event
+ * and the end, long ones, and TNT-8s after a TNT-64.  The lockstep's wrong
+ * questions (an indirect branch, an event) land inside the runs too, and
+ * the offsets are compared at every bit. */
+static void seq_tnt_runs(struct seq *s)
+{
+	int i;
+
+	psb_plus(s, 300000, 0x401000, 0);
+	put(s, tnt(6, 0x2d));
+	put(s, tnt(1, 1));
+	put(s, tnt(5, 0x11));
+	put(s, ipp(ppt_tip, pt_ipc_update_16, 0x1234));
+	put(s, tnt(3, 6));
+	put(s, tnt(6, 0x2a));
+	put(s, tnt(20, 0xabcde));
+	put(s, tnt(2, 2));
+	put(s, tnt(4, 9));
+	put(s, mtc(0x21));
+	put(s, tnt(6, 0x15));
+	for (i = 0; i < 12; i++)
+		put(s, tnt(1 + i % 6, (uint64_t)(0x15 + i * 7) & ((1u << (1 + i % 6)) - 1)));
+	put(s, ipp(ppt_tip, pt_ipc_update_16, 0x2000));
+	put(s, tnt(47, 0x7fff0000ffffull));
+	for (i = 0; i < 5; i++)
+		put(s, tnt(6, 0x33));
+	put(s, ipp(ppt_tip, pt_ipc_update_16, 0x2100));
+	put(s, tnt(2, 1));
+	put(s, tnt(3, 5));
+	put(s, ipp(ppt_fup, pt_ipc_update_16, 0x2110));
+	put(s, ipp(ppt_tip_pgd, pt_ipc_suppressed, 0));
+	put(s, mode_exec(1, 0));
+	put(s, ipp(ppt_tip_pge, pt_ipc_update_16, 0x2200));
+	put(s, tnt(4, 3));
+	put(s, tnt(4, 12));
+	put(s, ipp(ppt_tip_pgd, pt_ipc_update_16, 0x2300));
+	put(s, ipp(ppt_tip_pge, pt_ipc_update_16, 0x2400));
+	put(s, tnt(2, 1));
+	put(s, tnt(6, 0x3f));
+	put(s, tnt(1, 0));
+}
+
 static const struct {
 	const char *name;
 	seq_fn fn;
@@ -411,6 +454,7 @@ static const struct {
 	{ "pip", seq_pip, 0 },
 	{ "tsx", seq_tsx, 0 },
 	{ "psb-run-in-payload", seq_psb_in_payload, 1 },
+	{ "tnt-runs", seq_tnt_runs, 1 },
 };
 
 /* Cut a stream at every PSB (the windows the conversion decodes) and at a

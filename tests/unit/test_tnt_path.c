@@ -81,10 +81,19 @@ static void test_paths(void)
 	 * that, so the path stops after the jne */
 	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x0);
 	CHECK(p && p->nsteps == 1 && p->tnt_bits == 1, "a not-taken return is the walker's");
+	/* it uses one bit: every key whose first bit is that one gets this
+	 * very path, not a copy (the bits after it do not matter) */
+	q = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 1, 0x0);
+	CHECK(q == p, "the key of the one bit it uses: the same path");
+	q = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 3, 0x1);
+	CHECK(q == p, "three bits, the same first one: the same path");
+	CHECK(ptc_path_memo_count(m) == 5, "five keys held (%zu)", ptc_path_memo_count(m));
 	/* the return alone (a caller outside the path) is not a path */
 	p = ptc_path_memo_get(m, tb, (uint32_t)n, entry(tb, n, 0x400019), 1, 0x1);
 	CHECK(p && p->nsteps == 0, "a return whose call is not in the path: no path");
-	CHECK(ptc_path_memo_count(m) == 4, "four keys held (%zu)", ptc_path_memo_count(m));
+	q = ptc_path_memo_get(m, tb, (uint32_t)n, entry(tb, n, 0x400019), 2, 0x2);
+	CHECK(q == p, "nor with other bits: the same empty path");
+	CHECK(ptc_path_memo_count(m) == 8, "eight keys held (%zu)", ptc_path_memo_count(m));
 	ptc_path_memo_free(m);
 
 	/* a full memo answers NULL, never a wrong path */
@@ -96,7 +105,7 @@ static void test_paths(void)
 	ptc_path_memo_free(m);
 
 	/* a memo that fills up closes, and keeps answering for what it holds */
-	if (ptc_path_memo_new(&m, (size_t)512 << 10) < 0)
+	if (ptc_path_memo_new(&m, (size_t)384 << 10) < 0)
 		abort();
 	q = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
 	CHECK(q && ptc_path_memo_open(m), "the first path fits");
@@ -114,7 +123,7 @@ static void test_paths(void)
 		CHECK(refused && got > 100, "the memo fills up (%u paths) and refuses", got);
 	}
 	CHECK(!ptc_path_memo_open(m), "a full memo says it is closed");
-	CHECK(ptc_path_memo_bytes(m) <= (size_t)512 << 10, "within its bytes (%zu)", ptc_path_memo_bytes(m));
+	CHECK(ptc_path_memo_bytes(m) <= (size_t)384 << 10, "within its bytes (%zu)", ptc_path_memo_bytes(m));
 	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
 	CHECK(p == q, "a full memo still gives the paths it holds");
 	ptc_path_memo_free(m);

@@ -132,6 +132,27 @@ static int grow(struct ptc_path_memo *m)
 	return 0;
 }
 
+/* The path a key names, if the memo has it. */
+static struct ptc_tnt_path *memo_find(const struct ptc_path_memo *m, const struct ptc_tbranch *tb, uint64_t key)
+{
+	size_t i;
+
+	for (i = ptc_path_hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
+		if (m->slots[i].tb == tb && m->slots[i].key == key)
+			return m->slots[i].path;
+	return NULL;
+}
+
+/* Where a key goes: the empty slot its probe ends on (the key is not in). */
+static size_t memo_place(const struct ptc_path_memo *m, const struct ptc_tbranch *tb, uint64_t key)
+{
+	size_t i;
+
+	for (i = ptc_path_hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
+		;
+	return i;
+}
+
 /* Walk the table from conditional entry idx with the bits, as the walker
  * would one branch at a time (ptdec.c: walk()), keeping the steps up to the
  * last conditional branch or return whose successor the table knows.  A
@@ -148,6 +169,7 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		uint32_t steps, bits, idx, insns;
 		uint64_t ip;
 	} keep = { 0, 0, 0, 0, 0 };
+	const uint32_t idx0 = idx;
 	struct ptc_tnt_path *p;
 	struct ptc_branch *rec;
 	uint32_t i;
@@ -217,6 +239,15 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		idx = next_idx;
 	}
 
+	/* A path that uses fewer bits than it was asked with is the path of
+	 * the bits it uses, whatever the others: the same path object serves
+	 * every such key (xz's paths use 4.3 of up to 6 bits: the rest made
+	 * copies, each worked out and noted by the writer afresh). */
+	if (keep.bits < nbits) {
+		p = memo_find(m, tb, ptc_path_key(idx0, keep.bits, bits >> (nbits - keep.bits)));
+		if (p)
+			return p;
+	}
 	p = arena_alloc(m, sizeof(*p) + keep.steps * (sizeof(p->step[0]) + sizeof(struct ptc_branch)));
 	if (!p)
 		return NULL;
@@ -262,18 +293,18 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t i, const struct ptc_tbranch *tb,
 				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
 {
-	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
+	const uint64_t key = ptc_path_key(idx, nbits, bits);
 	struct ptc_tnt_path *p;
 
 	if (m->full)
 		return NULL;
-	if (!m->slots || (m->count + 1) * 2 > m->mask + 1) {
+	/* (room for its key and the key of the bits it uses) */
+	if (!m->slots || (m->count + 2) * 2 > m->mask + 1) {
 		if (grow(m) < 0) {
 			m->full = 1;
 			return NULL;
 		}
-		for (i = ptc_path_hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
-			;
+		i = memo_place(m, tb, key);
 	}
 	if (!room(m)) {
 		m->full = 1;
@@ -288,5 +319,17 @@ struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t i, const 
 	m->slots[i].key = key;
 	m->slots[i].path = p;
 	m->count++;
+	if (p->tnt_bits < nbits) {
+		/* the path under the key of the bits it uses too (build()) */
+		const uint64_t used = ptc_path_key(idx, p->tnt_bits, bits >> (nbits - p->tnt_bits));
+
+		if (!memo_find(m, tb, used)) {
+			i = memo_place(m, tb, used);
+			m->slots[i].tb = tb;
+			m->slots[i].key = used;
+			m->slots[i].path = p;
+			m->count++;
+		}
+	}
 	return p;
 }

@@ -90,6 +90,12 @@ static inline size_t ptc_path_hash(const struct ptc_tbranch *tb, uint64_t key)
 	return (size_t)(h ^ (h >> 29) ^ (h >> 43));
 }
 
+/* The key of entry idx's path for nbits taken bits. */
+static inline uint64_t ptc_path_key(uint32_t idx, unsigned nbits, uint32_t bits)
+{
+	return (uint64_t)idx << 16 | nbits << 8 | bits;
+}
+
 /* A memo of at most max_bytes (0: PTC_PT_MEMO_BYTES). */
 int ptc_path_memo_new(struct ptc_path_memo **out, size_t max_bytes);
 void ptc_path_memo_free(struct ptc_path_memo *m);
@@ -103,7 +109,7 @@ struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t slot, con
 static inline struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
 						     uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
 {
-	uint64_t key = (uint64_t)idx << 16 | nbits << 8 | bits;
+	uint64_t key = ptc_path_key(idx, nbits, bits);
 	const struct ptc_path_slot *slots = m->slots;
 	size_t i = 0;
 
