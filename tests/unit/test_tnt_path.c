@@ -50,6 +50,7 @@ static void test_paths(void)
 	/* jne taken twice: two records, back at the jne with 3 instructions */
 	p = ptc_path_memo_get(m, tb, (uint32_t)n, jne, 2, 0x3);
 	CHECK(p && p->nsteps == 2 && p->tnt_bits == 2, "two taken bits: two branches");
+	CHECK(p && !p->stack && !p->push_mask && !p->keep_mask && !p->max_depth, "no call, no return");
 	if (p && p->nsteps == 2) {
 		CHECK(p->step[0].ip == 0x400007 && p->step[0].taken && p->step[0].target == 0x400002,
 		      "first: the jne, taken to 400002");
@@ -76,6 +77,10 @@ static void test_paths(void)
 		      "then the jmp rbx, one instruction on");
 		CHECK(p->path.bits == 1 && p->path.taken == 0 && p->path.not_taken == 1,
 		      "one conditional branch, not taken");
+		/* on a call stack: one push, returned from within */
+		CHECK(p->stack && p->push_mask == 1u << 1 && p->keep_mask == 0 && p->max_depth == 1,
+		      "it pushes at its call, pops it again, goes one deep (%x %x %u)", p->push_mask,
+		      p->keep_mask, p->max_depth);
 	}
 	/* not taken, then a not-taken bit for the return: the walker reports
 	 * that, so the path stops after the jne */

@@ -2172,9 +2172,23 @@ static __attribute__((noinline)) int walk(struct ptc_pt_decoder *d, uint64_t unt
 						return err;
 					out = t->batch + t->nbatch;
 				}
-				if (p->stack) {
+				if (p->stack && !t->no_hold && t->depth + p->max_depth <= t->stack_cap) {
+					/* what the path leaves on the thread's call
+					 * stack: the return addresses of its calls
+					 * that it does not return from (the room is
+					 * there: no push would grow the stack) */
+					uint32_t km;
+
+					for (km = p->keep_mask; km; km &= km - 1) {
+						s = &p->step[__builtin_ctz(km)];
+						t->stack[t->depth] = (uint64_t)((int64_t)s->ip + bias) + s->length;
+						t->stack_call[t->depth++] = s->idx;
+					}
+				} else if (p->stack) {
 					/* the calls' return addresses, and the returns
-					 * to them, on the thread's call stack */
+					 * to them, on the thread's call stack, one by
+					 * one (a window's stand-in notes each call's
+					 * entry: shadow_hint()) */
 					for (s = p->step; s < send; s++) {
 						if (s->kind == PTC_BR_CALL) {
 							if (call_pushes(&tb[s->idx]) &&
@@ -3191,6 +3205,34 @@ static int tap_stack(struct tap_sum *u, const struct ptc_branch *b)
 	return 0;
 }
 
+/* What path p, at bias from its image's addresses, does to the tap's
+ * stack: tap_stack() of each of its calls and returns, at once (struct
+ * ptc_tnt_path: its returns pop only its own calls). */
+static int tap_path_stack(struct tap_sum *u, const struct ptc_tnt_path *p, uint64_t bias)
+{
+	uint32_t pm;
+	uint64_t push = u->pushes;
+
+	if (ptc_grow((void **)&u->frames, &u->capframes, u->depth + p->max_depth, sizeof(*u->frames), 64) < 0)
+		return -ptc_err_nomem;
+	if (u->depth + p->max_depth > u->max_depth)
+		u->max_depth = u->depth + p->max_depth;
+	/* (its pushes in order, those that stay among them: no popcount in
+	 * the baseline instruction set) */
+	for (pm = p->push_mask; pm; pm &= pm - 1, push++) {
+		const unsigned k = (unsigned)__builtin_ctz(pm);
+
+		if (p->keep_mask >> k & 1) {
+			const struct ptc_branch *r = &p->path.rec[k];
+
+			u->frames[u->depth].ret = r->ip + bias + r->length;
+			u->frames[u->depth++].push = push;
+		}
+	}
+	u->pushes = push;
+	return 0;
+}
+
 /* What entries b[0, n) (nm paths among them) that the tap took do: the
  * counts as hand_over() makes them (kinds in 9-bit lanes), the calls and
  * returns on the tap's stack. */
@@ -3201,7 +3243,7 @@ static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, cons
 	 * would go through memory at every record) */
 	uint64_t lanes = 0, path_lanes = 0, records = 0, insns = 0, not_taken = 0;
 	size_t i, j = 0;
-	unsigned k, npl = 0;
+	unsigned npl = 0;
 
 	for (i = 0; i < n; i++) {
 		if (j < nm && m[j].at == i) {
@@ -3216,19 +3258,8 @@ static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, cons
 			records += p->path.records;
 			insns += b[i].insns + p->path.insns;
 			not_taken += p->path.not_taken;
-			if (p->path.kinds & STACK_LANES) {
-				const uint64_t bias = b[i].ip - p->path.rec[0].ip;
-
-				for (k = 0; k < p->nsteps; k++)
-					if ((1u << p->step[k].kind) & STACK_KINDS) {
-						struct ptc_branch r = p->path.rec[k];
-
-						r.ip += bias;
-						r.target += bias;
-						if (tap_stack(u, &r) < 0)
-							return -ptc_err_nomem;
-					}
-			}
+			if (p->stack && tap_path_stack(u, p, b[i].ip - p->path.rec[0].ip) < 0)
+				return -ptc_err_nomem;
 			continue;
 		}
 		lanes += kind_lane[b[i].kind];
@@ -3761,6 +3792,29 @@ static inline int replay_stack(struct shadow *s, struct ptc_pt_thread *t, const 
 	return 0;
 }
 
+/* replay_stack() of each call and return of path p, at bias from its
+ * image's addresses, at once (struct ptc_tnt_path), where t has the room
+ * for its deepest call. */
+static void replay_path_stack(struct shadow *s, struct ptc_pt_thread *t, const struct ptc_tnt_path *p,
+			      uint64_t bias)
+{
+	size_t h = s->hnext;
+	uint32_t pm;
+
+	/* (each push takes the next hint while there is one) */
+	for (pm = p->push_mask; pm; pm &= pm - 1, h += h < s->nhints) {
+		const unsigned k = (unsigned)__builtin_ctz(pm);
+
+		if (p->keep_mask >> k & 1) {
+			const struct ptc_branch *r = &p->path.rec[k];
+
+			t->stack[t->depth] = r->ip + bias + r->length;
+			t->stack_call[t->depth++] = h < s->nhints ? s->hints[h] : PTC_NO_BRANCH;
+		}
+	}
+	s->hnext = h;
+}
+
 static inline int
 replay_record(struct ptc_pt_ahead *a, struct shadow *s, struct ptc_pt_thread *t, const struct ahead_op *o,
 	      struct ptc_branch *b)
@@ -3853,7 +3907,9 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 				replay_first(a, s, t, o, out);
 			t->marks[t->nmarks].at = (uint32_t)t->nbatch;
 			t->marks[t->nmarks++].path = (struct ptc_path *)&p->path;
-			if (p->path.kinds & STACK_LANES)
+			if (p->stack && t->depth + p->max_depth <= t->stack_cap)
+				replay_path_stack(s, t, p, (uint64_t)bias);
+			else if (p->stack)
 				for (k = 0; k < p->nsteps; k++)
 					if ((1u << p->step[k].kind) & STACK_KINDS) {
 						struct ptc_branch r = p->path.rec[k];

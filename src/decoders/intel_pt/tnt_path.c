@@ -258,17 +258,28 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 	/* unique in the process: a sink may remember a path by its id after
 	 * its memo has gone (and its memory serves another) */
 	p->path.id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
-	p->nsteps = keep.steps;
-	p->tnt_bits = keep.bits;
+	p->nsteps = (uint8_t)keep.steps;
+	p->tnt_bits = (uint8_t)keep.bits;
 	p->end_idx = keep.idx;
 	p->end_insns = keep.insns;
 	p->end_ip = keep.ip;
 	p->path.records = keep.steps;
+	p->push_mask = p->keep_mask = 0;
+	p->max_depth = 0;
+	depth = 0;
+	_Static_assert(PTC_PATH_STEPS <= 32, "a path's steps fit a mask");
 	for (i = 0; i < keep.steps; i++) {
 		p->step[i] = st[i];
-		if ((st[i].kind == PTC_BR_CALL && !(tb[st[i].idx].flags & PTC_TBF_TARGET_IS_FALL)) ||
-		    st[i].kind == PTC_BR_RET)
+		if (st[i].kind == PTC_BR_CALL && !(tb[st[i].idx].flags & PTC_TBF_TARGET_IS_FALL)) {
 			p->stack = 1;
+			p->push_mask |= 1u << i;
+			calls[depth++] = i;
+			if (depth > p->max_depth)
+				p->max_depth = (uint8_t)depth;
+		} else if (st[i].kind == PTC_BR_RET) {
+			p->stack = 1;
+			depth--;	/* (build() took only returns to its own calls) */
+		}
 		p->path.kinds += (uint64_t)1 << (9 * st[i].kind);
 		p->path.not_taken += !st[i].taken;
 		if (st[i].kind == PTC_BR_COND)
@@ -285,6 +296,8 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		rec[i].length = st[i].length;
 		rec[i].flags = 0;
 	}
+	for (i = 0; i < depth; i++)
+		p->keep_mask |= 1u << calls[i];
 	return p;
 }
 

@@ -52,11 +52,18 @@ struct ptc_path_step {
 
 struct ptc_tnt_path {
 	struct ptc_path path;		/* what sinks are shown (common/trace_event.h) */
-	uint32_t nsteps;
-	uint32_t tnt_bits;		/* TNT bits it uses (conditionals and returns) */
+	uint8_t nsteps;
+	uint8_t tnt_bits;		/* TNT bits it uses (conditionals and returns) */
+	uint8_t stack;			/* it has calls that push or returns */
+	/* What it does to a call stack as a whole: its returns go back to
+	 * its own calls, so all that stays is the pushes of the calls whose
+	 * returns it has not (keep_mask: steps by bit), on top of the stack
+	 * as it found it, which it leaves alone.  It pushes push_mask's
+	 * steps in all and goes max_depth above where it started. */
+	uint8_t max_depth;
+	uint32_t push_mask, keep_mask;
 	uint32_t end_idx, end_insns;	/* the walker's position after it */
 	uint64_t end_ip;		/* where that block starts (image address) */
-	int stack;			/* it has calls or returns */
 	/* (path.rec points past step[nsteps]) */
 	struct ptc_path_step step[];
 };
