@@ -170,6 +170,7 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		uint64_t ip;
 	} keep = { 0, 0, 0, 0, 0 };
 	const uint32_t idx0 = idx;
+	uint32_t open_calls[PTC_PATH_STEPS], nopen = 0;	/* steps whose calls are not returned from */
 	struct ptc_tnt_path *p;
 	struct ptc_branch *rec;
 	uint32_t i;
@@ -266,19 +267,18 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 	p->path.records = keep.steps;
 	p->push_mask = p->keep_mask = 0;
 	p->max_depth = 0;
-	depth = 0;
 	_Static_assert(PTC_PATH_STEPS <= 32, "a path's steps fit a mask");
 	for (i = 0; i < keep.steps; i++) {
 		p->step[i] = st[i];
 		if (st[i].kind == PTC_BR_CALL && !(tb[st[i].idx].flags & PTC_TBF_TARGET_IS_FALL)) {
 			p->stack = 1;
 			p->push_mask |= 1u << i;
-			calls[depth++] = i;
-			if (depth > p->max_depth)
-				p->max_depth = (uint8_t)depth;
+			open_calls[nopen++] = i;
+			if (nopen > p->max_depth)
+				p->max_depth = (uint8_t)nopen;
 		} else if (st[i].kind == PTC_BR_RET) {
 			p->stack = 1;
-			depth--;	/* (build() took only returns to its own calls) */
+			nopen--;	/* (the loop above took only returns to its own calls) */
 		}
 		p->path.kinds += (uint64_t)1 << (9 * st[i].kind);
 		p->path.not_taken += !st[i].taken;
@@ -296,8 +296,8 @@ static struct ptc_tnt_path *build(struct ptc_path_memo *m, const struct ptc_tbra
 		rec[i].length = st[i].length;
 		rec[i].flags = 0;
 	}
-	for (i = 0; i < depth; i++)
-		p->keep_mask |= 1u << calls[i];
+	for (i = 0; i < nopen; i++)
+		p->keep_mask |= 1u << open_calls[i];
 	return p;
 }
 
