@@ -111,6 +111,11 @@ def read_ptconv(outdir):
     return threads
 
 
+def show(b):
+    """A branch (ip, target, kind, taken, insns) as the text format has it."""
+    return "%x->%x %s taken=%d insns=%d" % tuple(b[:5])
+
+
 def same(got, want, open_end):
     """got (ptconv's branch, 5 fields) is want (the truth's).  open_end: got
     is the last branch before a gap: a far branch there has target 0, as
@@ -204,8 +209,16 @@ def main():
                         errors += 1
                         break
                 else:
-                    if len(body) != len(branches):
+                    if len(body) < len(branches):
                         print("thread %d: the first %d branches agree, then the trace ends early" % (tid, len(body)))
+                        errors += 1
+                    elif len(body) > len(branches):
+                        # (shown in full, for the cause: the truth's end
+                        # and what the trace has past it)
+                        print("thread %d: all %d branches of the truth agree, then the trace has %d more: %s"
+                              % (tid, len(branches), len(body) - len(branches),
+                                 ", ".join(show(b) for b in body[len(branches):len(branches) + 4])))
+                        print("thread %d: the truth's last branches: %s" % (tid, ", ".join(show(b) for b in branches[-2:])))
                         errors += 1
                 covered = len(body)
                 pos = len(body)
