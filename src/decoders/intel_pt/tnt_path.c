@@ -135,22 +135,9 @@ static int grow(struct ptc_path_memo *m)
 /* The path a key names, if the memo has it. */
 static struct ptc_tnt_path *memo_find(const struct ptc_path_memo *m, const struct ptc_tbranch *tb, uint64_t key)
 {
-	size_t i;
+	const size_t i = ptc_path_memo_probe(m, tb, key);
 
-	for (i = ptc_path_hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
-		if (m->slots[i].tb == tb && m->slots[i].key == key)
-			return m->slots[i].path;
-	return NULL;
-}
-
-/* Where a key goes: the empty slot its probe ends on (the key is not in). */
-static size_t memo_place(const struct ptc_path_memo *m, const struct ptc_tbranch *tb, uint64_t key)
-{
-	size_t i;
-
-	for (i = ptc_path_hash(tb, key) & m->mask; m->slots[i].tb; i = (i + 1) & m->mask)
-		;
-	return i;
+	return m->slots[i].tb ? m->slots[i].path : NULL;
 }
 
 /* Walk the table from conditional entry idx with the bits, as the walker
@@ -317,7 +304,7 @@ struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t i, const 
 			m->full = 1;
 			return NULL;
 		}
-		i = memo_place(m, tb, key);
+		i = ptc_path_memo_probe(m, tb, key);
 	}
 	if (!room(m)) {
 		m->full = 1;
@@ -336,8 +323,8 @@ struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t i, const 
 		/* the path under the key of the bits it uses too (build()) */
 		const uint64_t used = ptc_path_key(idx, p->tnt_bits, bits >> (nbits - p->tnt_bits));
 
-		if (!memo_find(m, tb, used)) {
-			i = memo_place(m, tb, used);
+		i = ptc_path_memo_probe(m, tb, used);
+		if (!m->slots[i].tb) {
 			m->slots[i].tb = tb;
 			m->slots[i].key = used;
 			m->slots[i].path = p;

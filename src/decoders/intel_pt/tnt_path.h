@@ -113,17 +113,29 @@ void ptc_path_memo_free(struct ptc_path_memo *m);
  * memo is full (or out of memory) and does not know it. */
 struct ptc_tnt_path *ptc_path_memo_add(struct ptc_path_memo *m, size_t slot, const struct ptc_tbranch *tb,
 				       uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits);
+/* The slot of key in m's table (which must exist): the key's, or the
+ * empty one its probe ends on, where it goes. */
+static inline size_t ptc_path_memo_probe(const struct ptc_path_memo *m, const struct ptc_tbranch *tb, uint64_t key)
+{
+	const struct ptc_path_slot *slots = m->slots;
+	size_t i;
+
+	for (i = ptc_path_hash(tb, key) & m->mask; slots[i].tb; i = (i + 1) & m->mask)
+		if (slots[i].tb == tb && slots[i].key == key)
+			break;
+	return i;
+}
+
 static inline struct ptc_tnt_path *ptc_path_memo_get(struct ptc_path_memo *m, const struct ptc_tbranch *tb,
 						     uint32_t ntb, uint32_t idx, unsigned nbits, uint32_t bits)
 {
-	uint64_t key = ptc_path_key(idx, nbits, bits);
-	const struct ptc_path_slot *slots = m->slots;
 	size_t i = 0;
 
-	if (slots)
-		for (i = ptc_path_hash(tb, key) & m->mask; slots[i].tb; i = (i + 1) & m->mask)
-			if (slots[i].tb == tb && slots[i].key == key)
-				return slots[i].path;
+	if (m->slots) {
+		i = ptc_path_memo_probe(m, tb, ptc_path_key(idx, nbits, bits));
+		if (m->slots[i].tb)
+			return m->slots[i].path;
+	}
 	/* a miss: ptc_path_memo_add() works the path out (slot i: where the
 	 * lookup ended, the key's place) */
 	return ptc_path_memo_add(m, i, tb, ntb, idx, nbits, bits);
