@@ -112,7 +112,7 @@ def read_ptconv(outdir):
 
 
 def show(b):
-    """A branch (ip, target, kind, taken, insns) as the text format has it."""
+    """A branch (ip, target, kind, taken, insns) for a message."""
     return "%x->%x %s taken=%d insns=%d" % tuple(b[:5])
 
 
@@ -213,8 +213,8 @@ def main():
                         print("thread %d: the first %d branches agree, then the trace ends early" % (tid, len(body)))
                         errors += 1
                     elif len(body) > len(branches):
-                        # (shown in full, for the cause: the truth's end
-                        # and what the trace has past it)
+                        # (for the cause: the first few branches past
+                        # the truth's end, and the truth's last two)
                         print("thread %d: all %d branches of the truth agree, then the trace has %d more: %s"
                               % (tid, len(branches), len(body) - len(branches),
                                  ", ".join(show(b) for b in body[len(branches):len(branches) + 4])))
