@@ -304,11 +304,11 @@ static int give(struct ptc_sink *s, const struct ptc_branch *b, size_t n, const 
 	return ptc_batch_give_dense(s->branches, s->ctx, b, n, m, nm);
 }
 
-/* A branch kind's lane (hand_over()): an unknown kind counts as far. */
+/* A branch kind's lane (count_batch()): an unknown kind counts as far. */
 #define KIND_LANE(k) ((uint64_t)1 << (9 * ((k) < PTC_BR_KIND_NR ? (k) : PTC_BR_FAR)))
 static const uint64_t kind_lane[256] = PTC_TABLE256(KIND_LANE);
 
-/* Lanes (hand_over()) into counts per kind. */
+/* Lanes (count_batch()) into counts per kind. */
 static inline void add_lanes_to(uint64_t *by_kind, uint64_t lanes)
 {
 	unsigned k;
@@ -317,17 +317,17 @@ static inline void add_lanes_to(uint64_t *by_kind, uint64_t lanes)
 		by_kind[k] += (lanes >> (9 * k)) & 511;
 }
 
-static inline void add_lanes(struct ptc_pt_thread *t, uint64_t lanes)
-{
-	add_lanes_to(t->by_kind, lanes);
-}
+/* What entries b[0, n) count, with the nm paths marked among them (a path
+ * counts as its records): to by_kind, and added to *c. */
+struct batch_counts {
+	uint64_t records, insns, not_taken;
+};
 
-static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n,
-		     const struct ptc_path_mark *m, size_t nm)
+static inline void count_batch(const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m, size_t nm,
+			       uint64_t *by_kind, struct batch_counts *c)
 {
-	uint64_t lanes = 0, insns = 0, not_taken = 0;
+	uint64_t lanes = 0, insns = 0, not_taken = 0, records = n;
 	size_t i, j, k;
-	int err;
 
 	/* Statistics per batch rather than per branch.  The kinds are counted
 	 * in 9-bit lanes of a register (a batch has at most 511 records):
@@ -361,12 +361,25 @@ static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t
 			path_lanes += p->kinds;
 			insns += p->insns;
 			not_taken += p->not_taken;
+			records += p->records - 1;
 		}
-		add_lanes(t, path_lanes);
+		add_lanes_to(by_kind, path_lanes);
 	}
-	add_lanes(t, lanes);
-	t->insns += insns;
-	t->not_taken += not_taken;
+	add_lanes_to(by_kind, lanes);
+	c->records += records;
+	c->insns += insns;
+	c->not_taken += not_taken;
+}
+
+static int hand_over(struct ptc_pt_thread *t, const struct ptc_branch *b, size_t n,
+		     const struct ptc_path_mark *m, size_t nm)
+{
+	struct batch_counts c = { 0, 0, 0 };
+	int err;
+
+	count_batch(b, n, m, nm, t->by_kind, &c);
+	t->insns += c.insns;
+	t->not_taken += c.not_taken;
 
 	if (n)
 		t->next_ip = batch_next_ip(b, n, m, nm);
@@ -3234,46 +3247,32 @@ static int tap_path_stack(struct tap_sum *u, const struct ptc_tnt_path *p, uint6
 }
 
 /* What entries b[0, n) (nm paths among them) that the tap took do: the
- * counts as hand_over() makes them (kinds in 9-bit lanes), the calls and
- * returns on the tap's stack. */
+ * counts as hand_over() makes them, the calls and returns on the tap's
+ * stack, in their order (a path's at once). */
 static int tap_add(struct tap_sum *u, const struct ptc_branch *b, size_t n, const struct ptc_path_mark *m,
 		   size_t nm)
 {
-	/* (the sums in locals: tap_stack() may write *u, so sums kept there
-	 * would go through memory at every record) */
-	uint64_t lanes = 0, path_lanes = 0, records = 0, insns = 0, not_taken = 0;
-	size_t i, j = 0;
-	unsigned npl = 0;
+	struct batch_counts c = { 0, 0, 0 };
+	size_t i = 0, j;
 
-	for (i = 0; i < n; i++) {
-		if (j < nm && m[j].at == i) {
-			const struct ptc_tnt_path *p = (const struct ptc_tnt_path *)m[j++].path;
+	count_batch(b, n, m, nm, u->by_kind, &c);
+	u->records += c.records;
+	u->insns += c.insns;
+	u->not_taken += c.not_taken;
+	for (j = 0; j <= nm; j++) {
+		const size_t end = j < nm ? m[j].at : n;
 
-			path_lanes += p->path.kinds;
-			if (++npl == 15) {
-				add_lanes_to(u->by_kind, path_lanes);
-				path_lanes = 0;
-				npl = 0;
-			}
-			records += p->path.records;
-			insns += b[i].insns + p->path.insns;
-			not_taken += p->path.not_taken;
+		for (; i < end; i++)
+			if (((1u << b[i].kind) & STACK_KINDS) && tap_stack(u, &b[i]) < 0)
+				return -ptc_err_nomem;
+		if (j < nm) {
+			const struct ptc_tnt_path *p = (const struct ptc_tnt_path *)m[j].path;
+
 			if (p->stack && tap_path_stack(u, p, b[i].ip - p->path.rec[0].ip) < 0)
 				return -ptc_err_nomem;
-			continue;
+			i++;
 		}
-		lanes += kind_lane[b[i].kind];
-		records++;
-		insns += b[i].insns;
-		not_taken += !b[i].taken;
-		if (((1u << b[i].kind) & STACK_KINDS) && tap_stack(u, &b[i]) < 0)
-			return -ptc_err_nomem;
 	}
-	u->records += records;
-	u->insns += insns;
-	u->not_taken += not_taken;
-	add_lanes_to(u->by_kind, path_lanes);
-	add_lanes_to(u->by_kind, lanes);
 	if (n)
 		u->next_ip = batch_next_ip(b, n, m, nm);
 	return 0;
