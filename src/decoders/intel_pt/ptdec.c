@@ -3024,53 +3024,72 @@ static inline uint8_t *log_put_time(uint8_t *p, uint8_t *tag, struct log_state *
 /* Record b (no path's) at p; returns the end. */
 static inline uint8_t *log_put_record(uint8_t *p, struct log_state *st, const struct ptc_branch *b)
 {
+	/* (b's fields read before any byte is stored: a store through p
+	 * could change them, for all the compiler knows) */
+	const uint64_t ip = b->ip, target = b->target, time = b->time;
+	const uint32_t insns = b->insns;
+	const uint8_t kind = b->kind, taken = b->taken, length = b->length, flags = b->flags;
+	const int64_t dip = (int64_t)(ip - st->ip), dtg = (int64_t)(target - ip);
 	uint8_t *tag = p++, *ext = p, x = 0;
-	const int64_t dip = (int64_t)(b->ip - st->ip), dtg = (int64_t)(b->target - b->ip);
 
-	*tag = (uint8_t)((b->kind & 7) | (b->taken == 1 ? LOG_T_TAKEN1 : 0));
-	if (!log_fits32(dip) || !log_fits32(dtg) || b->insns > 0xffff || b->taken > 1 || b->flags) {
-		p++;
-		if (!log_fits32(dip))
-			x |= LOG_X_IP;
-		if (!log_fits32(dtg))
-			x |= LOG_X_TARGET;
-		if (b->insns > 0xffff)
-			x |= LOG_X_INSNS;
-		if (b->taken > 1)
-			x |= LOG_X_TAKEN;
-		if (b->flags)
-			x |= LOG_X_FLAGS;
-		*tag |= LOG_T_EXT;
-		*ext = x;
+	st->ip = ip;
+	/* (the tests at once: a field that does not fit leaves a bit) */
+	if (!((((uint64_t)dip + 0x80000000u) >> 32) | (((uint64_t)dtg + 0x80000000u) >> 32) | (insns >> 16) |
+	      (taken >> 1) | flags)) {
+		/* the usual slot, every field short: stored at fixed places
+		 * (log_get() reads it so) */
+		*tag = (uint8_t)((kind & 7) | (taken ? LOG_T_TAKEN1 : 0));
+		ptc_put32(p, (uint32_t)dip);
+		ptc_put32(p + 4, (uint32_t)dtg);
+		ptc_put16(p + 8, (uint16_t)insns);
+		p[10] = length;
+		return log_put_time(p + 11, tag, st, time);
 	}
-	p = log_put_rel(p, x & LOG_X_IP, b->ip, dip);
-	p = log_put_rel(p, x & LOG_X_TARGET, b->target, dtg);
-	p = log_put_insns(p, x & LOG_X_INSNS, b->insns);
-	*p++ = b->length;
+	/* a field that does not fit: the extension byte says which */
+	*tag = (uint8_t)((kind & 7) | (taken == 1 ? LOG_T_TAKEN1 : 0) | LOG_T_EXT);
+	p++;
+	if (!log_fits32(dip))
+		x |= LOG_X_IP;
+	if (!log_fits32(dtg))
+		x |= LOG_X_TARGET;
+	if (insns > 0xffff)
+		x |= LOG_X_INSNS;
+	if (taken > 1)
+		x |= LOG_X_TAKEN;
+	if (flags)
+		x |= LOG_X_FLAGS;
+	*ext = x;
+	p = log_put_rel(p, x & LOG_X_IP, ip, dip);
+	p = log_put_rel(p, x & LOG_X_TARGET, target, dtg);
+	p = log_put_insns(p, x & LOG_X_INSNS, insns);
+	*p++ = length;
 	if (x & LOG_X_TAKEN)
-		*p++ = b->taken;
+		*p++ = taken;
 	if (x & LOG_X_FLAGS)
-		*p++ = b->flags;
-	st->ip = b->ip;
-	return log_put_time(p, tag, st, b->time);
+		*p++ = flags;
+	return log_put_time(p, tag, st, time);
 }
 
 /* Path p, whose first record is first, at out; returns the end. */
 static inline uint8_t *log_put_path(uint8_t *out, struct log_state *st, const struct ptc_tnt_path *p,
 				    const struct ptc_branch *first)
 {
-	uint8_t *tag = out++, *ext = out, x = 0;
-	const int64_t bias = (int64_t)(first->ip - p->step[0].ip);
+	/* (first's fields read before any byte is stored: log_put_record()) */
+	const uint64_t ip = first->ip, time = first->time;
+	const uint32_t insns = first->insns;
+	const uint8_t flags = first->flags;
+	const int64_t bias = (int64_t)(ip - p->step[0].ip);
 	const int64_t dp = (int64_t)((uintptr_t)p - st->path);
+	uint8_t *tag = out++, *ext = out, x = 0;
 
 	*tag = LOG_T_PATH;
-	if (!log_fits32(dp) || first->insns > 0xffff || first->flags || bias != st->bias) {
+	if (!log_fits32(dp) || insns > 0xffff || flags || bias != st->bias) {
 		out++;
 		if (!log_fits32(dp))
 			x |= LOG_X_IP;
-		if (first->insns > 0xffff)
+		if (insns > 0xffff)
 			x |= LOG_X_INSNS;
-		if (first->flags)
+		if (flags)
 			x |= LOG_X_FLAGS;
 		if (bias != st->bias)
 			x |= LOG_X_BIAS;
@@ -3078,54 +3097,68 @@ static inline uint8_t *log_put_path(uint8_t *out, struct log_state *st, const st
 		*ext = x;
 	}
 	out = log_put_rel(out, x & LOG_X_IP, (uint64_t)(uintptr_t)p, dp);
-	out = log_put_insns(out, x & LOG_X_INSNS, first->insns);
+	out = log_put_insns(out, x & LOG_X_INSNS, insns);
 	if (x & LOG_X_FLAGS)
-		*out++ = first->flags;
+		*out++ = flags;
 	if (x & LOG_X_BIAS) {
 		ptc_put64(out, (uint64_t)bias);
 		out += 8;
 		st->bias = bias;
 	}
 	st->path = (uintptr_t)p;
-	st->ip = first->ip;
-	return log_put_time(out, tag, st, first->time);
+	st->ip = ip;
+	return log_put_time(out, tag, st, time);
 }
 
 /* The slot at p into *rec (a path's: its first record) and *path (NULL:
  * a record); returns the next slot.  (The log is this process's own
  * writing: nothing to check.) */
-static inline const uint8_t *log_get(const uint8_t *p, struct log_state *st, struct ptc_branch *rec,
-				     const struct ptc_tnt_path **path)
+static inline __attribute__((always_inline)) const uint8_t *
+log_get(const uint8_t *p, struct log_state *st, struct ptc_branch *rec, const struct ptc_tnt_path **path)
 {
 	const uint8_t tag = *p++;
-	const uint8_t x = tag & LOG_T_EXT ? *p++ : 0;
 
-	if (tag & LOG_T_PATH) {
-		const struct ptc_tnt_path *tp;
-		uint64_t at;
-		uint32_t insns;
-		uint8_t flags;
-
-		p = log_get_rel(p, x & LOG_X_IP, st->path, &at);
-		st->path = (uintptr_t)at;
-		tp = (const struct ptc_tnt_path *)st->path;
-		p = log_get_insns(p, x & LOG_X_INSNS, &insns);
-		flags = x & LOG_X_FLAGS ? *p++ : 0;
-		if (x & LOG_X_BIAS) {
-			st->bias = (int64_t)ptc_le64(p);
-			p += 8;
-		}
-		path_first(rec, tp, st->bias, 0, insns, flags);	/* (the time below) */
-		*path = tp;
-	} else {
-		p = log_get_rel(p, x & LOG_X_IP, st->ip, &rec->ip);
-		p = log_get_rel(p, x & LOG_X_TARGET, rec->ip, &rec->target);
-		p = log_get_insns(p, x & LOG_X_INSNS, &rec->insns);
-		rec->length = *p++;
+	if (!(tag & (LOG_T_PATH | LOG_T_EXT))) {
+		/* the usual slot (log_put_record()) */
+		rec->ip = st->ip + (uint64_t)(int64_t)(int32_t)ptc_le32(p);
+		rec->target = rec->ip + (uint64_t)(int64_t)(int32_t)ptc_le32(p + 4);
+		rec->insns = ptc_le16(p + 8);
+		rec->length = p[10];
 		rec->kind = tag & 7;
-		rec->taken = x & LOG_X_TAKEN ? *p++ : (tag & LOG_T_TAKEN1) != 0;
-		rec->flags = x & LOG_X_FLAGS ? *p++ : 0;
+		rec->taken = (tag & LOG_T_TAKEN1) != 0;
+		rec->flags = 0;
 		*path = NULL;
+		p += 11;
+	} else {
+		const uint8_t x = tag & LOG_T_EXT ? *p++ : 0;
+
+		if (tag & LOG_T_PATH) {
+			const struct ptc_tnt_path *tp;
+			uint64_t at;
+			uint32_t insns;
+			uint8_t flags;
+
+			p = log_get_rel(p, x & LOG_X_IP, st->path, &at);
+			st->path = (uintptr_t)at;
+			tp = (const struct ptc_tnt_path *)st->path;
+			p = log_get_insns(p, x & LOG_X_INSNS, &insns);
+			flags = x & LOG_X_FLAGS ? *p++ : 0;
+			if (x & LOG_X_BIAS) {
+				st->bias = (int64_t)ptc_le64(p);
+				p += 8;
+			}
+			path_first(rec, tp, st->bias, 0, insns, flags);	/* (the time below) */
+			*path = tp;
+		} else {
+			p = log_get_rel(p, x & LOG_X_IP, st->ip, &rec->ip);
+			p = log_get_rel(p, x & LOG_X_TARGET, rec->ip, &rec->target);
+			p = log_get_insns(p, x & LOG_X_INSNS, &rec->insns);
+			rec->length = *p++;
+			rec->kind = tag & 7;
+			rec->taken = x & LOG_X_TAKEN ? *p++ : (tag & LOG_T_TAKEN1) != 0;
+			rec->flags = x & LOG_X_FLAGS ? *p++ : 0;
+			*path = NULL;
+		}
 	}
 	st->ip = rec->ip;
 	if (tag & LOG_T_TIME) {
@@ -3151,7 +3184,8 @@ static int log_slots(struct shadow *s, const struct ptc_branch *b, size_t n, con
 {
 	struct ptc_pt_ahead *a = s->a;
 	struct ahead_op *last = a->nops ? &a->ops[a->nops - 1] : NULL;
-	size_t base = a->nlog, i, k = 0;
+	size_t base = a->nlog, i, k;
+	struct log_state put;
 	uint8_t *p;
 
 	if (a->nlog + n * LOG_SLOT_MAX > a->caplog) {
@@ -3168,14 +3202,22 @@ static int log_slots(struct shadow *s, const struct ptc_branch *b, size_t n, con
 		a->caplog = ncap;
 	}
 	p = a->log + a->nlog;
-	for (i = 0; i < n; i++) {
-		if (k < nm && m[k].at == i)
-			/* (the walker's paths are the memo's: struct ptc_path
-			 * first in struct ptc_tnt_path) */
-			p = log_put_path(p, &a->put, (const struct ptc_tnt_path *)m[k++].path, &b[i]);
-		else
-			p = log_put_record(p, &a->put, &b[i]);
+	/* the records up to the next path, then the path (the walker's
+	 * paths are the memo's: struct ptc_path first in struct
+	 * ptc_tnt_path); the packing's state in a local, which the bytes
+	 * stored cannot change */
+	put = a->put;
+	for (k = 0, i = 0; k <= nm; k++) {
+		const size_t end = k < nm ? m[k].at : n;
+
+		for (; i < end; i++)
+			p = log_put_record(p, &put, &b[i]);
+		if (k < nm) {
+			p = log_put_path(p, &put, (const struct ptc_tnt_path *)m[k].path, &b[i]);
+			i++;
+		}
 	}
+	a->put = put;
 	a->nlog = (size_t)(p - a->log);
 	if (last && last->op == AOP_BRANCHES && last->sh == s->idx && last->c == base) {
 		last->b += n;
@@ -3867,6 +3909,9 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 	struct shadow *s = a->sh[o->sh];
 	struct ptc_pt_thread *t = s->real;
 	const uint8_t *at;
+	struct log_state get;
+	size_t done, tap_at;
+	int err = 0;
 
 	if (!t)
 		return -ptc_err_internal;
@@ -3874,58 +3919,78 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 	if (!a->done)
 		a->at = (size_t)o->a;	/* (the ops' slots follow each other) */
 	at = a->log + a->at;
-	if (a->op == 1 && a->done < a->drop) {
+	/* (the loop's state in locals, not through *a at every slot) */
+	get = a->get;
+	done = a->done;
+	if (a->op == 1 && done < a->drop) {
 		/* taken before the PSB already (their calls' hints too; they
 		 * are records: ahead_fits()) */
 		struct ptc_branch r;
 		const struct ptc_tnt_path *p;
 
-		for (; a->done < a->drop; a->done++) {
-			at = log_get(at, &a->get, &r, &p);
+		for (; done < a->drop; done++) {
+			at = log_get(at, &get, &r, &p);
 			s->hnext += record_pushes(&r);
 		}
 	}
-	for (;; a->done++) {
-		struct ptc_branch *out;
-		const struct ptc_tnt_path *p;
-		int err;
+	tap_at = a->op == 1 && a->sum.records && !a->tap_given ? a->tap_slot : SIZE_MAX;
+	while (err >= 0) {
+		size_t n, nb, end;
 
-		if (a->op == 1 && a->done == a->tap_slot && a->sum.records && !a->tap_given &&
-		    (err = tap_give(d, a, s, t)) < 0)
-			return err;
-		if (a->done >= o->b)
-			break;
-		out = t->batch + t->nbatch;
-
-		at = log_get(at, &a->get, out, &p);
-		if (p) {
-			const int64_t bias = a->get.bias;
-			uint32_t k;
-
-			if (!s->seen)
-				replay_first(a, s, t, o, out);
-			t->marks[t->nmarks].at = (uint32_t)t->nbatch;
-			t->marks[t->nmarks++].path = (struct ptc_path *)&p->path;
-			if (p->stack && t->depth + p->max_depth <= t->stack_cap)
-				replay_path_stack(s, t, p, (uint64_t)bias);
-			else if (p->stack)
-				for (k = 0; k < p->nsteps; k++)
-					if ((1u << p->step[k].kind) & STACK_KINDS) {
-						struct ptc_branch r = p->path.rec[k];
-
-						r.ip += (uint64_t)bias;
-						r.target += (uint64_t)bias;
-						if (replay_stack(s, t, &r) < 0)
-							return -ptc_err_nomem;
-					}
-		} else if (replay_record(a, s, t, o, out) < 0) {
-			return -ptc_err_nomem;
+		if (done == tap_at) {
+			tap_at = SIZE_MAX;
+			if ((err = tap_give(d, a, s, t)) < 0)
+				break;
 		}
-		if (++t->nbatch == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
-			return t->sink_error;
+		if (done >= o->b)
+			break;
+		/* the slots up to the tap's place or the batch's end, whichever
+		 * comes first (nb: the batch's count, in a register) */
+		n = o->b - done;
+		if (tap_at - done < n)
+			n = tap_at - done;
+		nb = t->nbatch;
+		if (PTC_PT_BATCH - nb < n)
+			n = PTC_PT_BATCH - nb;
+		for (end = nb + n; nb < end; nb++) {
+			struct ptc_branch *out = t->batch + nb;
+			const struct ptc_tnt_path *p;
+
+			at = log_get(at, &get, out, &p);
+			if (p) {
+				const int64_t bias = get.bias;
+				uint32_t k;
+
+				if (!s->seen)
+					replay_first(a, s, t, o, out);
+				t->marks[t->nmarks].at = (uint32_t)nb;
+				t->marks[t->nmarks++].path = (struct ptc_path *)&p->path;
+				if (p->stack && t->depth + p->max_depth <= t->stack_cap)
+					replay_path_stack(s, t, p, (uint64_t)bias);
+				else if (p->stack)
+					for (k = 0; k < p->nsteps && err >= 0; k++)
+						if ((1u << p->step[k].kind) & STACK_KINDS) {
+							struct ptc_branch r = p->path.rec[k];
+
+							r.ip += (uint64_t)bias;
+							r.target += (uint64_t)bias;
+							err = replay_stack(s, t, &r);
+						}
+			} else {
+				err = replay_record(a, s, t, o, out);
+			}
+			if (err < 0)
+				break;
+		}
+		done += nb - t->nbatch;
+		t->nbatch = nb;
+		if (err >= 0 && nb == PTC_PT_BATCH && ptc_pt_thread_flush_settled(t) < 0)
+			err = t->sink_error;
 	}
+	a->get = get;
+	a->done = done;
 	a->at = (size_t)(at - a->log);
-	return 0;
+	return err;
 }
 
 /* The real threads and the decoder in the state the window left them. */
