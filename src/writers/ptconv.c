@@ -1691,7 +1691,7 @@ void ptc_ahead_tables_put(struct ptc_ahead_tables *t)
 	free(t);
 }
 
-#define AHEAD_RECORDS_PER_NODE 256
+#define AHEAD_RECORDS_PER_NODE 16
 #define AHEAD_RECORDS_PER_CHANGE 4096
 
 /* A new reference to t (NULL: none). */
@@ -1717,7 +1717,7 @@ static struct ptc_ahead_tables *ptcw_tables(void *st)
 	/* (no node yet: an encoder could say no record) */
 	if (!w->n_nodes)
 		return NULL;
-	/* A snapshot is taken when the writer has had 256 records per node
+	/* A snapshot is taken when the writer has had 16 records per node
 	 * since it last looked (at first, since it began), and its tables
 	 * changed (a node, an edge, a successor) at most once per 4096
 	 * records meanwhile: copying the tables, and each encoder its nodes,
@@ -1725,7 +1725,11 @@ static struct ptc_ahead_tables *ptcw_tables(void *st)
 	 * that an older snapshot cannot say.  xz's tables (2,350 records per
 	 * node) changed 18 times in 291 windows once warm; those of python3's
 	 * 43 short processes and of a random walk never settle, and copying
-	 * them made -j 2 slower (python3 by 4%, the walk by 15%). */
+	 * them made -j 2 slower (python3 by 4%, the walk by 15%).  With 256
+	 * records per node rather than 16, xz's first snapshot came a
+	 * quarter into its trace, and -j 2 took 3% more instructions (the
+	 * driver's share: 432M rather than 284M, with every window decoded
+	 * by the worker); python3's and the walk's were the same. */
 	if (w->records - w->tables_records < per_node * w->n_nodes)
 		return ahead_tables_ref(t);
 	{
