@@ -74,7 +74,7 @@ struct ptc_writer_config {
 					   encoding ahead (ptc_writer_ahead_tables) */
 	uint32_t ahead_records_per_node;	/* ptconv: the records per node a writer
 						   has (and has more) before it gives a
-						   snapshot of its tables; 0 = 256, and the
+						   snapshot of its tables; 0 = 16, and the
 						   tables settled (a change per 4096 records
 						   at most; N > 0, for tests: settled or not) */
 	uint64_t xtrace_snapshot;	/* xtrace: instructions between snapshots, 0 = 1000000 */
