@@ -45,6 +45,18 @@ for opts in "--cpus 2" "--cpus 1" "--per-thread"; do
 		> /dev/null 2> "$T/err" || { cat "$T/err" >&2; fail "$opts: ptconv -j 2 exited $? with 40 open files"; }
 	diff -r "$T/out" "$T/out2" > /dev/null || fail "$opts: -j 2 wrote other files than -j 1"
 	echo "ok - $opts, -j 2: the same files"
+	# Chunks of 50 records: at -j 2 (per CPU) a worker compresses a
+	# thread's chunk while its writer goes on, and the writer finishes
+	# or closes its file (40 open files) with a chunk still compressing:
+	# -j 1's files, where the writer compresses each chunk itself.
+	for j in 1 2; do
+		rm -rf "$T/c$j"
+		(ulimit -n 40 && exec env PTCONV_CHUNK_RECORDS=50 "$PTCONV" "$T/s.data" -f ptconv -o "$T/c$j" \
+			--buildid-dir "$T/bid" -q -j $j) > /dev/null 2> "$T/err" ||
+			{ cat "$T/err" >&2; fail "$opts: chunks of 50 records, -j $j: ptconv exited $?"; }
+	done
+	diff -r "$T/c1" "$T/c2" > /dev/null || fail "$opts: chunks of 50 records: -j 2 wrote other files than -j 1"
+	echo "ok - $opts, chunks of 50 records: -j 2 wrote -j 1's files"
 done
 # Memory follows the threads alive at once, not all the threads of the
 # recording: per-thread recordings of N and 8 N threads in turn, converted

@@ -225,6 +225,10 @@ struct conv {
 	pthread_cond_t work_cv, done_cv;
 	struct window *work_first, *work_last;
 	int work_stop;
+	/* the writers' jobs (ptc_jobs: compressing a chunk), which the
+	 * workers take when no window waits */
+	struct ptc_jobs jobs;
+	struct ptc_job *job_first, *job_last;
 	struct ptc_pt_ahead **spent;	/* logs replayed, their memory for the next */
 	size_t nspent;
 	int encode_ahead;		/* the windows' taps go to encoders (writers.h) */
@@ -689,6 +693,7 @@ static struct cthread *get_thread(struct conv *c, uint32_t pid, uint32_t tid, co
 		cfg.ahead_tables = c->encode_ahead;
 		cfg.ahead_records_per_node = c->ahead_per_node;
 		cfg.chunk_records = c->chunk_records;
+		cfg.jobs = c->ahead ? &c->jobs : NULL;
 		err = ptc_writer_new(&t->w, c->wformats, &cfg);
 		if (err < 0) {
 			ptc_cli_error("%s: cannot write %s: %s", c->outdir, c->wformats, ptc_errstr(err));
@@ -2229,7 +2234,72 @@ static int queue_run(struct conv *c, struct queue *q, uint64_t until)
 	return err;
 }
 
-/* The workers: decode queued windows ahead, oldest first. */
+enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+/* ptc_jobs: a writer's job, for a worker to run when no window waits. */
+static void jobs_submit(void *ctx, struct ptc_job *job)
+{
+	struct conv *c = ctx;
+
+	pthread_mutex_lock(&c->wlock);
+	job->state = JOB_QUEUED;
+	job->next = NULL;
+	if (c->job_last)
+		c->job_last->next = job;
+	else
+		c->job_first = job;
+	c->job_last = job;
+	pthread_cond_signal(&c->work_cv);
+	pthread_mutex_unlock(&c->wlock);
+}
+
+/* The job done: run here if no worker took it yet, else waited for. */
+static void jobs_wait(void *ctx, struct ptc_job *job)
+{
+	struct conv *c = ctx;
+
+	pthread_mutex_lock(&c->wlock);
+	if (job->state == JOB_QUEUED) {
+		struct ptc_job **pp = &c->job_first, *prev = NULL;
+
+		while (*pp != job) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		*pp = job->next;
+		if (c->job_last == job)
+			c->job_last = prev;
+		job->state = JOB_RUNNING;
+		pthread_mutex_unlock(&c->wlock);
+		job->run(job);
+		job->state = JOB_DONE;
+		return;
+	}
+	while (job->state != JOB_DONE)
+		pthread_cond_wait(&c->done_cv, &c->wlock);
+	pthread_mutex_unlock(&c->wlock);
+}
+
+/* The oldest job, run by a worker (called and returning with c->wlock
+ * held). */
+static void take_job(struct conv *c)
+{
+	struct ptc_job *job = c->job_first;
+
+	c->job_first = job->next;
+	if (!c->job_first)
+		c->job_last = NULL;
+	job->state = JOB_RUNNING;
+	pthread_mutex_unlock(&c->wlock);
+	job->run(job);
+	pthread_mutex_lock(&c->wlock);
+	job->state = JOB_DONE;
+	pthread_cond_broadcast(&c->done_cv);
+}
+
+/* The workers: decode queued windows ahead, oldest first, and run the
+ * writers' jobs when no window waits (a window's decoding is wanted
+ * sooner: the writer waits for its job only at its next chunk). */
 static void *ahead_worker(void *arg)
 {
 	struct conv *c = arg;
@@ -2242,11 +2312,14 @@ static void *ahead_worker(void *arg)
 		enc = NULL;	/* (decoded only) */
 	pthread_mutex_lock(&c->wlock);
 	for (;;) {
-		while (!c->work_first && !c->work_stop)
+		while (!c->work_first && !c->job_first && !c->work_stop)
 			pthread_cond_wait(&c->work_cv, &c->wlock);
 		if (c->work_stop)
 			break;
-		take_work(c, scratch, enc);
+		if (c->work_first)
+			take_work(c, scratch, enc);
+		else
+			take_job(c);
 	}
 	pthread_mutex_unlock(&c->wlock);
 	ptc_ahead_enc_free(enc);
@@ -2656,6 +2729,9 @@ static int start_ahead(struct conv *c)
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_cond_init(&c->work_cv, NULL);
 	pthread_cond_init(&c->done_cv, NULL);
+	c->jobs.submit = jobs_submit;
+	c->jobs.wait = jobs_wait;
+	c->jobs.ctx = c;
 	c->ahead = 1;
 	for (i = 0; i < n; i++)
 		if (pthread_create(&c->ahead_th[c->nahead_th], NULL, ahead_worker, c) == 0)

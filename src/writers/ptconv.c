@@ -78,6 +78,21 @@ struct buf {
 	size_t len, cap;
 };
 
+/* A chunk to compress and write: its bytes as stored, and what the chunk
+ * index says of it.  With cfg->jobs another thread compresses it while
+ * the writer goes on with the next chunk (pending until collect_chunk()
+ * writes it); the chunks go to the file in order, one in flight. */
+struct chunk_job {
+	struct ptc_job job;	/* first: chunk_compress() casts */
+	ZSTD_CCtx *zc;		/* the writer's, lent */
+	int level;
+	struct buf raw, z;	/* the chunk; compressed (room for bound bytes) */
+	size_t bound, zlen;	/* ZSTD_compressBound(); ZSTD_compressCCtx()'s return */
+	uint64_t first_record, first_insn;
+	uint32_t records;
+	int pending;
+};
+
 struct ptcw {
 	struct ptc_wctx *c;
 	const struct ptc_writer_config *cfg;
@@ -120,7 +135,7 @@ struct ptcw {
 	uint64_t c_first_record, c_first_insn;
 	uint64_t file_off;	/* where the next chunk goes */
 	ZSTD_CCtx *zc;		/* created by the first compression, freed by a suspension */
-	struct buf zbuf;
+	struct chunk_job cj;	/* the last chunk, compressed or being compressed */
 
 	uint32_t serial;	/* never 0, never another writer's (path notes) */
 
@@ -609,62 +624,89 @@ static int time_event(struct ptcw *w, uint32_t rec, uint64_t t)
 	return 0;
 }
 
+static void chunk_compress(struct ptc_job *job)
+{
+	struct chunk_job *j = (struct chunk_job *)job;
+
+	j->zlen = ZSTD_compressCCtx(j->zc, j->z.p, j->bound, j->raw.p, j->raw.len, j->level);
+}
+
+/* Compressed chunk j to the file at file_off, and to the chunk index. */
+static int write_chunk(struct ptcw *w, struct chunk_job *j)
+{
+	uint8_t ent[PTCF_CHUNK_SIZE];
+
+	j->pending = 0;
+	if (ZSTD_isError(j->zlen))
+		return ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(j->zlen));
+	if (fwrite(j->z.p, 1, j->zlen, w->f) != j->zlen)
+		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
+	memset(ent, 0, sizeof(ent));
+	ptc_put64(ent, w->file_off);
+	ptc_put64(ent + 8, j->zlen);
+	ptc_put64(ent + 16, j->first_record);
+	ptc_put64(ent + 24, j->first_insn);
+	ptc_put32(ent + 32, j->records);
+	ptc_put32(ent + 36, (uint32_t)j->raw.len);
+	w->file_off += j->zlen;
+	return buf_put(&w->chunks, ent, sizeof(ent));
+}
+
+/* The chunk compressing on another thread, once it is done, to the file. */
+static int collect_chunk(struct ptcw *w)
+{
+	if (!w->cj.pending)
+		return 0;
+	w->cfg->jobs->wait(w->cfg->jobs->ctx, &w->cj.job);
+	return write_chunk(w, &w->cj);
+}
+
+/* The records since the last chunk become one: compressed here and
+ * written, or handed to cfg->jobs (written by the next collect_chunk()). */
 static int flush_chunk(struct ptcw *w)
 {
-	uint8_t head[PTCF_C_HEAD], ent[PTCF_CHUNK_SIZE];
-	size_t raw, bound, z;
-	struct buf all = { 0 };
+	struct chunk_job *j = &w->cj;
+	uint8_t head[PTCF_C_HEAD];
 	int err;
 
 	if (!w->c_records)
 		return 0;
+	if ((err = collect_chunk(w)) < 0)
+		return err;
 	ptc_put32(head, w->c_records);
 	ptc_put32(head + 4, (uint32_t)w->bits.len);
 	ptc_put32(head + 8, (uint32_t)w->slots.len);
 	ptc_put32(head + 12, (uint32_t)w->events.len);
-	raw = sizeof(head) + w->bits.len + w->slots.len + w->events.len;
-	if (raw > PTCF_MAX_CHUNK_RAW)
+	if (sizeof(head) + w->bits.len + w->slots.len + w->events.len > PTCF_MAX_CHUNK_RAW)
 		return ptc_wfail(w->c, ptc_err_overflow, "%s: chunk too large", w->path);
-	if ((err = buf_put(&all, head, sizeof(head))) < 0 ||
-	    (err = buf_put(&all, w->bits.p, w->bits.len)) < 0 ||
-	    (err = buf_put(&all, w->slots.p, w->slots.len)) < 0 ||
-	    (err = buf_put(&all, w->events.p, w->events.len)) < 0) {
-		free(all.p);
+	j->raw.len = 0;
+	if ((err = buf_put(&j->raw, head, sizeof(head))) < 0 || (err = buf_put(&j->raw, w->bits.p, w->bits.len)) < 0 ||
+	    (err = buf_put(&j->raw, w->slots.p, w->slots.len)) < 0 ||
+	    (err = buf_put(&j->raw, w->events.p, w->events.len)) < 0)
 		return err;
-	}
-	bound = ZSTD_compressBound(raw);
-	w->zbuf.len = 0;
-	if (buf_grow(&w->zbuf, bound) < 0) {
-		free(all.p);
+	j->bound = ZSTD_compressBound(j->raw.len);
+	j->z.len = 0;
+	if (buf_grow(&j->z, j->bound) < 0 || !cctx(w))
 		return -ptc_err_nomem;
-	}
-	if (!cctx(w)) {
-		free(all.p);
-		return -ptc_err_nomem;
-	}
-	z = ZSTD_compressCCtx(w->zc, w->zbuf.p, bound, all.p, raw, w->level);
-	free(all.p);
-	if (ZSTD_isError(z))
-		return ptc_wfail(w->c, ptc_err_internal, "%s: zstd: %s", w->path, ZSTD_getErrorName(z));
-	if (fwrite(w->zbuf.p, 1, z, w->f) != z)
-		return ptc_wfail(w->c, ptc_err_io, "%s: write: %s", w->path, strerror(errno));
-	memset(ent, 0, sizeof(ent));
-	ptc_put64(ent, w->file_off);
-	ptc_put64(ent + 8, z);
-	ptc_put64(ent + 16, w->c_first_record);
-	ptc_put64(ent + 24, w->c_first_insn);
-	ptc_put32(ent + 32, w->c_records);
-	ptc_put32(ent + 36, (uint32_t)raw);
-	if ((err = buf_put(&w->chunks, ent, sizeof(ent))) < 0)
-		return err;
-	w->file_off += z;
+	j->zc = w->zc;
+	j->level = w->level;
+	j->first_record = w->c_first_record;
+	j->first_insn = w->c_first_insn;
+	j->records = w->c_records;
 	w->bits.len = w->slots.len = w->events.len = 0;
 	w->c_records = w->c_bitn = w->last_ev = 0;
 	w->c_first_record = w->records;
 	w->c_first_insn = w->insns;
 	w->pred_edge = PTCF_NO_NODE;
 	w->time = 0;
-	return 0;
+	if (w->cfg->jobs) {
+		j->job.run = chunk_compress;
+		j->pending = 1;
+		w->cfg->jobs->submit(w->cfg->jobs->ctx, &j->job);
+		return 0;
+	}
+	chunk_compress(&j->job);
+	return write_chunk(w, j);
 }
 
 static int start_record(struct ptcw *w)
@@ -1510,7 +1552,7 @@ static int ptcw_finish(void *st)
 	uint64_t static_off;
 	int err;
 
-	if ((err = resume(w)) < 0 || (err = flush_chunk(w)) < 0)
+	if ((err = resume(w)) < 0 || (err = flush_chunk(w)) < 0 || (err = collect_chunk(w)) < 0)
 		return err;
 	static_off = w->file_off;
 	if ((err = write_static(w)) < 0 || (err = write_header(w, PTCF_FLAG_COMPLETE, static_off)) < 0)
@@ -1539,7 +1581,7 @@ static int ptcw_suspend(void *st)
 
 	if (!w->f)
 		return 0;
-	if ((err = flush_chunk(w)) < 0)
+	if ((err = flush_chunk(w)) < 0 || (err = collect_chunk(w)) < 0)
 		return err;	/* reported with the writer's next event */
 	if (fclose(w->f) != 0)
 		err = ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
@@ -1549,7 +1591,8 @@ static int ptcw_suspend(void *st)
 	buf_free(&w->bits);
 	buf_free(&w->slots);
 	buf_free(&w->events);
-	buf_free(&w->zbuf);
+	buf_free(&w->cj.raw);
+	buf_free(&w->cj.z);
 	return err;
 }
 
@@ -1577,6 +1620,8 @@ static void ptcw_free(void *st)
 	struct ptcw *w = st;
 
 	ptc_ahead_tables_put(w->tables);
+	if (w->cj.pending)	/* (an error on the way: its bytes go unwritten) */
+		w->cfg->jobs->wait(w->cfg->jobs->ctx, &w->cj.job);
 	if (w->f)
 		fclose(w->f);
 	ptc_writer_pool_give_zc(w->cfg->pool, w->zc);
@@ -1593,7 +1638,8 @@ static void ptcw_free(void *st)
 	free(w->bits.p);
 	free(w->slots.p);
 	free(w->events.p);
-	free(w->zbuf.p);
+	free(w->cj.raw.p);
+	free(w->cj.z.p);
 	free(w);
 }
 

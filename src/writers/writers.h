@@ -51,6 +51,25 @@ struct ptc_symbol_reader {
 	uint64_t (*epoch)(void *ctx);
 };
 
+/* Work a writer may hand to another thread (ptc_writer_config.jobs), such
+ * as compressing a chunk while it goes on with the next: run() is called
+ * once, on any thread, and touches nothing but what the job holds. */
+struct ptc_job {
+	void (*run)(struct ptc_job *job);
+	struct ptc_job *next;	/* the executor's */
+	int state;		/* the executor's */
+};
+
+/* Where jobs run.  submit() queues job; wait() returns once its run() has
+ * returned (running it on the calling thread if no other took it yet).  A
+ * writer waits for each job it submitted before it uses the job's results
+ * or frees it. */
+struct ptc_jobs {
+	void (*submit)(void *ctx, struct ptc_job *job);
+	void (*wait)(void *ctx, struct ptc_job *job);
+	void *ctx;
+};
+
 struct ptc_writer_config {
 	const char *outdir;		/* existing directory for the files */
 	const char *prefix;		/* file-name prefix, NULL for the default "trace" */
@@ -83,6 +102,8 @@ struct ptc_writer_config {
 					   depend on it */
 	struct ptc_writer_pool *pool;	/* bounds the writers with open outputs
 					   (ptc_writer_pool_new), or NULL: no bound */
+	const struct ptc_jobs *jobs;	/* ptconv: compresses its chunks there, or
+					   NULL: itself (the bytes are the same) */
 	/* Function names (xray, perfetto), or NULL: every function is known by its
 	 * address alone.  Its strings need to live only during the call. */
 	const struct ptc_symbol_reader *symbols;
