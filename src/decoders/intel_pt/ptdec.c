@@ -3945,7 +3945,8 @@ static int replay_branches(struct ptc_pt_decoder *d, struct ptc_pt_ahead *a, con
 		if (done >= o->b)
 			break;
 		/* the slots up to the tap's place or the batch's end, whichever
-		 * comes first (nb: the batch's count, in a register) */
+		 * comes first (nb: the batch's count, in a register; never full
+		 * here: a full batch is flushed below, as the walker does) */
 		n = o->b - done;
 		if (tap_at - done < n)
 			n = tap_at - done;
