@@ -3007,15 +3007,8 @@ static inline const uint8_t *log_get_insns(const uint8_t *p, int big, uint32_t *
 static inline uint8_t *log_put_time(uint8_t *p, uint8_t *tag, struct log_state *st, uint64_t time)
 {
 	if (time != st->time) {
-		int64_t dv = (int64_t)(time - st->time);
-		uint64_t v = ((uint64_t)dv << 1) ^ (uint64_t)(dv >> 63);
-
 		*tag |= LOG_T_TIME;
-		while (v >= 0x80) {
-			*p++ = (uint8_t)(v | 0x80);
-			v >>= 7;
-		}
-		*p++ = (uint8_t)v;
+		p = ptc_put_varint(p, ptc_zigzag(time - st->time));
 		st->time = time;
 	}
 	return p;
