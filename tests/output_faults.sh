@@ -24,7 +24,8 @@ F=ptconv,bt9,champsim,cbp2025,xtrace,bbv,text,xray
 run() {
 	[ -n "${KEEP:-}" ] || rm -rf "$T/o"
 	LD_PRELOAD="$SHIM" FAILIO_DIR="$T/o" FAILIO_OPS=$1 FAILIO_NTH=$2 FAILIO_ERRNO=$3 FAILIO_STICKY=$4 \
-		FAILIO_COUNT="$T/count" "$PTCONV" "$T/w.data" -f $F -o "$T/o" -q -j 1 >/dev/null 2>"$T/err"
+		FAILIO_COUNT="$T/count" "$PTCONV" "$T/w.data" -f "${RUN_F:-$F}" -o "$T/o" -q -j "${RUN_J:-1}" \
+		>/dev/null 2>"$T/err"
 }
 # check WHAT REASON [many]: the run failed as it must (many: a failure that
 # lasts may be met by several threads, each saying so)
@@ -41,7 +42,7 @@ check() {
 	ls -A "$T/o" | grep -q '^\.' && fail "$1: temporaries left: $(ls -A "$T/o" | grep '^\.')"
 	for f in "$T"/o/*; do
 		[ -e "$f" ] || continue
-		cmp -s "$f" "$T/ref/${f##*/}" || fail "$1: ${f##*/} under its final name is not the complete file"
+		cmp -s "$f" "$T/${REF:-ref}/${f##*/}" || fail "$1: ${f##*/} under its final name is not the complete file"
 	done
 }
 
@@ -80,6 +81,29 @@ for k in 1 2 3 5 8 13 50 200 1000 $((n_write / 3)) $((n_write / 2)) $((n_write -
 	runs=$((runs + 2))
 done
 echo "ok - $runs runs with writes failing (EIO once, ENOSPC from then on): exit 4, one message, every file whole"
+
+# -j 2: a worker ends each .ptc file (static part, header, close, rename)
+# while the converting thread goes on; a failure there must be told and
+# cleaned up as one on the converting thread.  (Which call fails first may
+# differ from run to run: the two threads' calls interleave.)
+"$PTCONV" "$T/w.data" -f ptconv -o "$T/ref2" -q -j 2 || fail "the undisturbed -j 2 run exited $?"
+cmp -s "$T/ref2/trace.4000.ptc" "$T/ref/trace.4000.ptc" || fail "-j 2 wrote another trace.4000.ptc than -j 1"
+runs=0
+REF=ref2
+for op in open flush rename write; do
+	RUN_F=ptconv RUN_J=2 run $op 0 ENOSPC 0 || fail "a -j 2 run counting $op calls exited $?"
+	n=$(cat "$T/count")
+	for k in 1 2 3 $((n / 2)) $((n - 1)) $n; do
+		[ $k -ge 1 ] && [ $k -le $n ] || continue
+		RUN_F=ptconv RUN_J=2 run $op $k ENOSPC 0
+		check "-j 2: $op #$k of $n failing (ENOSPC)" "No space left on device"
+		RUN_F=ptconv RUN_J=2 run $op $k EIO 1
+		check "-j 2: $op from #$k of $n failing (EIO)" "Input/output error" many
+		runs=$((runs + 2))
+	done
+done
+REF=ref
+echo "ok - $runs runs at -j 2 with an open, flush, close, rename or write failing: exit 4, one message, every file whole"
 
 # A read-only directory: every open for writing fails with EROFS
 run open,mkdir 1 EROFS 1

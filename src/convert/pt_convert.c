@@ -229,6 +229,8 @@ struct conv {
 	 * workers take when no window waits */
 	struct ptc_jobs jobs;
 	struct ptc_job *job_first, *job_last;
+	size_t detached;		/* detached jobs queued or running */
+	int detached_failed;		/* one of them failed */
 	struct ptc_pt_ahead **spent;	/* logs replayed, their memory for the next */
 	size_t nspent;
 	int encode_ahead;		/* the windows' taps go to encoders (writers.h) */
@@ -2236,13 +2238,50 @@ static int queue_run(struct conv *c, struct queue *q, uint64_t until)
 
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
-/* ptc_jobs: a writer's job, for a worker to run when no window waits. */
-static void jobs_submit(void *ctx, struct ptc_job *job)
-{
-	struct conv *c = ctx;
+/* Detached jobs (ptc_jobs.detach: a file's end) queued or running at most,
+ * per worker: each holds its writer's tables and an open file. */
+#define DETACHED_PER_WORKER 2
 
+/* Take queued job off the queue (c->wlock held). */
+static void unqueue_job(struct conv *c, struct ptc_job *job)
+{
+	struct ptc_job **pp = &c->job_first, *prev = NULL;
+
+	while (*pp != job) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	*pp = job->next;
+	if (c->job_last == job)
+		c->job_last = prev;
+}
+
+/* Run job, taken off the queue, on this thread (called and returning with
+ * c->wlock held).  A detached job is gone when its run() returns. */
+static void run_job(struct conv *c, struct ptc_job *job)
+{
+	const int detached = job->detached;
+	int err;
+
+	job->state = JOB_RUNNING;
+	pthread_mutex_unlock(&c->wlock);
+	err = job->run(job);
 	pthread_mutex_lock(&c->wlock);
+	if (detached) {
+		c->detached--;
+		if (err < 0)
+			c->detached_failed = 1;
+	} else {
+		job->state = JOB_DONE;
+	}
+	pthread_cond_broadcast(&c->done_cv);
+}
+
+/* ptc_jobs: a writer's job, for a worker to run when no window waits. */
+static void queue_job(struct conv *c, struct ptc_job *job, int detached)
+{
 	job->state = JOB_QUEUED;
+	job->detached = detached;
 	job->next = NULL;
 	if (c->job_last)
 		c->job_last->next = job;
@@ -2250,7 +2289,73 @@ static void jobs_submit(void *ctx, struct ptc_job *job)
 		c->job_first = job;
 	c->job_last = job;
 	pthread_cond_signal(&c->work_cv);
+}
+
+static void jobs_submit(void *ctx, struct ptc_job *job)
+{
+	struct conv *c = ctx;
+
+	pthread_mutex_lock(&c->wlock);
+	queue_job(c, job, 0);
 	pthread_mutex_unlock(&c->wlock);
+}
+
+/* Until at most max detached jobs are queued or running: the oldest
+ * queued one run here, or a worker's waited for (c->wlock held). */
+static void detached_at_most(struct conv *c, size_t max)
+{
+	while (c->detached > max) {
+		struct ptc_job *job = c->job_first;
+
+		while (job && !job->detached)
+			job = job->next;
+		if (job) {
+			unqueue_job(c, job);
+			run_job(c, job);
+		} else {
+			pthread_cond_wait(&c->done_cv, &c->wlock);
+		}
+	}
+}
+
+static void jobs_detach(void *ctx, struct ptc_job *job)
+{
+	struct conv *c = ctx;
+
+	pthread_mutex_lock(&c->wlock);
+	detached_at_most(c, (size_t)DETACHED_PER_WORKER * (size_t)c->nahead_th - 1);
+	queue_job(c, job, 1);
+	c->detached++;
+	pthread_mutex_unlock(&c->wlock);
+}
+
+/* Every detached job run (before the writers go, and before the summary
+ * says what was written); 1 if one failed (its writer says how). */
+static int jobs_drain(struct conv *c)
+{
+	int failed;
+
+	if (!c->ahead)
+		return 0;
+	pthread_mutex_lock(&c->wlock);
+	detached_at_most(c, 0);
+	failed = c->detached_failed;
+	pthread_mutex_unlock(&c->wlock);
+	return failed;
+}
+
+/* Has a detached job failed so far?  (The conversion stops, as after a
+ * writer's finish() that failed.) */
+static int jobs_failed(struct conv *c)
+{
+	int failed;
+
+	if (!c->ahead)
+		return 0;
+	pthread_mutex_lock(&c->wlock);
+	failed = c->detached_failed;
+	pthread_mutex_unlock(&c->wlock);
+	return failed;
 }
 
 /* The job done: run here if no worker took it yet, else waited for. */
@@ -2260,20 +2365,8 @@ static void jobs_wait(void *ctx, struct ptc_job *job)
 
 	pthread_mutex_lock(&c->wlock);
 	if (job->state == JOB_QUEUED) {
-		struct ptc_job **pp = &c->job_first, *prev = NULL;
-
-		while (*pp != job) {
-			prev = *pp;
-			pp = &(*pp)->next;
-		}
-		*pp = job->next;
-		if (c->job_last == job)
-			c->job_last = prev;
-		job->state = JOB_RUNNING;
-		pthread_mutex_unlock(&c->wlock);
-		job->run(job);
-		job->state = JOB_DONE;
-		return;
+		unqueue_job(c, job);
+		run_job(c, job);
 	}
 	while (job->state != JOB_DONE)
 		pthread_cond_wait(&c->done_cv, &c->wlock);
@@ -2286,15 +2379,8 @@ static void take_job(struct conv *c)
 {
 	struct ptc_job *job = c->job_first;
 
-	c->job_first = job->next;
-	if (!c->job_first)
-		c->job_last = NULL;
-	job->state = JOB_RUNNING;
-	pthread_mutex_unlock(&c->wlock);
-	job->run(job);
-	pthread_mutex_lock(&c->wlock);
-	job->state = JOB_DONE;
-	pthread_cond_broadcast(&c->done_cv);
+	unqueue_job(c, job);
+	run_job(c, job);
 }
 
 /* The workers: decode queued windows ahead, oldest first, and run the
@@ -2489,6 +2575,7 @@ static void free_writers(struct conv *c)
 {
 	size_t i;
 
+	(void)jobs_drain(c);	/* (ends the files handed to the workers) */
 	for (i = 0; i < c->nth; i++) {
 		ptc_text_sink_free(c->th[i]->text);
 		ptc_cbpexp_sink_free(c->th[i]->cbp);
@@ -2512,6 +2599,7 @@ static int stop_early(struct conv *c, const char *why, int status)
 	size_t i;
 	int removed;
 
+	(void)jobs_drain(c);	/* (the files handed to the workers ended, or failed) */
 	for (i = 0; i < c->nth; i++) {
 		struct cthread *t = c->th[i];
 		if ((t->w && ptc_writer_errmsg(t->w)[0]) || (t->pt.sink_error && !t->finished))
@@ -2731,6 +2819,7 @@ static int start_ahead(struct conv *c)
 	pthread_cond_init(&c->done_cv, NULL);
 	c->jobs.submit = jobs_submit;
 	c->jobs.wait = jobs_wait;
+	c->jobs.detach = jobs_detach;
 	c->jobs.ctx = c;
 	c->ahead = 1;
 	for (i = 0; i < n; i++)
@@ -3890,6 +3979,8 @@ static int finish_thread(struct conv *c, struct cthread *t)
 	if (err < 0) {
 		output_error(c, t, err);	/* (before the sinks that say what failed go) */
 		ret = PTC_EXIT_OUTPUT;
+	} else if (jobs_failed(c)) {
+		ret = PTC_EXIT_OUTPUT;	/* (said by stop_early(): the thread is another's) */
 	}
 	ptc_text_sink_free(t->text);
 	ptc_cbpexp_sink_free(t->cbp);
@@ -3907,6 +3998,13 @@ static int finish_threads(struct conv *c)
 	for (i = 0; i < c->nth; i++)
 		if (finish_thread(c, c->th[i]))
 			ret = PTC_EXIT_OUTPUT;
+	if (jobs_drain(c)) {
+		/* a file whose end a worker wrote failed: its writer says how */
+		for (i = 0; i < c->nth; i++)
+			if (c->th[i]->w && ptc_writer_errmsg(c->th[i]->w)[0])
+				output_error(c, c->th[i], -ptc_err_io);
+		ret = PTC_EXIT_OUTPUT;
+	}
 	if ((c->late_branches || c->late_gaps) && !c->opt->quiet)
 		ptc_cli_error("warning: %" PRIu64 " branches and %" PRIu64 " gaps were attributed to "
 			      "threads after their exit: not written", c->late_branches, c->late_gaps);
@@ -4047,6 +4145,12 @@ static int end_run(struct conv *c, int err, const char *input, uint64_t bytes, d
 {
 	int ret;
 
+	if (!err && jobs_drain(c)) {
+		/* the end of a file that a worker wrote failed: as if the
+		 * thread's finish_thread() had (decoding stops there) */
+		c->fatal = PTC_EXIT_OUTPUT;
+		err = -ptc_err_io;
+	}
 	if (err == -ptc_err_interrupted)
 		return stop_early(c, "interrupted", PTC_EXIT_INTERRUPTED);
 	if (err < 0 && (c->fatal == PTC_EXIT_OUTPUT || err == -ptc_err_io))

@@ -116,12 +116,17 @@ int ptc_wparts_suspend(struct ptc_wparts *p);
 int ptc_writer_pool_get_threads(struct ptc_writer_pool *pool, int want);
 void ptc_writer_pool_put_threads(struct ptc_writer_pool *pool, int n);
 
+#define PTC_FMT_DETACHED 1
+
 struct ptc_fmt_ops {
 	struct ptc_writer_format fmt;
 	int (*open)(void **st, const struct ptc_writer_config *cfg,
 		    const struct ptc_thread_info *t, struct ptc_wctx *c);
 	int (*branches)(void *st, const struct ptc_branch *b, size_t n);
 	int (*gap)(void *st, const struct ptc_gap *g);
+	/* 0, a negative error, or PTC_FMT_DETACHED: the rest of the file's
+	 * end went to cfg->jobs->detach(), whose job frees st (free() is not
+	 * called; a failure is the job's, told by its writer's error). */
 	int (*finish)(void *st);
 	void (*free)(void *st);
 	/* Optional: give up the open outputs and large buffers while the

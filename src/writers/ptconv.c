@@ -136,6 +136,7 @@ struct ptcw {
 	uint64_t file_off;	/* where the next chunk goes */
 	ZSTD_CCtx *zc;		/* created by the first compression, freed by a suspension */
 	struct chunk_job cj;	/* the last chunk, compressed or being compressed */
+	struct ptc_job end_job;	/* end_file(), on another thread (ptcw_finish()) */
 
 	uint32_t serial;	/* never 0, never another writer's (path notes) */
 
@@ -608,11 +609,12 @@ static int time_event(struct ptcw *w, uint32_t rec, uint64_t t)
 	return 0;
 }
 
-static void chunk_compress(struct ptc_job *job)
+static int chunk_compress(struct ptc_job *job)
 {
 	struct chunk_job *j = (struct chunk_job *)job;
 
 	j->zlen = ZSTD_compressCCtx(j->zc, j->z.p, j->bound, j->raw.p, j->raw.len, j->level);
+	return 0;	/* (write_chunk() tells a failure) */
 }
 
 /* Compressed chunk j to the file at file_off, and to the chunk index. */
@@ -1533,19 +1535,19 @@ static int write_header(struct ptcw *w, uint32_t flags, uint64_t static_off)
 	return 0;
 }
 
-static int ptcw_finish(void *st)
+/* What ends the file once its last chunk is handed over: the chunk
+ * written, the static part and the header, the file closed and given its
+ * name. */
+static int end_file(struct ptcw *w)
 {
-	struct ptcw *w = st;
 	uint64_t static_off;
 	int err;
 
-	if ((err = resume(w)) < 0 || (err = flush_chunk(w)) < 0 || (err = collect_chunk(w)) < 0)
+	if ((err = collect_chunk(w)) < 0)
 		return err;
 	static_off = w->file_off;
 	if ((err = write_static(w)) < 0 || (err = write_header(w, PTCF_FLAG_COMPLETE, static_off)) < 0)
 		return err;
-	if (w->code_missing)
-		ptc_wwarn(w->c, "%s: %" PRIu64 " blocks without code bytes", w->path, w->code_missing);
 	if (fclose(w->f) != 0) {
 		w->f = NULL;
 		return ptc_wfail(w->c, ptc_err_io, "%s: close: %s", w->path, strerror(errno));
@@ -1554,6 +1556,38 @@ static int ptcw_finish(void *st)
 	if (ptc_out_commit(w->path) < 0)
 		return ptc_wfail_commit(w->c, w->path);
 	return 0;
+}
+
+static void ptcw_free(void *st);
+
+/* end_file() as a detached job, which owns the writer from then on. */
+static int end_file_job(struct ptc_job *job)
+{
+	struct ptcw *w = (struct ptcw *)((char *)job - offsetof(struct ptcw, end_job));
+	int err = end_file(w);
+
+	ptcw_free(w);
+	return err;
+}
+
+static int ptcw_finish(void *st)
+{
+	struct ptcw *w = st;
+	int err;
+
+	if ((err = resume(w)) < 0 || (err = flush_chunk(w)) < 0)
+		return err;
+	if (w->code_missing)
+		ptc_wwarn(w->c, "%s: %" PRIu64 " blocks without code bytes", w->path, w->code_missing);
+	/* The static part's building and compressing (python3: 460M
+	 * instructions in 41 files) is for a worker to do while this thread
+	 * goes on with the others' records. */
+	if (w->cfg->jobs && w->cfg->jobs->detach) {
+		w->end_job.run = end_file_job;
+		w->cfg->jobs->detach(w->cfg->jobs->ctx, &w->end_job);
+		return PTC_FMT_DETACHED;
+	}
+	return end_file(w);
 }
 
 /* Idle (ptc_writer_pool): the records so far become a chunk of their own

@@ -845,6 +845,10 @@ static int w_end(void *ctx)
 		if (!w->st[i])
 			continue;
 		err = w->ops[i]->finish(w->st[i]);
+		if (err == PTC_FMT_DETACHED) {
+			w->st[i] = NULL;	/* the job's now */
+			continue;
+		}
 		if (err < 0 && !first)
 			first = err;
 		/* Nothing is written after the end: the formats' buffers and

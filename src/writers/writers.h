@@ -53,20 +53,30 @@ struct ptc_symbol_reader {
 
 /* Work a writer may hand to another thread (ptc_writer_config.jobs), such
  * as compressing a chunk while it goes on with the next: run() is called
- * once, on any thread, and touches nothing but what the job holds. */
+ * once, on any thread, and touches nothing but what the job holds.  It
+ * returns 0 or a negative error (a detached job's tells the executor that
+ * its writer failed; the message is the writer's). */
 struct ptc_job {
-	void (*run)(struct ptc_job *job);
+	int (*run)(struct ptc_job *job);
 	struct ptc_job *next;	/* the executor's */
 	int state;		/* the executor's */
+	int detached;		/* the executor's */
 };
 
 /* Where jobs run.  submit() queues job; wait() returns once its run() has
  * returned (running it on the calling thread if no other took it yet).  A
  * writer waits for each job it submitted before it uses the job's results
- * or frees it. */
+ * or frees it.
+ *
+ * detach() (optional, NULL: none) queues a job that no one waits for:
+ * its run() frees it.  The executor bounds how many such jobs are queued
+ * or running (running the oldest itself when too many are) and runs them
+ * all before the writers are freed; their failures make the conversion's
+ * failure, as a finish() that failed would. */
 struct ptc_jobs {
 	void (*submit)(void *ctx, struct ptc_job *job);
 	void (*wait)(void *ctx, struct ptc_job *job);
+	void (*detach)(void *ctx, struct ptc_job *job);
 	void *ctx;
 };
 
