@@ -76,7 +76,7 @@ static inline unsigned common_size(const uint8_t *p, uint64_t avail)
 /* Those packets, read here rather than through the packet decoder's
  * dispatch (3-4 times faster per packet; the lockstep test compares the
  * result with libipt's); 0 for the others. */
-static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
+static inline __attribute__((always_inline)) int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
 {
 	uint8_t opc = p[0];
 	unsigned n = common_size(p, avail);
@@ -118,7 +118,8 @@ static int parse_common(struct pt_packet *pk, const uint8_t *p, uint64_t avail)
 	return 1;
 }
 
-static void fetch(struct ptc_fq *q)
+/* (inlined: called for every packet) */
+static inline __attribute__((always_inline)) void fetch(struct ptc_fq *q)
 {
 	int n;
 
@@ -1138,15 +1139,17 @@ int ptc_fq_supported(const struct pt_config *cfg)
 	}
 	for (;;) {
 		/* the common packets as fetch() reads them (all handled: only
-		 * their size matters here), the rest by libipt's packet decoder */
-		if (off < end && (n = (int)common_size(cfg->begin + off, end - off)) != 0) {
-			off += (uint64_t)n;
-			continue;
-		} else {
-			n = pt_pkt_sync_set(pk, off);
-			if (n >= 0)
-				n = pt_pkt_next(pk, &p, sizeof(p));
-		}
+		 * their size matters here; a loop of its own, most of a trace's
+		 * bytes), the rest by libipt's packet decoder */
+		const uint8_t *at = cfg->begin + off, *const stop = cfg->begin + end;
+		unsigned size;
+
+		while (at < stop && (size = common_sizes[*at]) != 0 && size <= (size_t)(stop - at))
+			at += size;
+		off = (uint64_t)(at - cfg->begin);
+		n = pt_pkt_sync_set(pk, off);
+		if (n >= 0)
+			n = pt_pkt_next(pk, &p, sizeof(p));
 		if (n < 0) {
 			/* the end, at a packet boundary, is the only way out */
 			ok = n == -pte_eos && off == end;
