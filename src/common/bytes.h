@@ -55,4 +55,10 @@ static inline uint64_t ptc_zigzag(uint64_t d)
 	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
 }
 
+/* The difference ptc_zigzag() made v of. */
+static inline uint64_t ptc_unzigzag(uint64_t v)
+{
+	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+}
+
 #endif

@@ -241,11 +241,6 @@ static int decompress(struct ptc_trace *t, uint64_t off, const uint8_t *z, size_
 	return 0;
 }
 
-static uint64_t unzigzag(uint64_t v)
-{
-	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
-}
-
 static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v);
 
 /* The most bytes a node, an edge and a code span take in the tables (all
@@ -349,10 +344,10 @@ static int parse_tables_v1(struct ptc_trace *t, const uint8_t **qp, const uint8_
 				return -1;
 		if (qend - q < 2)
 			return -1;
-		start += unzigzag(v[0]);
+		start += ptc_unzigzag(v[0]);
 		ln[i].start = start;
-		n->ip = start + unzigzag(v[1]);
-		n->target = v[2] ? n->ip + unzigzag(v[2] - 1) : 0;
+		n->ip = start + ptc_unzigzag(v[1]);
+		n->target = v[2] ? n->ip + ptc_unzigzag(v[2] - 1) : 0;
 		n->tail.kind = q[0];
 		n->tail.length = q[1];
 		q += 2;
@@ -380,11 +375,11 @@ static int parse_tables_v1(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			struct redge *e = &t->edges[ln[i].first_edge + k];
 			if (get_varint(&q, qend, &v[0]) < 0 || get_varint(&q, qend, &v[1]) < 0)
 				return -3;
-			e->dest = v[0] ? t->nodes[i].ip + unzigzag(v[0] - 1) : 0;
+			e->dest = v[0] ? t->nodes[i].ip + ptc_unzigzag(v[0] - 1) : 0;
 			if (!v[1]) {
 				e->succ = PTCF_NO_NODE;
 			} else {
-				uint64_t succ = i + unzigzag(v[1] - 1);
+				uint64_t succ = i + ptc_unzigzag(v[1] - 1);
 				if (succ >= t->n_nodes)
 					return -3;
 				e->succ = (uint32_t)succ;
@@ -413,13 +408,13 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 	for (i = 0; i < t->n_nodes; i++) {
 		if (get_varint(&q, qend, &v) < 0)
 			return -1;
-		start += unzigzag(v);
+		start += ptc_unzigzag(v);
 		ln[i].start = start;
 	}
 	for (i = 0; i < t->n_nodes; i++) {
 		if (get_varint(&q, qend, &v) < 0)
 			return -1;
-		t->nodes[i].ip = ln[i].start + unzigzag(v);
+		t->nodes[i].ip = ln[i].start + ptc_unzigzag(v);
 	}
 	if ((uint64_t)(qend - q) < t->n_nodes)
 		return -1;
@@ -443,7 +438,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			continue;
 		if (get_varint(&q, qend, &v) < 0)
 			return -1;
-		n->target = n->ip + unzigzag(v);
+		n->target = n->ip + ptc_unzigzag(v);
 	}
 	/* edge counts: 2 for conditional, 1 for direct, stored for the others */
 	for (i = 0; i < t->n_nodes; i++) {
@@ -479,7 +474,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			for (k = 0; k < ln[i].n_edges; k++) {
 				if (get_varint(&q, qend, &v) < 0)
 					return -3;
-				e[k].dest = v ? n->ip + unzigzag(v - 1) : 0;
+				e[k].dest = v ? n->ip + ptc_unzigzag(v - 1) : 0;
 			}
 		}
 	}
@@ -499,7 +494,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			} else if (v == 1) {
 				e->succ = PTCF_NO_NODE;
 			} else {
-				uint64_t succ = i + unzigzag(v - 2);
+				uint64_t succ = i + ptc_unzigzag(v - 2);
 				if (succ >= t->n_nodes)
 					goto out3;
 				e->succ = (uint32_t)succ;
@@ -517,7 +512,7 @@ static int parse_tables_v2(struct ptc_trace *t, const uint8_t **qp, const uint8_
 			err = -5;
 			goto out;
 		}
-		r->start = start + unzigzag(v);
+		r->start = start + ptc_unzigzag(v);
 		r->end = r->start + len;
 		r->off = code_off;
 		code_off += len;
@@ -636,7 +631,7 @@ static int load_syms(struct ptc_trace *t, uint64_t off, const uint8_t *p, uint64
 		    get_varint(&q, end, &size) < 0 || get_varint(&q, end, &image) < 0 || image > n_images)
 			goto bad;
 		e->from = from + d;
-		e->lo = lo + unzigzag(v);
+		e->lo = lo + ptc_unzigzag(v);
 		e->hi = e->lo + size + 1;
 		if (e->from < from || e->hi <= e->lo)
 			goto bad;
@@ -649,12 +644,12 @@ static int load_syms(struct ptc_trace *t, uint64_t off, const uint8_t *p, uint64
 			if (get_varint(&q, end, &v) < 0)
 				goto bad;
 			e->image = images[image - 1];
-			e->vaddr = e->lo + unzigzag(v);
+			e->vaddr = e->lo + ptc_unzigzag(v);
 		}
 		if (get_varint(&q, end, &start) < 0)
 			goto bad;
 		if (start) {
-			e->start = e->lo + unzigzag(start - 1);
+			e->start = e->lo + ptc_unzigzag(start - 1);
 			if (!e->start || get_varint(&q, end, &v) < 0 || v > (uint64_t)(end - q))
 				goto bad;
 			e->name = t->syms_text + text;
@@ -1152,7 +1147,7 @@ static int do_events(struct ptc_trace *t, struct ptc_trace_record *out, int *is_
 		case PTCF_EV_TIME:
 			if (get_varint(&t->ev, t->ev_end, &v) < 0)
 				goto bad;
-			t->time += unzigzag(v);
+			t->time += ptc_unzigzag(v);
 			break;
 		case PTCF_EV_FLAGS:
 			if (t->ev >= t->ev_end)
@@ -1245,7 +1240,7 @@ static int time_events(struct ptc_trace *t)
 		ev++;
 		if (get_varint(&ev, t->ev_end, &v) < 0 || next_event(t, &ev, &next) < 0)
 			return 0;
-		t->time += unzigzag(v);
+		t->time += ptc_unzigzag(v);
 		t->ev = ev;
 		t->next_ev = next;
 	}

@@ -3164,7 +3164,7 @@ log_get(const uint8_t *p, struct log_state *st, struct ptc_branch *rec, const st
 			v |= (uint64_t)(c & 0x7f) << sh;
 			sh += 7;
 		} while (c & 0x80);
-		st->time += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		st->time += ptc_unzigzag(v);
 	}
 	rec->time = st->time;
 	return p;
