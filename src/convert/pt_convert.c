@@ -2284,7 +2284,8 @@ static void run_job(struct conv *c, struct ptc_job *job)
 	pthread_cond_broadcast(&c->done_cv);
 }
 
-/* ptc_jobs: a writer's job, for a worker to run when no window waits. */
+/* Queue a writer's job, for a worker to run when no window waits (c->wlock
+ * held). */
 static void queue_job(struct conv *c, struct ptc_job *job, int detached)
 {
 	job->state = JOB_QUEUED;
@@ -2298,6 +2299,7 @@ static void queue_job(struct conv *c, struct ptc_job *job, int detached)
 	pthread_cond_signal(&c->work_cv);
 }
 
+/* ptc_jobs.submit */
 static void jobs_submit(void *ctx, struct ptc_job *job)
 {
 	struct conv *c = ctx;
@@ -2325,6 +2327,7 @@ static void detached_at_most(struct conv *c, size_t max)
 	}
 }
 
+/* ptc_jobs.detach */
 static void jobs_detach(void *ctx, struct ptc_job *job)
 {
 	struct conv *c = ctx;
