@@ -301,12 +301,10 @@ static int same_code_time(uint64_t time, uint64_t code_time, uint64_t code_until
 static size_t same_code_run(const struct ptc_branch *b, size_t i, size_t n, const struct ptc_path_mark *m,
 			    size_t nm, size_t *j, uint64_t from, uint64_t until)
 {
-	const uint64_t span = until - from;
-
 	/* four at a time, the tests and-ed (most batches are one run: the
 	 * loop runs over every record) */
-	while (n - i >= 4 && ((b[i].time - from < span) & (b[i + 1].time - from < span) &
-			      (b[i + 2].time - from < span) & (b[i + 3].time - from < span)))
+	while (n - i >= 4 && (same_code_time(b[i].time, from, until) & same_code_time(b[i + 1].time, from, until) &
+			      same_code_time(b[i + 2].time, from, until) & same_code_time(b[i + 3].time, from, until)))
 		i += 4;
 	while (i < n && same_code_time(b[i].time, from, until))
 		i++;
@@ -2341,17 +2339,16 @@ static void jobs_detach(void *ctx, struct ptc_job *job)
 
 /* Every detached job run (before the writers go, and before the summary
  * says what was written); 1 if one failed (its writer says how). */
+static int jobs_failed(struct conv *c);
+
 static int jobs_drain(struct conv *c)
 {
-	int failed;
-
 	if (!c->ahead)
 		return 0;
 	pthread_mutex_lock(&c->wlock);
 	detached_at_most(c, 0);
-	failed = c->detached_failed;
 	pthread_mutex_unlock(&c->wlock);
-	return failed;
+	return jobs_failed(c);
 }
 
 /* Has a detached job failed so far?  (The conversion stops, as after a
