@@ -100,4 +100,7 @@ uint64_t ptc_record_dest(const struct ptc_trace_record *r);
 /* Print "ptconv: " and the message to stderr. */
 void ptc_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The heap tuned for a conversion, once before anything else (heap.c). */
+void ptc_cli_tune_heap(void);
+
 #endif

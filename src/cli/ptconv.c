@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	ptc_cli_tune_heap();
 	if (argc < 2) {
 		usage(stderr);
 		return PTC_EXIT_USAGE;
