@@ -47,6 +47,13 @@ rm -rf "$T/j1" "$T/j4"
 "$PTCONV" "$T/t.data" -f text,cbpexp -o "$T/j4" --buildid-dir "$T/bid" -q -j 4 || fail "-j 4"
 diff -r "$T/j1" "$T/j4" >/dev/null || fail "-j 4 output differs from -j 1"
 echo "ok - -j 4 output identical to -j 1"
+# ptconv's own heap settings (ptconv(1) MEMORY: one arena, memory kept,
+# huge pages) are off when GLIBC_TUNABLES names a malloc tunable; the
+# output must not depend on them
+GLIBC_TUNABLES=glibc.malloc.arena_max=8 "$PTCONV" "$T/t.data" -f text,cbpexp -o "$T/jt" --buildid-dir "$T/bid" -q -j 4 ||
+	fail "-j 4, the heap as glibc sets it"
+diff -r "$T/j1" "$T/jt" >/dev/null || fail "-j 4 with the heap as glibc sets it differs from -j 1"
+echo "ok - -j 4 with the heap as glibc sets it (GLIBC_TUNABLES): identical to -j 1"
 
 # the independent cbpexp reader
 rm -rf "$T/out"
