@@ -12,10 +12,11 @@
  * heap alone):
  *  - freed memory stays in the heap for the next allocation (no trimming,
  *    no mmap for blocks below 32 MiB);
- *  - the main heap grows by 64 MiB of address space at a time and asks for
+ *  - the main heap takes 256 MiB of address space at once and asks for
  *    transparent huge pages on it, so that a fault brings 2 MiB in at once
  *    where the system allows it (THP "madvise" or "always"; memory is taken
- *    only where touched, as with small pages);
+ *    only where touched, as with small pages); beyond that it grows by
+ *    64 MiB at a time, in small pages;
  *  - every thread allocates from that heap (one arena): the -j workers'
  *    windows, logs and encodings are allocated on one thread and freed on
  *    another, and their own arenas would each be faulted in page by page.
