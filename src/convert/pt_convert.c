@@ -2342,20 +2342,6 @@ static void jobs_detach(void *ctx, struct ptc_job *job)
 	pthread_mutex_unlock(&c->wlock);
 }
 
-/* Every detached job run (before the writers go, and before the summary
- * says what was written); 1 if one failed (its writer says how). */
-static int jobs_failed(struct conv *c);
-
-static int jobs_drain(struct conv *c)
-{
-	if (!c->ahead)
-		return 0;
-	pthread_mutex_lock(&c->wlock);
-	detached_at_most(c, 0);
-	pthread_mutex_unlock(&c->wlock);
-	return jobs_failed(c);
-}
-
 /* Has a detached job failed so far?  (The conversion stops, as after a
  * writer's finish() that failed.) */
 static int jobs_failed(struct conv *c)
@@ -2368,6 +2354,18 @@ static int jobs_failed(struct conv *c)
 	failed = c->detached_failed;
 	pthread_mutex_unlock(&c->wlock);
 	return failed;
+}
+
+/* Every detached job run (before the writers go, and before the summary
+ * says what was written); 1 if one failed (its writer says how). */
+static int jobs_drain(struct conv *c)
+{
+	if (!c->ahead)
+		return 0;
+	pthread_mutex_lock(&c->wlock);
+	detached_at_most(c, 0);
+	pthread_mutex_unlock(&c->wlock);
+	return jobs_failed(c);
 }
 
 /* The job done: run here if no worker took it yet, else waited for. */
