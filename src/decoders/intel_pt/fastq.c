@@ -73,24 +73,6 @@ static inline unsigned common_size(const uint8_t *p, uint64_t avail)
 	return n <= avail ? n : 0;
 }
 
-/* Is opc a TNT-8 packet (one byte: not a PAD, not an extended opcode)? */
-static inline int is_tnt_8(uint8_t opc)
-{
-	return !(opc & 1) && opc > 2;
-}
-
-/* The TNT-8 packet opc: the bits below the highest set one. */
-static inline __attribute__((always_inline)) void parse_tnt_8(struct pt_packet *pk, uint8_t opc)
-{
-	uint64_t tnt = opc >> 1;
-	uint8_t bits = (uint8_t)(63 - __builtin_clzll(tnt));
-
-	pk->size = 1;
-	pk->type = ppt_tnt_8;
-	pk->payload.tnt.bit_size = bits;
-	pk->payload.tnt.payload = tnt & ~(1ull << bits);
-}
-
 /* Those packets, read here rather than through the packet decoder's
  * dispatch (3-4 times faster per packet; the lockstep test compares the
  * result with libipt's); 0 for the others. */
@@ -103,7 +85,7 @@ static inline __attribute__((always_inline)) int parse_common(struct pt_packet *
 		return 0;
 	if (!(opc & 1)) {
 		if (opc) {
-			parse_tnt_8(pk, opc);
+			ptc_fq_parse_tnt_8(pk, opc);
 		} else {
 			pk->size = 1;
 			pk->type = ppt_pad;
@@ -856,18 +838,8 @@ static int read_ahead(struct ptc_fq *q)
 	}
 }
 
-/* read_ahead() after a TNT or a TIP, in short when the packet after it is
- * a TNT-8, as it is after most (on gzip's trace 91% of TNT packets follow
- * a TNT): read_ahead() would stop at it, a branch packet, with nothing
- * decoded. */
-static inline __attribute__((always_inline)) int read_ahead_branch(struct ptc_fq *q)
+int ptc_fq_read_ahead(struct ptc_fq *q)
 {
-	if (q->pos < q->size && is_tnt_8(q->cfg.begin[q->pos])) {
-		parse_tnt_8(&q->next, q->cfg.begin[q->pos]);
-		q->next_pos = q->pos;
-		q->next_err = 0;
-		return 0;
-	}
 	return read_ahead(q);
 }
 
@@ -957,20 +929,12 @@ int ptc_fq_get_sync_offset(const struct ptc_fq *q, uint64_t *offset)
 
 /* ---- queries ---- */
 
-int ptc_fq_tnt_fill(struct ptc_fq *q)
+int ptc_fq_tnt_fill_slow(struct ptc_fq *q)
 {
 	int err;
 
 	if (q->tnt_index)
 		return 0;
-	if (q->next_pos == q->pos && !q->next_err && q->next.type == ppt_tnt_8) {
-		/* The usual case, the loop below's first round in short: the
-		 * packet read ahead is a TNT-8 (no event binds to it). */
-		q->event = NULL;
-		if ((err = decode_tnt(q)) < 0)
-			return err;
-		goto done;
-	}
 	for (;;) {
 		fetch(q);
 		if (q->next_err)
@@ -989,12 +953,7 @@ int ptc_fq_tnt_fill(struct ptc_fq *q)
 		if (err)
 			return err;
 	}
-done:
-	q->last_time = q->time;
-	err = read_ahead_branch(q);
-	if (err < 0 && err != -pte_eos)
-		return err;
-	return 0;
+	return ptc_fq_read_on(q);
 }
 
 int ptc_fq_cond_branch_refill(struct ptc_fq *q, int *taken)
@@ -1053,9 +1012,8 @@ int ptc_fq_indirect_branch(struct ptc_fq *q, uint64_t *addr)
 			return err;
 	}
 done:
-	q->last_time = q->time;
-	err = read_ahead_branch(q);
-	if (err < 0 && err != -pte_eos)
+	err = ptc_fq_read_on(q);
+	if (err < 0)
 		return err;
 	return flags | ptc_fq_status(q);
 }
