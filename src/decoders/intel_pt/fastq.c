@@ -406,9 +406,7 @@ static int decode_tnt(struct ptc_fq *q)
 		return -pte_bad_context;
 	if (!p->bit_size)
 		return -pte_bad_packet;
-	q->tnt = p->payload;
-	q->tnt_index = 1ull << (p->bit_size - 1);
-	consume(q);
+	ptc_fq_cache_tnt(q);
 	return 0;
 }
 

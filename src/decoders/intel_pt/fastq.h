@@ -130,6 +130,15 @@ static inline __attribute__((always_inline)) int ptc_fq_read_on(struct ptc_fq *q
 	return err < 0 && err != -pte_eos ? err : 0;
 }
 
+/* The TNT packet read ahead (of one bit or more) into the cache, and the
+ * position past it. */
+static inline void ptc_fq_cache_tnt(struct ptc_fq *q)
+{
+	q->tnt = q->next.payload.tnt.payload;
+	q->tnt_index = 1ull << (q->next.payload.tnt.bit_size - 1);
+	q->pos += q->next.size;
+}
+
 /* Read on to the next TNT packet when no bit is cached, as the next
  * conditional-branch query would (and failing as it would, leaving the
  * same state for it), without taking a bit: 0 or a negative error.
@@ -145,9 +154,7 @@ static inline int ptc_fq_tnt_fill(struct ptc_fq *q)
 	if (q->next_pos != q->pos || q->next_err || q->next.type != ppt_tnt_8 || !p->bit_size)
 		return ptc_fq_tnt_fill_slow(q);
 	q->event = NULL;
-	q->tnt = p->payload;
-	q->tnt_index = 1ull << (p->bit_size - 1);
-	q->pos += q->next.size;
+	ptc_fq_cache_tnt(q);
 	return ptc_fq_read_on(q);
 }
 /* The status a query that took the cached TNT bits' last one returns
